@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/justinas/alice"
+
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/middleware"
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/config"
+	"github.com/reso-project/reso/plugins/files"
+	"github.com/reso-project/reso/plugins/private"
+	"github.com/reso-project/reso/plugins/users"
+)
+
+// bundled returns the bundled plugins in route order (SPEC 4.2).
+func bundled(cfg *options) ([]plugins.Entry, error) {
+	u := users.Plugin{}
+	if cfg != nil && cfg.users != "" {
+		list, err := users.Load(cfg.users)
+		if err != nil {
+			return nil, err
+		}
+		u.Users = list
+	}
+	return []plugins.Entry{
+		{Name: "represent", Plugin: plugins.Representation()},
+		{Name: "config", Plugin: config.Plugin{}},
+		{Name: "files", Plugin: files.Plugin{}},
+		{Name: "users", Plugin: u},
+		{Name: "private", Plugin: private.Plugin{}},
+	}, nil
+}
+
+// build assembles the server's handler: log -> recover -> cookies -> router.
+func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler, func(), error) {
+	var closers []func()
+	cleanup := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	entries, err := bundled(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	mount := &plugins.Mount{
+		Host:      plugins.NewSettings(map[string]string{config.Directory: cfg.directory}),
+		BodyLimit: cfg.bodyLimit,
+	}
+	closeAuth, err := setupAuth(ctx, cfg, mount, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers = append(closers, closeAuth)
+	entries, closePlugins, err := setupPlugins(ctx, cfg, entries, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	closers = append(closers, closePlugins)
+	table, err := mount.Routes(ctx, entries)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	router, err := core.NewRouter(table)
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("route table: %w", err)
+	}
+	return alice.New(middleware.Log(logger), middleware.Recover, middleware.Cookies).Then(router), cleanup, nil
+}

@@ -1,0 +1,14 @@
+// Package core is the kernel of reso: an ordered router over regular
+// expressions, the per-request context of SPEC 2.1, the unified value with its
+// JSON, XML and plain-text renderers, status errors with exact reason phrases,
+// resource dispatch and bound objects.
+//
+// core imports only the standard library. Everything above it (middleware,
+// authentication, plugins, the server binary) is built from the pieces here.
+//
+// The request flow is: a [Router] matches the method and <path>[?<query>]
+// against its routes in order; rewrite routes change the [Request] and
+// matching continues; the first route with a handler runs it. Handlers are
+// ordinary http.Handler values, so middleware chains fit in front of them.
+// Transport-neutral resources implement [Handler] and are mounted with [HTTP].
+package core

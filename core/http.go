@@ -1,0 +1,80 @@
+package core
+
+import (
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// HTTP returns an http.Handler that answers with h. The request context of
+// the router (see [FromContext]) is passed to h; outside a router one is
+// built from the request. Errors are written with [WriteError].
+func HTTP(h Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := Prepare(r)
+		resp, err := h.Handle(r.Context(), req)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		WriteResponse(w, r, resp)
+	})
+}
+
+// Prepare returns the request context of r for a [Handler]: the router's, or a
+// new one built from r, with Header, Body and ContentLength filled in.
+func Prepare(r *http.Request) *Request {
+	req := FromContext(r.Context())
+	if req == nil {
+		return newRequest(r)
+	}
+	if req.Header == nil {
+		req.Header = r.Header
+	}
+	return req
+}
+
+// WriteResponse writes resp: status line with its reason phrase, headers
+// (Content-Type defaults to text/plain), cookies and the body, or the
+// Content served with http.ServeContent. A nil resp is 200 OK, empty.
+func WriteResponse(w http.ResponseWriter, r *http.Request, resp *Response) {
+	if resp == nil {
+		resp = &Response{}
+	}
+	h := w.Header()
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "text/plain")
+	}
+	for _, c := range resp.Cookies {
+		http.SetCookie(w, c)
+	}
+	if c := resp.Content; c != nil {
+		if cl, ok := c.ReaderAt.(io.Closer); ok {
+			defer cl.Close()
+		}
+		http.ServeContent(w, r, c.Name, c.ModTime, io.NewSectionReader(c.ReaderAt, 0, c.Size))
+		return
+	}
+	code := resp.Code
+	if code == 0 {
+		code = http.StatusOK
+	}
+	h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	WriteStatus(w, r, code, resp.Reason)
+	if r.Method != http.MethodHead && len(resp.Body) > 0 {
+		_, _ = w.Write(resp.Body)
+	}
+}
+
+// Value returns a 200 response with v rendered in the representation the
+// request asks for (its ACCEPT variable). A nil v gives an empty body.
+func Value(req *Request, v any) *Response {
+	if v == nil {
+		return &Response{}
+	}
+	ct, body := Render(req.Accept(), v)
+	return &Response{Header: http.Header{"Content-Type": {ct}}, Body: body}
+}

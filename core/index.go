@@ -1,0 +1,173 @@
+package core
+
+import (
+	"sort"
+	"strings"
+)
+
+// prefixIndex finds the routes whose literal prefix starts a target, in
+// table order, so that a table of hundreds of routes costs a walk along the
+// target rather than a pattern match per route.
+//
+// It is a radix tree over the routes' literal prefixes: each node lists, in
+// ascending order, the routes whose prefix ends at it. Walking the target
+// down the tree meets exactly the routes whose prefix starts the target (the
+// root holds the routes with an empty prefix); merging their lists yields
+// the candidates in table order.
+type prefixIndex struct {
+	prefixes []string     // per route, for the slow path
+	nodes    []prefixNode // nodes[0] is the root
+}
+
+// prefixNode is a node of the radix tree.
+type prefixNode struct {
+	label  string  // text of the edge from the parent; empty at the root
+	keys   string  // first byte of each child's label, sorted
+	kids   []int32 // the children, parallel to keys
+	routes []int32 // routes whose prefix ends here, ascending
+}
+
+// maxPrefixLists is the number of non-empty route lists a walk merges
+// without allocating; a walk meeting more uses a linear scan.
+const maxPrefixLists = 32
+
+func buildPrefixIndex(routes []route) prefixIndex {
+	p := prefixIndex{prefixes: make([]string, len(routes))}
+	// A plain byte trie first, then compressed.
+	type trieNode struct {
+		kids   map[byte]int
+		routes []int32
+	}
+	trie := []trieNode{{}}
+	for i := range routes {
+		pre := routes[i].m.prefix
+		p.prefixes[i] = pre
+		n := 0
+		for j := 0; j < len(pre); j++ {
+			k, ok := trie[n].kids[pre[j]]
+			if !ok {
+				if trie[n].kids == nil {
+					trie[n].kids = make(map[byte]int)
+				}
+				k = len(trie)
+				trie[n].kids[pre[j]] = k
+				trie = append(trie, trieNode{})
+			}
+			n = k
+		}
+		trie[n].routes = append(trie[n].routes, int32(i))
+	}
+	// add appends the node for trie node n, reached by label, and its
+	// subtree, and returns its index. A node that ends no prefix and has a
+	// single child merges with it, except at the root.
+	var add func(n int, label string) int32
+	add = func(n int, label string) int32 {
+		for n != 0 && len(trie[n].routes) == 0 && len(trie[n].kids) == 1 {
+			for c, k := range trie[n].kids {
+				label += string(c)
+				n = k
+			}
+		}
+		idx := int32(len(p.nodes))
+		p.nodes = append(p.nodes, prefixNode{label: label, routes: trie[n].routes})
+		keys := make([]byte, 0, len(trie[n].kids))
+		for c := range trie[n].kids {
+			keys = append(keys, c)
+		}
+		sort.Slice(keys, func(a, b int) bool { return keys[a] < keys[b] })
+		kids := make([]int32, len(keys))
+		for j, c := range keys {
+			kids[j] = add(trie[n].kids[c], string(c))
+		}
+		p.nodes[idx].keys = string(keys)
+		p.nodes[idx].kids = kids
+		return idx
+	}
+	add(0, "")
+	return p
+}
+
+// each calls try for every route index from start whose prefix starts target,
+// in order, and returns the first index for which try reports true, or -1.
+func (p *prefixIndex) each(start int, target string, try func(int) bool) int {
+	if len(p.nodes) == 0 {
+		return -1
+	}
+	// Collect the lists met along the target, each cut to indexes >= start.
+	var buf [maxPrefixLists][]int32
+	lists := buf[:0]
+	node := &p.nodes[0]
+	pos := 0
+	for {
+		if rs := node.routes; len(rs) > 0 && int(rs[len(rs)-1]) >= start {
+			if len(lists) == maxPrefixLists {
+				return p.scan(start, target, try)
+			}
+			lists = append(lists, rs[searchInt32(rs, start):])
+		}
+		if pos >= len(target) {
+			break
+		}
+		k := strings.IndexByte(node.keys, target[pos])
+		if k < 0 {
+			break
+		}
+		child := &p.nodes[node.kids[k]]
+		if len(target)-pos < len(child.label) || target[pos:pos+len(child.label)] != child.label {
+			break
+		}
+		pos += len(child.label)
+		node = child
+	}
+	if len(lists) == 1 {
+		for _, i := range lists[0] {
+			if try(int(i)) {
+				return int(i)
+			}
+		}
+		return -1
+	}
+	// Merge: try the smallest head of the lists each time.
+	for {
+		best := -1
+		for j, l := range lists {
+			if len(l) > 0 && (best < 0 || l[0] < lists[best][0]) {
+				best = j
+			}
+		}
+		if best < 0 {
+			return -1
+		}
+		i := int(lists[best][0])
+		lists[best] = lists[best][1:]
+		if try(i) {
+			return i
+		}
+	}
+}
+
+// scan is each by a linear scan of the prefixes.
+func (p *prefixIndex) scan(start int, target string, try func(int) bool) int {
+	for i := start; i < len(p.prefixes); i++ {
+		pre := p.prefixes[i]
+		if len(target) >= len(pre) && target[:len(pre)] == pre && try(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// searchInt32 returns the first position of the ascending a holding a value
+// >= x, or len(a).
+func searchInt32(a []int32, x int) int {
+	lo, hi := 0, len(a)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if int(a[m]) < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}

@@ -1,0 +1,321 @@
+package core
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// matchMaxVisitedBits bounds the visited set of the backtracker (256 KiB). A
+// pattern and target whose set would be larger are matched by regexp.
+const matchMaxVisitedBits = 256 * 1024 * 8
+
+// matcher matches a route pattern at the start of a string.
+//
+// The pattern is compiled as ^(?:pattern) with the flags of regexp.Compile
+// and run by a bounded backtracker over the compiled program (the same
+// algorithm as package regexp's backtracker), so that it yields the
+// leftmost-first submatches regexp's FindStringSubmatchIndex yields, but
+// reuses its scratch space: a match or a miss does not allocate.
+type matcher struct {
+	re      *regexp.Regexp // the reference, used for targets too long to backtrack
+	prog    *syntax.Prog   // nil when every match goes to re
+	names   []string       // subexpression names, index i+1 is group i+1
+	prefix  string         // literal text every match starts with
+	literal bool           // the pattern is prefix exactly and has no groups
+	ncap    int            // 2*(number of groups + 1)
+}
+
+func compileMatcher(pattern string) (*matcher, error) {
+	expr := `^(?:` + pattern + `)`
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	m := &matcher{re: re, names: re.SubexpNames(), ncap: 2 * (re.NumSubexp() + 1)}
+	// Parse and compile exactly as regexp.Compile does.
+	sre, err := syntax.Parse(expr, syntax.Perl)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := syntax.Compile(sre.Simplify())
+	if err != nil {
+		return nil, err
+	}
+	if prog.StartCond()&syntax.EmptyBeginText == 0 {
+		// The pattern closes the wrapping group, as in "a)|(?:b", so the
+		// expression is not anchored: leave it all to regexp.
+		return m, nil
+	}
+	m.prog = prog
+	m.prefix, m.literal = matchLiteralPrefix(prog)
+	m.literal = m.literal && m.ncap == 2
+	return m, nil
+}
+
+// matchLiteralPrefix returns the literal text every match of the anchored prog
+// starts with, and whether prog matches exactly that text.
+func matchLiteralPrefix(prog *syntax.Prog) (prefix string, complete bool) {
+	var b strings.Builder
+	pure := true
+	pc := uint32(prog.Start)
+	for {
+		inst := &prog.Inst[pc]
+		switch inst.Op {
+		case syntax.InstNop, syntax.InstCapture:
+		case syntax.InstEmptyWidth:
+			// Zero width: it does not change the text a match starts with,
+			// but only ^ at the start is sure to hold.
+			if syntax.EmptyOp(inst.Arg) != syntax.EmptyBeginText || b.Len() > 0 {
+				pure = false
+			}
+		case syntax.InstRune1:
+			r := inst.Rune[0]
+			// An invalid byte of the target decodes as utf8.RuneError, so
+			// U+FFFD (and a rune that cannot be encoded) is not literal text.
+			if r == utf8.RuneError || !utf8.ValidRune(r) {
+				return b.String(), false
+			}
+			b.WriteRune(r)
+		case syntax.InstMatch:
+			return b.String(), pure
+		default:
+			return b.String(), false
+		}
+		pc = inst.Out
+	}
+}
+
+// match reports whether the pattern matches at the start of s and fills caps
+// (of length at least m.ncap) with the submatch indexes, -1 for groups that
+// did not take part. caps is left as is on a miss.
+func (m *matcher) match(s string, caps []int) bool {
+	if len(s) < len(m.prefix) || s[:len(m.prefix)] != m.prefix {
+		return false
+	}
+	if m.literal {
+		caps[0], caps[1] = 0, len(m.prefix)
+		return true
+	}
+	if m.prog == nil || uint64(len(m.prog.Inst))*uint64(len(s)+1) > matchMaxVisitedBits {
+		return m.matchRegexp(s, caps)
+	}
+	b := matchPool.Get().(*matchScratch)
+	ok := b.backtrack(m.prog, s, m.ncap)
+	if ok {
+		copy(caps[:m.ncap], b.cap)
+	}
+	b.release()
+	return ok
+}
+
+// matchRegexp is match by package regexp, which allocates.
+func (m *matcher) matchRegexp(s string, caps []int) bool {
+	loc := m.re.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return false
+	}
+	copy(caps, loc)
+	return true
+}
+
+// matchScratch is the reusable state of one backtracking run.
+type matchScratch struct {
+	visited []uint64 // bit pc*(len(s)+1)+pos: (pc, pos) was tried
+	jobs    []matchJob
+	cap     []int
+}
+
+// matchJob is a pending branch of the backtracker. For an InstAlt with arg set,
+// the Out branch is done and Arg is next; for an InstCapture with arg set,
+// pos is the register value to restore.
+type matchJob struct {
+	pos int
+	pc  uint32
+	arg bool
+}
+
+// matchMaxPooledJobs bounds the job stack kept for reuse.
+const matchMaxPooledJobs = 1 << 16
+
+var matchPool = sync.Pool{New: func() any { return new(matchScratch) }}
+
+func (b *matchScratch) release() {
+	if cap(b.jobs) > matchMaxPooledJobs {
+		b.jobs = nil
+	}
+	matchPool.Put(b)
+}
+
+// matchStep returns the rune at pos of s and its width, or -1 and 0 at the end,
+// decoding as package regexp does.
+func matchStep(s string, pos int) (rune, int) {
+	if pos < len(s) {
+		if c := s[pos]; c < utf8.RuneSelf {
+			return rune(c), 1
+		}
+		return utf8.DecodeRuneInString(s[pos:])
+	}
+	return -1, 0
+}
+
+// matchContext returns the zero-width assertions that hold at pos of s.
+func matchContext(s string, pos int) syntax.EmptyOp {
+	r1, r2 := rune(-1), rune(-1)
+	if uint(pos-1) < uint(len(s)) {
+		r1, _ = utf8.DecodeLastRuneInString(s[:pos])
+	}
+	if uint(pos) < uint(len(s)) {
+		r2, _ = utf8.DecodeRuneInString(s[pos:])
+	}
+	return syntax.EmptyOpContext(r1, r2)
+}
+
+// backtrack runs prog anchored at the start of s, leftmost-first, and leaves
+// the submatch indexes of a match in b.cap (of length ncap). It visits each
+// (instruction, position) pair at most once, so it runs in time
+// O(len(prog.Inst) * len(s)).
+func (b *matchScratch) backtrack(prog *syntax.Prog, s string, ncap int) bool {
+	insts := prog.Inst
+	width := len(s) + 1
+	nw := (len(insts)*width + 63) / 64
+	if cap(b.visited) < nw {
+		b.visited = make([]uint64, nw)
+	} else {
+		b.visited = b.visited[:nw]
+		clear(b.visited)
+	}
+	if cap(b.cap) < ncap {
+		b.cap = make([]int, ncap)
+	}
+	b.cap = b.cap[:ncap]
+	for i := range b.cap {
+		b.cap[i] = -1
+	}
+	b.cap[0] = 0
+	visited := b.visited
+	jobs := b.jobs[:0]
+
+	// visit marks (pc, pos) and reports whether it was new.
+	visit := func(pc uint32, pos int) bool {
+		n := uint(int(pc)*width + pos)
+		w, bit := n/64, uint64(1)<<(n%64)
+		if visited[w]&bit != 0 {
+			return false
+		}
+		visited[w] |= bit
+		return true
+	}
+
+	if insts[prog.Start].Op == syntax.InstFail {
+		return false
+	}
+	jobs = append(jobs, matchJob{pc: uint32(prog.Start), pos: 0})
+	visit(uint32(prog.Start), 0)
+	for len(jobs) > 0 {
+		l := len(jobs) - 1
+		pc, pos, arg := jobs[l].pc, jobs[l].pos, jobs[l].arg
+		jobs = jobs[:l]
+		goto Skip
+
+	CheckAndLoop:
+		if !visit(pc, pos) {
+			continue
+		}
+	Skip:
+		{
+			inst := &insts[pc]
+			switch inst.Op {
+			case syntax.InstFail:
+				continue
+
+			case syntax.InstAlt, syntax.InstAltMatch:
+				// InstAltMatch (made only by package regexp's one-pass
+				// compiler) is an alternation too. Out is preferred: come
+				// back for Arg when every path from Out has failed, so that
+				// Arg is tried first if a path from Out reaches it.
+				if arg {
+					arg = false
+					pc = inst.Arg
+					goto CheckAndLoop
+				}
+				jobs = append(jobs, matchJob{pc: pc, pos: pos, arg: true})
+				pc = inst.Out
+				goto CheckAndLoop
+
+			case syntax.InstRune:
+				r, w := matchStep(s, pos)
+				if w == 0 || !inst.MatchRune(r) {
+					continue
+				}
+				pos += w
+				pc = inst.Out
+				goto CheckAndLoop
+
+			case syntax.InstRune1:
+				r, w := matchStep(s, pos)
+				if w == 0 || r != inst.Rune[0] {
+					continue
+				}
+				pos += w
+				pc = inst.Out
+				goto CheckAndLoop
+
+			case syntax.InstRuneAnyNotNL:
+				r, w := matchStep(s, pos)
+				if w == 0 || r == '\n' {
+					continue
+				}
+				pos += w
+				pc = inst.Out
+				goto CheckAndLoop
+
+			case syntax.InstRuneAny:
+				_, w := matchStep(s, pos)
+				if w == 0 {
+					continue
+				}
+				pos += w
+				pc = inst.Out
+				goto CheckAndLoop
+
+			case syntax.InstCapture:
+				if arg {
+					// Every path after the capture failed: restore.
+					b.cap[inst.Arg] = pos
+					continue
+				}
+				if int(inst.Arg) < len(b.cap) {
+					jobs = append(jobs, matchJob{pc: pc, pos: b.cap[inst.Arg], arg: true})
+					b.cap[inst.Arg] = pos
+				}
+				pc = inst.Out
+				goto CheckAndLoop
+
+			case syntax.InstEmptyWidth:
+				if syntax.EmptyOp(inst.Arg)&^matchContext(s, pos) != 0 {
+					continue
+				}
+				pc = inst.Out
+				goto CheckAndLoop
+
+			case syntax.InstNop:
+				pc = inst.Out
+				goto CheckAndLoop
+
+			case syntax.InstMatch:
+				// Leftmost-first: the first match found is the answer.
+				b.cap[1] = pos
+				b.jobs = jobs[:0]
+				return true
+
+			default:
+				panic("core: bad regexp instruction")
+			}
+		}
+	}
+	b.jobs = jobs[:0]
+	return false
+}

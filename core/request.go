@@ -1,0 +1,133 @@
+package core
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Names of the request variables of SPEC 2.1 that routes may assign.
+const (
+	VarAccept      = "ACCEPT"       // representation type; default application/json
+	VarContentType = "CONTENT_TYPE" // type of the request body
+	VarBody        = "BODY"         // a preset request body
+)
+
+// Request is the transport-neutral request context of SPEC 2.1. The router
+// keeps one in the context of every request it routes; [FromContext] returns
+// it. The same type crosses the plugin boundary, so it holds no
+// http.ResponseWriter and no connection state.
+type Request struct {
+	// Method is the request method, possibly replaced by a rewrite.
+	Method string
+	// Path is the remaining (percent-decoded) path after the part consumed
+	// by the matching route.
+	Path string
+	// Consumed is the part of the path consumed by the matching route.
+	Consumed string
+	// Query is the text after ? as sent (not decoded).
+	Query string
+	// Vars holds the named groups of matched routes and route assignments
+	// such as ACCEPT, CONTENT_TYPE and BODY.
+	Vars map[string]string
+	// Header is the request header (Authorization, Cookie, Content-Type, ...).
+	Header http.Header
+	// Body is the request body. Resource dispatch reads it for PUT and POST;
+	// nil means no body.
+	Body io.Reader
+	// ContentLength is the declared body length, -1 when the body is chunked
+	// and -2 when the request declared neither.
+	ContentLength int64
+	// Identity is the authenticated caller, set by the host for routes that
+	// require one; nil otherwise.
+	Identity *Identity
+	// Entity is the request body as read by resource dispatch: the parsed
+	// JSON value when CONTENT_TYPE is application/json, else the body text.
+	Entity any
+}
+
+// Identity is an authenticated caller.
+type Identity struct {
+	ID    int64
+	Email string
+}
+
+// Var returns the request variable called name, or "" when it is not set.
+func (r *Request) Var(name string) string { return r.Vars[name] }
+
+// SetVar sets the request variable called name.
+func (r *Request) SetVar(name, value string) {
+	if r.Vars == nil {
+		r.Vars = make(map[string]string)
+	}
+	r.Vars[name] = value
+}
+
+// Accept returns the representation type of the request: the ACCEPT variable,
+// or application/json when it is unset.
+func (r *Request) Accept() string {
+	if a := r.Vars[VarAccept]; a != "" {
+		return a
+	}
+	return "application/json"
+}
+
+// Response is what a [Handler] answers. A zero Response is 200 OK with an
+// empty text/plain body.
+type Response struct {
+	// Code is the status code; 0 means 200.
+	Code int
+	// Reason is the reason phrase; "" means the standard phrase of Code.
+	Reason string
+	// Header holds response headers; Content-Type defaults to text/plain.
+	Header http.Header
+	// Cookies are set on the response (unchanged ones are dropped by the
+	// cookie middleware).
+	Cookies []*http.Cookie
+	// Body is the response body.
+	Body []byte
+	// Content, when not nil, is served instead of Body with the semantics of
+	// http.ServeContent: streamed, with Range and conditional requests.
+	Content *Content
+}
+
+// Content is a file-like body served with Range and conditional requests.
+type Content struct {
+	Name    string
+	ModTime time.Time
+	Size    int64
+	// ReaderAt reads the bytes; if it is also an io.Closer it is closed
+	// when the response is done.
+	ReaderAt io.ReaderAt
+}
+
+// Handler is a transport-neutral resource handler: it answers a [Request]
+// with a [Response] or an error. A *StatusError gives its status line; any
+// other error gives 500 Internal Server Error.
+type Handler interface {
+	Handle(ctx context.Context, req *Request) (*Response, error)
+}
+
+// HandlerFunc adapts a function to [Handler].
+type HandlerFunc func(ctx context.Context, req *Request) (*Response, error)
+
+// Handle calls f(ctx, req).
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (*Response, error) {
+	return f(ctx, req)
+}
+
+type requestKey struct{}
+
+// NewContext returns a copy of ctx that carries req.
+func NewContext(ctx context.Context, req *Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, req)
+}
+
+// FromContext returns the request context stored in ctx by the router, or nil.
+func FromContext(ctx context.Context) *Request {
+	req, _ := ctx.Value(requestKey{}).(*Request)
+	return req
+}
+
+var _ Handler = HandlerFunc(nil)

@@ -1,0 +1,153 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// A resource offers some of the methods GET, PUT, POST, DELETE and HEAD by
+// implementing the matching interfaces below; [Resource] dispatches to them.
+// Each returns the value to render (nil for an empty body) or an error.
+
+// Getter serves GET.
+type Getter interface {
+	Get(ctx context.Context, req *Request) (any, error)
+}
+
+// Putter serves PUT. req.Entity holds the body.
+type Putter interface {
+	Put(ctx context.Context, req *Request) (any, error)
+}
+
+// Poster serves POST. req.Entity holds the body.
+type Poster interface {
+	Post(ctx context.Context, req *Request) (any, error)
+}
+
+// Deleter serves DELETE.
+type Deleter interface {
+	Delete(ctx context.Context, req *Request) (any, error)
+}
+
+// Header serves HEAD.
+type Header interface {
+	Head(ctx context.Context, req *Request) (any, error)
+}
+
+// Resource returns a [Handler] that dispatches to the methods res implements
+// (SPEC 4.1 rule 9): a method it does not implement answers 405 Method Not
+// Allowed. For PUT and POST the body is read first (unless a route preset
+// BODY): a request that declares neither Content-Length nor chunked
+// encoding answers 400 Invalid Content-Length, and a non-empty body whose
+// CONTENT_TYPE (the route variable, else the Content-Type header) is
+// application/json in any case must parse as JSON or the answer is 400
+// Invalid JSON content. req.Entity is then the parsed JSON, or the body text.
+// The result is rendered in the type named by ACCEPT.
+//
+// Resource reads the whole body: limit its size in front (the plugin host
+// wraps bodies with http.MaxBytesReader; a body over such a limit answers 413).
+func Resource(res any) Handler {
+	return &resource{res: res}
+}
+
+type resource struct {
+	res any
+}
+
+func (rs *resource) Handle(ctx context.Context, req *Request) (*Response, error) {
+	var call func(context.Context, *Request) (any, error)
+	switch req.Method {
+	case http.MethodGet:
+		if g, ok := rs.res.(Getter); ok {
+			call = g.Get
+		}
+	case http.MethodPut:
+		if p, ok := rs.res.(Putter); ok {
+			call = p.Put
+		}
+	case http.MethodPost:
+		if p, ok := rs.res.(Poster); ok {
+			call = p.Post
+		}
+	case http.MethodDelete:
+		if d, ok := rs.res.(Deleter); ok {
+			call = d.Delete
+		}
+	case http.MethodHead:
+		if h, ok := rs.res.(Header); ok {
+			call = h.Head
+		}
+	}
+	if call == nil {
+		return nil, ErrMethodNotAllowed
+	}
+	if req.Method == http.MethodPut || req.Method == http.MethodPost {
+		if err := rs.readEntity(req); err != nil {
+			return nil, err
+		}
+	}
+	v, err := call(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return Value(req, v), nil
+}
+
+func (rs *resource) readEntity(req *Request) error {
+	body, preset := req.Vars[VarBody]
+	if !preset {
+		if req.ContentLength < -1 {
+			return ErrInvalidLength
+		}
+		b, err := ReadBody(req.Body)
+		if err != nil {
+			return err
+		}
+		body = string(b)
+	}
+	ct := req.Vars[VarContentType]
+	if ct == "" && req.Header != nil {
+		ct = req.Header.Get("Content-Type")
+	}
+	if strings.EqualFold(strings.TrimSpace(ct), TypeJSON) && body != "" {
+		d := json.NewDecoder(strings.NewReader(body))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			return ErrInvalidJSON
+		}
+		if _, err := d.Token(); err != io.EOF {
+			return ErrInvalidJSON
+		}
+		req.Entity = v
+		return nil
+	}
+	req.Entity = body
+	return nil
+}
+
+// ReadBody reads r to the end; a body cut by http.MaxBytesReader answers 413
+// Request Entity Too Large, any other read failure 400 Error Reading Body. A
+// nil r reads as empty.
+func ReadBody(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	_, err := buf.ReadFrom(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, ErrBodyTooLarge
+		}
+		return nil, Status(http.StatusBadRequest, "Error Reading Body")
+	}
+	return buf.Bytes(), nil
+}
+
+var _ Handler = (*resource)(nil)

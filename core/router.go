@@ -1,0 +1,399 @@
+package core
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Route is one entry of the ordered route table of SPEC 4.1.
+//
+// Match is a method list and a pattern separated by one space, for example
+// "GET,PUT,POST /(?P<type>xml|plain)/(?P<path>.*)". The pattern is a Go
+// regular expression (RE2 syntax, which accepts (?P<name>...) groups) matched
+// at the start of <path>[?<query>], where path is percent-decoded and the
+// query is as sent.
+//
+// Rewrite, when set, is a method list and a template, for example
+// "GET,PUT,PUT /config". The request method becomes the method at the same
+// position of the rewrite's list (a list of one method applies to all); path
+// and query become the substituted template split at the first ?.
+//
+// Assign holds NAME=template assignments that set request variables.
+//
+// Templates substitute %(name)s with the text of the named group (empty when
+// the group did not take part), %(name)u with that text percent-decoded as a
+// query value, and %% with %.
+//
+// Handler, when set, answers the request: the matched text moves from the
+// remaining path to the consumed path and the handler runs. A route without a
+// handler only rewrites, and matching continues with the next route.
+type Route struct {
+	Match   string
+	Rewrite string
+	Assign  []string
+	Handler http.Handler
+}
+
+// String returns the route form as listed by a 404 answer.
+func (rt Route) String() string { return rt.Match }
+
+type route struct {
+	methods  []string
+	mask     uint64 // bit per known method, for a fast check
+	m        *matcher
+	rwMethod []string
+	rwPath   template
+	assign   []assignment
+	handler  http.Handler
+	form     string
+}
+
+type assignment struct {
+	name string
+	tpl  template
+}
+
+// Router is an http.Handler that serves an ordered route table.
+// Build it with [NewRouter]; it is safe for concurrent use.
+type Router struct {
+	routes   []route
+	notFound []byte
+	index    prefixIndex
+	maxCaps  int
+}
+
+// NewRouter builds a router from routes, in order. It rejects an invalid
+// route with an error naming the route.
+func NewRouter(routes []Route) (*Router, error) {
+	rt := &Router{routes: make([]route, 0, len(routes))}
+	var forms strings.Builder
+	forms.WriteString("404 Not Found\n")
+	for i, r := range routes {
+		c, err := compileRoute(r)
+		if err != nil {
+			return nil, fmt.Errorf("core: route %d %q: %w", i, r.Match, err)
+		}
+		rt.routes = append(rt.routes, c)
+		if c.m.ncap > rt.maxCaps {
+			rt.maxCaps = c.m.ncap
+		}
+		forms.WriteString(r.Match)
+		forms.WriteByte('\n')
+	}
+	rt.notFound = []byte(forms.String())
+	rt.index = buildPrefixIndex(rt.routes)
+	return rt, nil
+}
+
+func compileRoute(r Route) (route, error) {
+	methods, pattern, ok := strings.Cut(r.Match, " ")
+	if !ok || pattern == "" {
+		return route{}, fmt.Errorf("want %q", "METHODS PATTERN")
+	}
+	c := route{handler: r.Handler, form: r.Match}
+	var err error
+	if c.methods, err = parseMethods(methods); err != nil {
+		return route{}, err
+	}
+	for _, m := range c.methods {
+		c.mask |= methodBit(m)
+	}
+	if c.m, err = compileMatcher(pattern); err != nil {
+		return route{}, fmt.Errorf("pattern: %w", err)
+	}
+	groups := make(map[string]bool)
+	for _, n := range c.m.names {
+		if n != "" {
+			groups[n] = true
+		}
+	}
+	if r.Rewrite != "" {
+		rm, tpl, ok := strings.Cut(r.Rewrite, " ")
+		if !ok || tpl == "" {
+			return route{}, fmt.Errorf("rewrite %q: want %q", r.Rewrite, "METHODS TEMPLATE")
+		}
+		if c.rwMethod, err = parseMethods(rm); err != nil {
+			return route{}, fmt.Errorf("rewrite: %w", err)
+		}
+		if len(c.rwMethod) != 1 && len(c.rwMethod) != len(c.methods) {
+			return route{}, fmt.Errorf("rewrite %q: %d methods for %d", r.Rewrite, len(c.rwMethod), len(c.methods))
+		}
+		if !strings.HasPrefix(tpl, "/") {
+			return route{}, fmt.Errorf("rewrite %q: the path must start with /", r.Rewrite)
+		}
+		if c.rwPath, err = parseTemplate(tpl, groups); err != nil {
+			return route{}, fmt.Errorf("rewrite: %w", err)
+		}
+	}
+	for _, a := range r.Assign {
+		name, tpl, ok := strings.Cut(a, "=")
+		if !ok || !validVarName(name) {
+			return route{}, fmt.Errorf("assignment %q: want NAME=template", a)
+		}
+		t, err := parseTemplate(tpl, groups)
+		if err != nil {
+			return route{}, fmt.Errorf("assignment %q: %w", a, err)
+		}
+		c.assign = append(c.assign, assignment{name: name, tpl: t})
+	}
+	return c, nil
+}
+
+func validVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+var knownMethods = []string{"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"}
+
+func methodBit(m string) uint64 {
+	for i, k := range knownMethods {
+		if k == m {
+			return 1 << i
+		}
+	}
+	return 1 << 63 // any other method: checked by name
+}
+
+func parseMethods(s string) ([]string, error) {
+	if s == "" {
+		return nil, fmt.Errorf("empty method list")
+	}
+	ms := strings.Split(s, ",")
+	for _, m := range ms {
+		if m == "" {
+			return nil, fmt.Errorf("empty method in %q", s)
+		}
+		for i := 0; i < len(m); i++ {
+			if c := m[i]; c < 'A' || c > 'Z' {
+				return nil, fmt.Errorf("method %q: want upper-case letters", m)
+			}
+		}
+	}
+	return ms, nil
+}
+
+// methodIndex returns the position of method in the route's list, or -1.
+func (c *route) methodIndex(method string, bit uint64) int {
+	if bit != 1<<63 && c.mask&bit == 0 {
+		return -1
+	}
+	for i, m := range c.methods {
+		if m == method {
+			return i
+		}
+	}
+	return -1
+}
+
+// ServeHTTP routes r through the table.
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := FromContext(r.Context())
+	if req == nil {
+		req = newRequest(r)
+	}
+	var capsBuf [32]int
+	caps := capsBuf[:]
+	if rt.maxCaps > len(caps) {
+		caps = make([]int, rt.maxCaps)
+	}
+	target := joinTarget(req.Path, req.Query)
+	for i := 0; i < len(rt.routes); {
+		i = rt.next(i, req.Method, target, caps)
+		if i < 0 {
+			break
+		}
+		c := &rt.routes[i]
+		i++
+		matched := target[:caps[1]]
+		for g, name := range c.m.names {
+			if name != "" {
+				req.SetVar(name, groupText(target, caps, g))
+			}
+		}
+		if c.rwMethod != nil {
+			idx := 0
+			if len(c.rwMethod) > 1 {
+				idx = c.methodIndex(req.Method, methodBit(req.Method))
+			}
+			newTarget, err := c.rwPath.expand(target, caps, c.m.names)
+			if err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			req.Method = c.rwMethod[idx]
+			req.Path, req.Query, _ = strings.Cut(newTarget, "?")
+			r.Method = req.Method
+		}
+		for _, a := range c.assign {
+			v, err := a.tpl.expand(target, caps, c.m.names)
+			if err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			req.SetVar(a.name, v)
+		}
+		if c.handler != nil {
+			n := min(len(matched), len(req.Path))
+			req.Consumed += req.Path[:n]
+			req.Path = req.Path[n:]
+			c.handler.ServeHTTP(w, r.WithContext(NewContext(r.Context(), req)))
+			return
+		}
+		target = joinTarget(req.Path, req.Query)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain")
+	WriteStatus(w, r, http.StatusNotFound, "Not Found")
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(rt.notFound)
+	}
+}
+
+// Match returns the index of the first route at or after start whose methods
+// hold method and whose pattern matches target, filling caps; -1 when none.
+// It is exported for benchmarks and tools through [Router.Lookup].
+func (rt *Router) next(start int, method, target string, caps []int) int {
+	bit := methodBit(method)
+	return rt.index.each(start, target, func(i int) bool {
+		c := &rt.routes[i]
+		return c.methodIndex(method, bit) >= 0 && c.m.match(target, caps)
+	})
+}
+
+// Lookup returns the index of the first route that matches method and
+// target (<path>[?<query>]), ignoring rewrites, or -1. It does not allocate
+// when the table's patterns have at most 15 groups.
+func (rt *Router) Lookup(method, target string) int {
+	var capsBuf [32]int
+	caps := capsBuf[:]
+	if rt.maxCaps > len(caps) {
+		caps = make([]int, rt.maxCaps)
+	}
+	return rt.next(0, method, target, caps)
+}
+
+func groupText(s string, caps []int, g int) string {
+	if caps[2*g] < 0 {
+		return ""
+	}
+	return s[caps[2*g]:caps[2*g+1]]
+}
+
+func joinTarget(path, query string) string {
+	if query == "" {
+		return path
+	}
+	return path + "?" + query
+}
+
+// newRequest builds the request context of r.
+func newRequest(r *http.Request) *Request {
+	cl := r.ContentLength
+	switch {
+	case len(r.TransferEncoding) > 0:
+		cl = -1
+	case r.Header.Get("Content-Length") == "":
+		cl = -2
+	}
+	return &Request{
+		Method:        r.Method,
+		Path:          r.URL.Path,
+		Query:         r.URL.RawQuery,
+		Header:        r.Header,
+		Body:          r.Body,
+		ContentLength: cl,
+	}
+}
+
+// Route table templates.
+
+type template []tplPart
+
+type tplPart struct {
+	lit    string
+	group  int // index into names, 0 for a literal
+	decode bool
+}
+
+func parseTemplate(s string, groups map[string]bool) (template, error) {
+	var t template
+	var lit strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '%' {
+			lit.WriteByte(c)
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '%' {
+			lit.WriteByte('%')
+			i++
+			continue
+		}
+		if i+1 >= len(s) || s[i+1] != '(' {
+			return nil, fmt.Errorf("template %q: %% must start %%(name)s, %%(name)u or %%%%", s)
+		}
+		end := strings.IndexByte(s[i:], ')')
+		if end < 0 || i+end+1 >= len(s) || (s[i+end+1] != 's' && s[i+end+1] != 'u') {
+			return nil, fmt.Errorf("template %q: unterminated %%(name)s", s)
+		}
+		name := s[i+2 : i+end]
+		if !groups[name] {
+			return nil, fmt.Errorf("template %q: no group named %q in the pattern", s, name)
+		}
+		if lit.Len() > 0 {
+			t = append(t, tplPart{lit: lit.String()})
+			lit.Reset()
+		}
+		t = append(t, tplPart{lit: name, group: -1, decode: s[i+end+1] == 'u'})
+		i += end + 1
+	}
+	if lit.Len() > 0 {
+		t = append(t, tplPart{lit: lit.String()})
+	}
+	return t, nil
+}
+
+// ErrInvalidQuery answers a %(name)u substitution of badly encoded text.
+var ErrInvalidQuery = Status(http.StatusBadRequest, "Invalid Query")
+
+func (t template) expand(s string, caps []int, names []string) (string, error) {
+	if len(t) == 1 && t[0].group == 0 {
+		return t[0].lit, nil
+	}
+	var b strings.Builder
+	for _, p := range t {
+		if p.group == 0 {
+			b.WriteString(p.lit)
+			continue
+		}
+		v := ""
+		for g, n := range names {
+			if n == p.lit {
+				v = groupText(s, caps, g)
+				if caps[2*g] >= 0 {
+					break
+				}
+			}
+		}
+		if p.decode {
+			d, err := url.QueryUnescape(v)
+			if err != nil {
+				return "", ErrInvalidQuery
+			}
+			v = d
+		}
+		b.WriteString(v)
+	}
+	return b.String(), nil
+}

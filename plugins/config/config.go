@@ -1,0 +1,88 @@
+// Package config is the configuration resource of the example application
+// (SPEC 2.4): GET /config shows the directory that file requests are served
+// from; GET /config?directory=<value>, PUT and POST /config change it.
+package config
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
+)
+
+// Directory is the name of the shared host setting that holds the directory.
+const Directory = "directory"
+
+// ErrInvalidDirectory answers a body that is not a text or JSON string, or empty.
+var ErrInvalidDirectory = core.Status(http.StatusBadRequest, "Invalid Directory")
+
+// Plugin is the config plugin. Its zero value is ready.
+type Plugin struct{}
+
+// Routes returns SPEC 4.2 routes 3 and 4.
+func (Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
+	h := core.Resource(&resource{host: host})
+	return []plugins.Route{
+		{
+			Match:   `GET /config\?directory=(?P<directory>[^&]*)`,
+			Rewrite: "PUT /config",
+			Assign:  []string{"CONTENT_TYPE=text/plain", "BODY=%(directory)u"},
+			Handler: h,
+		},
+		{
+			Match:   `GET,PUT,POST /config(?:$|\?)`,
+			Rewrite: "GET,PUT,PUT /config",
+			Handler: h,
+		},
+	}, nil
+}
+
+type resource struct{ host plugins.Host }
+
+// Get answers the node config with its field directory.
+func (rs *resource) Get(ctx context.Context, _ *core.Request) (any, error) {
+	dir, err := rs.host.Setting(ctx, Directory)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	return core.Node{Name: "config", Content: core.Record{{Name: "directory", Value: dir}}}, nil
+}
+
+// Put sets the directory to the body: text, or a JSON string.
+func (rs *resource) Put(ctx context.Context, req *core.Request) (any, error) {
+	var dir string
+	switch v := req.Entity.(type) {
+	case string:
+		dir = v
+	case json.Number, bool, nil, []any, map[string]any:
+		return nil, ErrInvalidDirectory
+	}
+	if dir == "" || !validDirectory(dir) {
+		return nil, ErrInvalidDirectory
+	}
+	if err := rs.host.SetSetting(ctx, Directory, dir); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return nil, nil
+}
+
+func validDirectory(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+var (
+	_ plugins.Plugin = Plugin{}
+	_ core.Getter    = (*resource)(nil)
+	_ core.Putter    = (*resource)(nil)
+)

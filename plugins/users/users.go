@@ -1,0 +1,127 @@
+// Package users is the user collection of the example application (SPEC
+// 2.6): a list of user records bound read-only at /users.
+package users
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
+)
+
+// Example returns the example list: two records, the first with username,
+// name and email, the second with username only.
+func Example() core.List {
+	return core.List{
+		core.Record{
+			{Name: "username", Value: "alice"},
+			{Name: "name", Value: "Alice Example"},
+			{Name: "email", Value: "alice@example.org"},
+		},
+		core.Record{
+			{Name: "username", Value: "bob"},
+		},
+	}
+}
+
+// Plugin binds a list of users at /users. Users nil means [Example].
+type Plugin struct {
+	Users core.List
+}
+
+// Routes returns SPEC 4.2 route 7.
+func (p Plugin) Routes(context.Context, plugins.Host) ([]plugins.Route, error) {
+	list := p.Users
+	if list == nil {
+		list = Example()
+	}
+	return []plugins.Route{{Match: `GET /users(?:/|$|\?)`, Handler: core.Bind(list)}}, nil
+}
+
+// Load reads a JSON list of user records from a file, keeping field order.
+// Every record must be an object with a string username.
+func Load(path string) (core.List, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("users: %w", err)
+	}
+	return Parse(b)
+}
+
+// Parse decodes a JSON list of user records, keeping field order.
+func Parse(b []byte) (core.List, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	v, err := decodeOrdered(d)
+	if err != nil {
+		return nil, fmt.Errorf("users: %w", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("users: trailing data after the list")
+	}
+	list, ok := v.(core.List)
+	if !ok {
+		return nil, fmt.Errorf("users: want a JSON list of records")
+	}
+	for i, u := range list {
+		rec, ok := u.(core.Record)
+		if !ok {
+			return nil, fmt.Errorf("users: record %d is not an object", i)
+		}
+		if name, ok := rec.Get("username"); !ok {
+			return nil, fmt.Errorf("users: record %d has no username", i)
+		} else if _, ok := name.(string); !ok {
+			return nil, fmt.Errorf("users: record %d: username is not a string", i)
+		}
+	}
+	return list, nil
+}
+
+// decodeOrdered decodes one JSON value with objects as core.Record.
+func decodeOrdered(d *json.Decoder) (any, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '[':
+			list := core.List{}
+			for d.More() {
+				v, err := decodeOrdered(d)
+				if err != nil {
+					return nil, err
+				}
+				list = append(list, v)
+			}
+			_, err := d.Token()
+			return list, err
+		case '{':
+			rec := core.Record{}
+			for d.More() {
+				k, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := decodeOrdered(d)
+				if err != nil {
+					return nil, err
+				}
+				rec = append(rec, core.Field{Name: k.(string), Value: v})
+			}
+			_, err := d.Token()
+			return rec, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return t, nil
+	}
+}
+
+var _ plugins.Plugin = Plugin{}
