@@ -124,7 +124,7 @@ func (rs *resource) readEntity(req *Request) error {
 		if _, err := d.Token(); err != io.EOF {
 			return ErrInvalidJSON
 		}
-		req.Entity = v
+		req.Entity = numbers(v)
 		return nil
 	}
 	req.Entity = body
@@ -151,3 +151,25 @@ func ReadBody(r io.Reader) ([]byte, error) {
 }
 
 var _ Handler = (*resource)(nil)
+
+// numbers turns the json.Number values of a decoded JSON value into int64
+// when integral and in range, else float64, as Python's json.loads does.
+func numbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	case []any:
+		for i := range t {
+			t[i] = numbers(t[i])
+		}
+	case map[string]any:
+		for k := range t {
+			t[k] = numbers(t[k])
+		}
+	}
+	return v
+}

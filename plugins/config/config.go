@@ -5,7 +5,6 @@ package config
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -60,7 +59,7 @@ func (rs *resource) Put(ctx context.Context, req *core.Request) (any, error) {
 	switch v := req.Entity.(type) {
 	case string:
 		dir = v
-	case json.Number, bool, nil, []any, map[string]any:
+	case int64, float64, bool, nil, []any, map[string]any:
 		return nil, ErrInvalidDirectory
 	}
 	if dir == "" || !validDirectory(dir) {

@@ -18,6 +18,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
@@ -126,6 +127,16 @@ func escape(p string) string { return (&url.URL{Path: p}).EscapedPath() }
 
 type download struct{ host plugins.Host }
 
+// openError maps a failed open: a name that is not there (or leads outside
+// the directory) is 404 Not Found; one that is there but cannot be opened
+// (permission, a link loop, an I/O error) is 400 Error Reading File.
+func openError(err error) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EIO) {
+		return ErrReadingFile
+	}
+	return core.ErrNotFound
+}
+
 // Handle answers the raw bytes of <directory>/<remaining path>, streamed,
 // with Range and conditional requests.
 func (d *download) Handle(ctx context.Context, req *core.Request) (*core.Response, error) {
@@ -139,10 +150,7 @@ func (d *download) Handle(ctx context.Context, req *core.Request) (*core.Respons
 	defer root.Close()
 	f, err := root.Open(relName(req.Path))
 	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return nil, ErrReadingFile
-		}
-		return nil, core.ErrNotFound
+		return nil, openError(err)
 	}
 	st, err := f.Stat()
 	if err != nil {

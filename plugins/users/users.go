@@ -119,6 +119,12 @@ func decodeOrdered(d *json.Decoder) (any, error) {
 			return rec, err
 		}
 		return nil, fmt.Errorf("unexpected %v", t)
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i, nil
+		}
+		f, err := t.Float64()
+		return f, err
 	default:
 		return t, nil
 	}

@@ -1,0 +1,140 @@
+package auth
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/securecookie"
+)
+
+// Names of the session cookies of SPEC 2.7.
+const (
+	CookieToken  = "token"
+	CookieUserID = "user_id"
+)
+
+// maxSignedCookieAge is how long a signed cookie value is accepted.
+const maxSignedCookieAge = 30 * 24 * time.Hour
+
+// sessionCookies reads the user_id and token cookies from the Cookie header
+// lines; the first cookie of each name counts. With signed cookies, a value
+// that does not verify counts as absent.
+func (a *Authenticator) sessionCookies(r *http.Request) (userID, token string, ok bool) {
+	lines := r.Header["Cookie"]
+	if len(lines) == 0 {
+		return "", "", false
+	}
+	userID, token, ok = parseCookies(lines)
+	if !ok || a.codec == nil {
+		return userID, token, ok
+	}
+	var id, tok []byte
+	if a.codec.Decode(CookieUserID, userID, &id) != nil || a.codec.Decode(CookieToken, token, &tok) != nil {
+		return "", "", false
+	}
+	return string(id), string(tok), true
+}
+
+// parseCookies finds the first user_id and token cookies in Cookie header
+// lines (RFC 6265 5.4: name=value pairs separated by "; "). A value may be
+// enclosed in double quotes; a pair whose value holds characters outside
+// cookie-octet is skipped. It reports whether both cookies were found.
+func parseCookies(lines []string) (userID, token string, ok bool) {
+	var haveID, haveToken bool
+	for _, line := range lines {
+		for line != "" && !(haveID && haveToken) {
+			var part string
+			part, line, _ = strings.Cut(line, ";")
+			part = strings.Trim(part, " \t")
+			name, value, found := strings.Cut(part, "=")
+			if !found {
+				continue
+			}
+			var dst *string
+			var have *bool
+			switch name {
+			case CookieUserID:
+				dst, have = &userID, &haveID
+			case CookieToken:
+				dst, have = &token, &haveToken
+			default:
+				continue
+			}
+			if *have {
+				continue
+			}
+			if len(value) > 1 && value[0] == '"' && value[len(value)-1] == '"' {
+				value = value[1 : len(value)-1]
+			}
+			if value == "" || !validCookieValue(value) {
+				continue
+			}
+			*dst, *have = value, true
+		}
+	}
+	if !haveID || !haveToken {
+		return "", "", false
+	}
+	return userID, token, true
+}
+
+// validCookieValue reports whether every byte of v is a cookie-octet.
+func validCookieValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == ',' || c == ';' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// cookie returns a session cookie with the attributes of every cookie the
+// authenticator sets: Path=/, HttpOnly, SameSite=Lax, and Secure when the
+// request came over TLS.
+func cookie(r *http.Request, name, value string) *http.Cookie {
+	return &http.Cookie{
+		Name:     name,
+		Value:    value,
+		Path:     "/",
+		HttpOnly: true,
+		Secure:   r.TLS != nil,
+		SameSite: http.SameSiteLaxMode,
+	}
+}
+
+// setSession sets the token and user_id cookies of a new session.
+func (a *Authenticator) setSession(w http.ResponseWriter, r *http.Request, id int64, token string) error {
+	idText := itoa(id)
+	if a.codec != nil {
+		var err error
+		if idText, err = a.codec.Encode(CookieUserID, []byte(idText)); err != nil {
+			return err
+		}
+		if token, err = a.codec.Encode(CookieToken, []byte(token)); err != nil {
+			return err
+		}
+	}
+	http.SetCookie(w, cookie(r, CookieToken, token))
+	http.SetCookie(w, cookie(r, CookieUserID, idText))
+	return nil
+}
+
+// expireCookie tells the client to drop a cookie: empty value, Max-Age=0
+// and an Expires in the past.
+func expireCookie(w http.ResponseWriter, r *http.Request, name string) {
+	c := cookie(r, name, "")
+	c.MaxAge = -1
+	c.Expires = time.Unix(0, 0)
+	http.SetCookie(w, c)
+}
+
+// newCodec returns the signing codec of -signed-cookies, keyed from the
+// instance secret.
+func newCodec(secret []byte) *securecookie.SecureCookie {
+	key := deriveKey(secret, "reso auth cookie")
+	return securecookie.New(key, nil).
+		SetSerializer(securecookie.NopEncoder{}).
+		MaxAge(int(maxSignedCookieAge / time.Second))
+}

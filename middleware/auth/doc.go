@@ -1,0 +1,39 @@
+// Package auth is the authenticator of reso (SPEC 2.7, 3.1 and 5): login
+// records in a [Store] (SQLite by default, see [OpenSQLite]), session tokens
+// bound to an instance secret, and the checks that turn a request into a
+// core.Identity, as middleware that any net/http server can put in front of a
+// handler ([Required]).
+//
+// A login record holds an id (0 is reserved for the administrator, who has
+// no record), an e-mail, a realm, the hash MD5(<email>:<realm>:<password>)
+// in lower-case hex (the HA1 of HTTP Digest) and a token. A token is 32 hex
+// characters of MD5 over the instance secret, the decimal id and a timestamp
+// part, followed by that timestamp part: 10 hex characters of the Unix time
+// in seconds. The administrator's token is MD5(admin::<secret>); see
+// [AdminToken].
+//
+// [Authenticator.Login] runs the checks in the order of SPEC 5:
+//
+//  1. Authorization: Basic (RFC 7617), or Digest (RFC 7616, MD5, qop=auth)
+//     when [Config].Digest is set. A successful login stores a new token and
+//     sets the cookies token and user_id.
+//  2. Route groups user_id or email with token, read from the request
+//     context of the core router.
+//  3. Cookies user_id and token.
+//  4. Otherwise 401 Unauthorized with WWW-Authenticate: Basic realm="localhost".
+//
+// Failures are *core.StatusError values with the exact status lines of
+// SPEC 7 ("401 Not Found", "401 Unauthorized", "401 Not Authorized",
+// "401 Not Authorized as Admin", "404 Not Found"); core.WriteError puts them
+// on the wire.
+//
+// Cookies set by the authenticator have Path=/, HttpOnly, SameSite=Lax, and
+// Secure when the request came over TLS; with [Config].SignedCookies their
+// values are signed with gorilla/securecookie.
+//
+// Verified records are kept in memory, so a cookie session or a repeated
+// Basic login costs no database query; every token change and logout is
+// written to the store and then to memory, so it is seen at once. The memory
+// is per process: servers sharing one database see each other's new
+// records, but not each other's token changes for records already in memory.
+package auth

@@ -1,0 +1,50 @@
+package auth
+
+import (
+	"context"
+	"errors"
+)
+
+// Record is a login record of SPEC 2.7.
+type Record struct {
+	// ID is the primary key, assigned on registration; 0 is reserved for
+	// the administrator, who has no stored record.
+	ID int64
+	// Email is the login name (the Basic and Digest user name).
+	Email string
+	// Realm is the authentication realm of the record.
+	Realm string
+	// Hash is the lower-case hex MD5 of <email>:<realm>:<password>, the
+	// HA1 of HTTP Digest.
+	Hash string
+	// Token is the current session token of 42 characters, or "" when the
+	// record is logged out.
+	Token string
+}
+
+// ErrNoRecord is returned by a [Store] when no record matches.
+var ErrNoRecord = errors.New("auth: no such login record")
+
+// Store keeps login records. Implementations must be safe for concurrent
+// use. The authenticator keeps the records it has verified in memory and
+// writes every change through the store, so a store shared by several
+// servers sees every change, while each server trusts its own memory for the
+// records it has seen.
+type Store interface {
+	// Register creates the record of email and realm with the given hash
+	// and an empty token, or updates the hash of the existing one, and
+	// returns its id.
+	Register(ctx context.Context, email, realm, hash string) (int64, error)
+	// ByID returns the record with the given id, or [ErrNoRecord].
+	ByID(ctx context.Context, id int64) (Record, error)
+	// ByEmail returns the record of email in realm, or [ErrNoRecord].
+	ByEmail(ctx context.Context, email, realm string) (Record, error)
+	// SetToken stores token as the token of record id, or returns
+	// [ErrNoRecord].
+	SetToken(ctx context.Context, id int64, token string) error
+	// ClearToken empties the token of record id when it equals token and
+	// reports whether it did.
+	ClearToken(ctx context.Context, id int64, token string) (bool, error)
+	// Close releases the store.
+	Close() error
+}

@@ -1,0 +1,345 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is the reso binary built once by TestMain.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "reso-tests-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "reso")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/reso")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building reso:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	stopShared()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// mode is a way of running the bundled plugins.
+type mode struct {
+	name string
+	args []string
+}
+
+// modes are the ways every black-box test runs. RESO_TEST_MODES (names
+// separated by commas) narrows them while developing.
+func modes() []mode {
+	all := []mode{
+		{name: "compiled"},
+		{name: "isolated", args: []string{"-isolate", "all"}},
+	}
+	want := os.Getenv("RESO_TEST_MODES")
+	if want == "" {
+		return all
+	}
+	var out []mode
+	for _, m := range all {
+		if strings.Contains(","+want+",", ","+m.name+",") {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// eachMode runs f as a subtest per mode.
+func eachMode(t *testing.T, f func(t *testing.T, m mode)) {
+	t.Helper()
+	for _, m := range modes() {
+		t.Run(m.name, func(t *testing.T) { f(t, m) })
+	}
+}
+
+// server is a running reso.
+type server struct {
+	Addr string // host:port
+	URL  string // http://host:port
+	Dir  string // working directory
+	cmd  *exec.Cmd
+	log  *syncBuffer
+	done chan struct{}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var listenRe = regexp.MustCompile(`msg="reso listening" addr=(\S+)`)
+
+// startIn starts reso in dir with the mode's and the given flags, on a free
+// loopback port, and waits until it listens. -db defaults to :memory:.
+func startIn(dir string, m mode, args ...string) (*server, error) {
+	all := append([]string{"-addr", "127.0.0.1:0"}, m.args...)
+	hasDB := false
+	for _, a := range args {
+		if a == "-db" || strings.HasPrefix(a, "-db=") {
+			hasDB = true
+		}
+	}
+	if !hasDB {
+		all = append(all, "-db", ":memory:")
+	}
+	all = append(all, args...)
+	cmd := exec.Command(binary, all...)
+	cmd.Dir = dir
+	s := &server{Dir: dir, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = s.log
+	cmd.Stdout = s.log
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { cmd.Wait(); close(s.done) }()
+	deadline := time.After(20 * time.Second)
+	for {
+		if m := listenRe.FindStringSubmatch(s.log.String()); m != nil {
+			s.Addr = m[1]
+			s.URL = "http://" + s.Addr
+			return s, nil
+		}
+		select {
+		case <-s.done:
+			return nil, fmt.Errorf("reso exited before listening:\n%s", s.log.String())
+		case <-deadline:
+			s.kill()
+			return nil, fmt.Errorf("reso did not listen within 20 s:\n%s", s.log.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// start starts a server of its own for t in a new temporary directory
+// holding the standard fixture files, and stops it when t ends.
+func start(t *testing.T, m mode, args ...string) *server {
+	t.Helper()
+	dir := t.TempDir()
+	writeFixtures(t, dir)
+	s, err := startIn(dir, m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		s.stop()
+		if t.Failed() {
+			t.Logf("server log:\n%s", s.log.String())
+		}
+	})
+	return s
+}
+
+// stop ends the server with SIGTERM and waits, killing it after 10 s.
+func (s *server) stop() {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		s.kill()
+	}
+}
+
+func (s *server) kill() {
+	s.cmd.Process.Kill()
+	<-s.done
+}
+
+// Log returns what the server wrote so far.
+func (s *server) Log() string { return s.log.String() }
+
+var (
+	sharedMu      sync.Mutex
+	sharedServers = map[string]*server{}
+)
+
+// shared returns a server for mode m shared by the tests that do not change
+// its state (no PUT /config, no logins that matter to others), started on
+// first use in a directory with the standard fixtures.
+func shared(t *testing.T, m mode) *server {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if s := sharedServers[m.name]; s != nil {
+		return s
+	}
+	dir, err := os.MkdirTemp("", "reso-shared-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFixtures(t, dir)
+	s, err := startIn(dir, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sharedServers[m.name] = s
+	return s
+}
+
+func stopShared() {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	for _, s := range sharedServers {
+		s.stop()
+		os.RemoveAll(s.Dir)
+	}
+}
+
+// Fixture files of every test directory.
+const (
+	fixtureHello = "hello, world\n"
+	fixtureData  = "0123456789abcdefghijklmnopqrstuvwxyz"
+)
+
+// fixtureTime is the modification time of every fixture entry.
+var fixtureTime = time.Unix(1700000000, 0)
+
+// writeFixtures lays out:
+//
+//	hello.txt          "hello, world\n"
+//	sub/data.bin       36 bytes
+//	sub/deeper/        empty directory
+//	outside-link       symlink to / (leaves the directory; never listed)
+//	dangling           symlink to a missing file (never listed)
+//	inside-link        symlink to hello.txt (listed as a file)
+func writeFixtures(t testing.TB, dir string) {
+	t.Helper()
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "hello.txt"), []byte(fixtureHello), 0o644))
+	must(os.MkdirAll(filepath.Join(dir, "sub", "deeper"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "sub", "data.bin"), []byte(fixtureData), 0o644))
+	must(os.Symlink("/", filepath.Join(dir, "outside-link")))
+	must(os.Symlink("missing-target", filepath.Join(dir, "dangling")))
+	must(os.Symlink("hello.txt", filepath.Join(dir, "inside-link")))
+	for _, p := range []string{"hello.txt", "sub/data.bin", "sub/deeper", "sub"} {
+		must(os.Chtimes(filepath.Join(dir, p), fixtureTime, fixtureTime))
+	}
+}
+
+// response is an answer read off a raw connection.
+type response struct {
+	StatusLine string // "HTTP/1.1 400 Invalid Path"
+	Header     http.Header
+	Body       string
+}
+
+// raw sends the request text on a new TCP connection and reads one answer.
+func raw(t *testing.T, addr, request string) response {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, request); err != nil {
+		t.Fatal(err)
+	}
+	return readResponse(t, bufio.NewReader(c), strings.HasPrefix(request, "HEAD "))
+}
+
+// readResponse reads one HTTP/1.1 answer and returns its exact status line.
+func readResponse(t *testing.T, br *bufio.Reader, head bool) response {
+	t.Helper()
+	line, err := peekLine(br)
+	if err != nil {
+		t.Fatalf("reading the status line: %v", err)
+	}
+	var req *http.Request
+	if head {
+		req = &http.Request{Method: "HEAD"}
+	}
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the body: %v", err)
+	}
+	return response{StatusLine: strings.TrimRight(line, "\r\n"), Header: resp.Header, Body: string(body)}
+}
+
+// peekLine returns the first line buffered in br without consuming it.
+func peekLine(br *bufio.Reader) (string, error) {
+	for n := 1; ; n = br.Buffered() + 1 {
+		if _, err := br.Peek(n); err != nil {
+			return "", err
+		}
+		buf, _ := br.Peek(br.Buffered())
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			return string(buf[:i+1]), nil
+		}
+	}
+}
+
+// get sends "GET target" over a raw connection.
+func (s *server) get(t *testing.T, target string, headers ...string) response {
+	t.Helper()
+	return s.do(t, "GET", target, "", headers...)
+}
+
+// do sends a request with an optional body (Content-Length is added when
+// body is not empty) over a raw connection.
+func (s *server) do(t *testing.T, method, target, body string, headers ...string) response {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n", method, target, s.Addr)
+	for _, h := range headers {
+		b.WriteString(h + "\r\n")
+	}
+	if body != "" {
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(body))
+	}
+	b.WriteString("\r\n" + body)
+	return raw(t, s.Addr, b.String())
+}
+
+// client is an http.Client for helper calls that need no exact status line.
+var client = &http.Client{Timeout: 30 * time.Second}
+
+// ctx returns a context that ends with t.
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return c
+}
