@@ -71,5 +71,5 @@ func TestEqual(t *testing.T) {
 
 func ExampleAdminToken() {
 	fmt.Println(AdminToken([]byte("s3cret")))
-	// Output: 5dd4b1ec8e0b5b1c2e9ad5cc5c49ba38
+	// Output: 7fb4dcc709e54c14567a528d7dd9c41f
 }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# GET /config through reso against a bare net/http handler writing the same
+# bytes, measured in alternating rounds in one run; prints the ratio.
+# Target (issue 2): reso >= 0.85 of bare.
+#   bench/config.sh [load flags...]      e.g. bench/config.sh -d 5s -rounds 4
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+go build -o "$out/reso" ./cmd/reso
+go build -o "$out/bare" ./bench/bare
+go build -o "$out/load" ./bench/load
+source bench/lib.sh
+start_server "$out/bare" "$out/bare.log" 'bare listening addr=' -addr 127.0.0.1:0
+bare=$addr
+cd "$out"
+start_server "$out/reso" "$out/reso.log" 'msg="reso listening" addr=' -addr 127.0.0.1:0 -db :memory:
+reso=$addr
+cd - >/dev/null
+"$out/load" "$@" bare="http://$bare/config" reso="http://$reso/config"

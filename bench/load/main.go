@@ -1,0 +1,131 @@
+// Command load measures the throughput of HTTP targets on loopback and
+// prints each one's ratio to the first (the baseline). The targets are
+// measured in alternating rounds within one run, so that the machine's load
+// affects them alike. Every run is bounded in time and in requests.
+//
+//	load [-c 4] [-d 3s] [-rounds 3] [-max 2000000] NAME=URL[|Header: value]...
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+type target struct {
+	name   string
+	url    string
+	header http.Header
+	reqs   int64
+	dur    time.Duration
+}
+
+func main() {
+	conc := flag.Int("c", 4, "concurrent connections")
+	dur := flag.Duration("d", 3*time.Second, "duration of one round of one target (at most 30s)")
+	rounds := flag.Int("rounds", 3, "rounds per target (at most 20)")
+	max := flag.Int64("max", 2_000_000, "most requests in one round")
+	flag.Parse()
+	if *dur > 30*time.Second || *rounds > 20 || *rounds < 1 || flag.NArg() < 1 {
+		fmt.Fprintln(os.Stderr, "usage: load [-c N] [-d D<=30s] [-rounds R<=20] NAME=URL[|Header: value]...")
+		os.Exit(2)
+	}
+	var targets []*target
+	for _, a := range flag.Args() {
+		name, rest, ok := strings.Cut(a, "=")
+		if !ok {
+			fmt.Fprintf(os.Stderr, "load: %q: want NAME=URL\n", a)
+			os.Exit(2)
+		}
+		parts := strings.Split(rest, "|")
+		t := &target{name: name, url: parts[0], header: http.Header{}}
+		for _, h := range parts[1:] {
+			k, v, _ := strings.Cut(h, ":")
+			t.header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+		targets = append(targets, t)
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *conc, MaxConnsPerHost: *conc}, Timeout: 10 * time.Second}
+	for _, t := range targets { // warm up and check
+		if err := once(client, t); err != nil {
+			fmt.Fprintf(os.Stderr, "load: %s: %v\n", t.name, err)
+			os.Exit(1)
+		}
+	}
+	for r := 0; r < *rounds; r++ {
+		for _, t := range targets {
+			n, d, err := round(client, t, *conc, *dur, *max)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "load: %s: %v\n", t.name, err)
+				os.Exit(1)
+			}
+			t.reqs += n
+			t.dur += d
+		}
+	}
+	base := rate(targets[0])
+	for _, t := range targets {
+		fmt.Printf("%-12s %10.0f req/s  %8.1f µs/req  ratio %.3f\n", t.name, rate(t), 1e6/rate(t)*float64(*conc), rate(t)/base)
+	}
+}
+
+func rate(t *target) float64 { return float64(t.reqs) / t.dur.Seconds() }
+
+func once(c *http.Client, t *target) error {
+	req, err := http.NewRequest("GET", t.url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header = t.header.Clone()
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("status %s", resp.Status)
+	}
+	return nil
+}
+
+func round(c *http.Client, t *target, conc int, dur time.Duration, max int64) (int64, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	defer cancel()
+	var n atomic.Int64
+	var firstErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < conc; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && n.Load() < max {
+				if err := once(c, t); err != nil {
+					if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+						return
+					}
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return n.Load(), time.Since(start), firstErr
+}
