@@ -27,6 +27,8 @@ func Recover(next http.Handler) http.Handler {
 			if tw.wrote {
 				panic(http.ErrAbortHandler)
 			}
+			// The 500 answer starts clean: nothing the failed handler set.
+			clear(w.Header())
 			core.WriteError(w, r, core.NewPanicError(v))
 		}()
 		next.ServeHTTP(tw, r)
