@@ -83,8 +83,9 @@ const maxRenderDepth = 64
 // every non-ASCII character as a lower-case \uXXXX escape (a UTF-16
 // surrogate pair above U+FFFF); invalid UTF-8 bytes become \ufffd. Floats
 // are written like Python's repr (1.0, 0.0001, 1e-05, 1e+16, -0.0);
-// float32 values use their own shortest digits. NaN and the infinities,
-// which JSON cannot express, are written as null.
+// float32 values use their own shortest digits. The one departure from
+// Python is that NaN and the infinities, which JSON cannot express, are
+// written as null (Python writes the invalid NaN and Infinity).
 //
 // A value implementing [JSONAppender] supplies its own form; a [Valuer] is
 // converted first. See the package's value model for the other Go types.

@@ -11,7 +11,11 @@ package core
 // Maps with string keys render as records in key order, structs as records
 // in field order (using the name of a json tag when present), pointers as the
 // value they point to. A type may render itself by implementing
-// [JSONAppender] or [XMLAppender], or convert itself with [Valuer].
+// [JSONAppender] or [XMLAppender], or convert itself with [Valuer]. Other
+// values that implement encoding.TextMarshaler or error render as that text,
+// nil pointers as none, and other kinds (complex numbers, channels,
+// functions) as their %v text. A value nested more than 64 levels deep
+// (counting Valuer conversions and pointer dereferences) renders as none.
 
 // Node is a named node: it renders as {name: content} in JSON and as
 // <name>content</name> in XML.
