@@ -45,8 +45,11 @@ func WriteResponse(w http.ResponseWriter, r *http.Request, resp *Response) {
 	for k, v := range resp.Header {
 		h[k] = v
 	}
-	if h.Get("Content-Type") == "" {
-		h.Set("Content-Type", "text/plain")
+	switch {
+	case resp.ContentType != "":
+		setContentType(h, resp.ContentType)
+	case h.Get("Content-Type") == "":
+		setContentType(h, TypePlain)
 	}
 	for _, c := range resp.Cookies {
 		http.SetCookie(w, c)
@@ -76,5 +79,22 @@ func Value(req *Request, v any) *Response {
 		return &Response{}
 	}
 	ct, body := Render(req.Accept(), v)
-	return &Response{Header: http.Header{"Content-Type": {ct}}, Body: body}
+	return &Response{ContentType: ct, Body: body}
+}
+
+// contentTypes holds the header values of the types Render chooses, shared
+// so that an answer costs no allocation for them.
+var contentTypes = map[string][]string{
+	TypeJSON:  {TypeJSON},
+	TypeXML:   {TypeXML},
+	TypePlain: {TypePlain},
+	TypeOctet: {TypeOctet},
+}
+
+func setContentType(h http.Header, ct string) {
+	if v, ok := contentTypes[ct]; ok {
+		h["Content-Type"] = v
+		return
+	}
+	h.Set("Content-Type", ct)
 }

@@ -26,24 +26,30 @@ const (
 // present wins; otherwise application/octet-stream (with the plain form).
 // An empty typ chooses application/json.
 func Negotiate(typ string) string {
-	if strings.TrimSpace(typ) == "" {
-		return TypeJSON
-	}
-	var json, xml, plain bool
-	for _, f := range strings.FieldsFunc(typ, func(r rune) bool {
-		return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '\v'
-	}) {
-		switch strings.ToLower(f) {
-		case TypeJSON, "*/*":
-			json = true
-		case TypeXML:
-			xml = true
-		case TypePlain:
-			plain = true
+	var json, xml, plain, any bool
+	for i := 0; i < len(typ); {
+		for i < len(typ) && isTypeSep(typ[i]) {
+			i++
 		}
+		j := i
+		for j < len(typ) && !isTypeSep(typ[j]) {
+			j++
+		}
+		if j > i {
+			any = true
+			switch f := typ[i:j]; {
+			case strings.EqualFold(f, TypeJSON), f == "*/*":
+				json = true
+			case strings.EqualFold(f, TypeXML):
+				xml = true
+			case strings.EqualFold(f, TypePlain):
+				plain = true
+			}
+		}
+		i = j
 	}
 	switch {
-	case json:
+	case json || !any:
 		return TypeJSON
 	case xml:
 		return TypeXML
@@ -53,16 +59,22 @@ func Negotiate(typ string) string {
 	return TypeOctet
 }
 
+func isTypeSep(c byte) bool {
+	return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
 // Render renders v in the representation that typ chooses (see [Negotiate])
 // and returns the Content-Type and the body.
 func Render(typ string, v any) (contentType string, body []byte) {
+	// One allocation covers most answers; larger ones grow as needed.
+	buf := make([]byte, 0, 512)
 	switch t := Negotiate(typ); t {
 	case TypeJSON:
-		return t, AppendJSON(nil, v)
+		return t, AppendJSON(buf, v)
 	case TypeXML:
-		return t, AppendXML(nil, v)
+		return t, AppendXML(buf, v)
 	default:
-		return t, AppendText(nil, v)
+		return t, AppendText(buf, v)
 	}
 }
 

@@ -80,7 +80,10 @@ type Response struct {
 	Code int
 	// Reason is the reason phrase; "" means the standard phrase of Code.
 	Reason string
-	// Header holds response headers; Content-Type defaults to text/plain.
+	// ContentType is the Content-Type of the answer; "" means the one in
+	// Header, else text/plain.
+	ContentType string
+	// Header holds further response headers.
 	Header http.Header
 	// Cookies are set on the response (unchanged ones are dropped by the
 	// cookie middleware).

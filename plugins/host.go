@@ -59,7 +59,7 @@ func (m *Mount) Routes(ctx context.Context, entries []Entry) ([]core.Route, erro
 // caller's identity and writes the response.
 func (m *Mount) handler(h core.Handler, auth bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if m.BodyLimit > 0 && r.Body != nil {
+		if m.BodyLimit > 0 && r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, m.BodyLimit)
 		}
 		req := core.Prepare(r)

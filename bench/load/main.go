@@ -7,13 +7,17 @@
 package main
 
 import (
-	"context"
+	"bufio"
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,7 +66,7 @@ func main() {
 	}
 	for r := 0; r < *rounds; r++ {
 		for _, t := range targets {
-			n, d, err := round(client, t, *conc, *dur, *max)
+			n, d, err := round(t, *conc, *dur, *max)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "load: %s: %v\n", t.name, err)
 				os.Exit(1)
@@ -79,6 +83,7 @@ func main() {
 
 func rate(t *target) float64 { return float64(t.reqs) / t.dur.Seconds() }
 
+// once makes one request with net/http's client, to check the target.
 func once(c *http.Client, t *target) error {
 	req, err := http.NewRequest("GET", t.url, nil)
 	if err != nil {
@@ -97,29 +102,100 @@ func once(c *http.Client, t *target) error {
 	return nil
 }
 
-func round(c *http.Client, t *target, conc int, dur time.Duration, max int64) (int64, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), dur)
-	defer cancel()
+// conn is a light keep-alive HTTP/1.1 client on one connection: it writes
+// a prepared request and reads the answer's head and Content-Length body, so
+// that the load measures the server rather than the client.
+type conn struct {
+	c   net.Conn
+	br  *bufio.Reader
+	req []byte
+}
+
+func dial(t *target) (*conn, error) {
+	u, err := url.Parse(t.url)
+	if err != nil {
+		return nil, err
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\n", u.RequestURI(), u.Host)
+	for k, vs := range t.header {
+		for _, v := range vs {
+			fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+		}
+	}
+	b.WriteString("\r\n")
+	return &conn{c: c, br: bufio.NewReaderSize(c, 64<<10), req: []byte(b.String())}, nil
+}
+
+func (c *conn) do() error {
+	if _, err := c.c.Write(c.req); err != nil {
+		return err
+	}
+	line, err := c.br.ReadSlice('\n')
+	if err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(line, []byte("HTTP/1.1 200 ")) {
+		return fmt.Errorf("status line %q", line)
+	}
+	length := -1
+	for {
+		h, err := c.br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if len(h) <= 2 {
+			break
+		}
+		if len(h) > 15 && bytes.EqualFold(h[:15], []byte("Content-Length:")) {
+			length, err = strconv.Atoi(string(bytes.TrimSpace(h[15:])))
+			if err != nil {
+				return fmt.Errorf("content-length %q", h)
+			}
+		}
+	}
+	if length < 0 {
+		return errors.New("answer without Content-Length")
+	}
+	_, err = c.br.Discard(length)
+	return err
+}
+
+func round(t *target, conc int, dur time.Duration, max int64) (int64, time.Duration, error) {
+	conns := make([]*conn, conc)
+	for i := range conns {
+		c, err := dial(t)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer c.c.Close()
+		conns[i] = c
+	}
+	deadline := time.Now().Add(dur)
 	var n atomic.Int64
 	var firstErr error
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i := 0; i < conc; i++ {
+	for _, c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil && n.Load() < max {
-				if err := once(c, t); err != nil {
-					if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-						return
-					}
+			c.c.SetDeadline(deadline.Add(5 * time.Second))
+			for i := 0; ; i++ {
+				if i%64 == 0 && time.Now().After(deadline) || n.Load() >= max {
+					return
+				}
+				if err := c.do(); err != nil {
 					mu.Lock()
 					if firstErr == nil {
 						firstErr = err
 					}
 					mu.Unlock()
-					cancel()
 					return
 				}
 				n.Add(1)

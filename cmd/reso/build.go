@@ -36,7 +36,8 @@ func bundled(cfg *options) ([]plugins.Entry, error) {
 	}, nil
 }
 
-// build assembles the server's handler: log -> recover -> cookies -> router.
+// build assembles the server's handler: (access log ->) recover -> cookies
+// -> router.
 func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler, func(), error) {
 	var closers []func()
 	cleanup := func() {
@@ -73,5 +74,9 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		cleanup()
 		return nil, nil, fmt.Errorf("route table: %w", err)
 	}
-	return alice.New(middleware.Log(logger), middleware.Recover, middleware.Cookies).Then(router), cleanup, nil
+	chain := alice.New(middleware.Recover, middleware.Cookies)
+	if cfg.accessLog {
+		chain = alice.New(middleware.Log(logger)).Extend(chain)
+	}
+	return chain.Then(router), cleanup, nil
 }

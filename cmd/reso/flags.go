@@ -24,6 +24,7 @@ type options struct {
 	plugins       pluginFlags
 	pluginOpt     bool
 	version       bool
+	accessLog     bool
 }
 
 // pluginFlags collects repeated -plugin NAME=PATH flags in order.
@@ -65,6 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&cfg.isolate, "isolate", "", "bundled plugins to run as child processes: names separated by commas, or all")
 	fs.Var(&cfg.plugins, "plugin", "load a third-party plugin binary, NAME=PATH (repeatable; routes go before the bundled ones, in flag order)")
 	fs.BoolVar(&cfg.pluginOpt, "plugin-optional", false, "start without a -plugin that fails to load instead of failing")
+	fs.BoolVar(&cfg.accessLog, "access-log", false, "log one line per request to standard error")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

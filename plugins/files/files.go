@@ -162,8 +162,8 @@ func (d *download) Handle(ctx context.Context, req *core.Request) (*core.Respons
 		return nil, core.ErrNotFound
 	}
 	return &core.Response{
-		Header:  http.Header{"Content-Type": {core.TypeOctet}},
-		Content: &core.Content{Name: st.Name(), ModTime: st.ModTime(), Size: st.Size(), ReaderAt: f},
+		ContentType: core.TypeOctet,
+		Content:     &core.Content{Name: st.Name(), ModTime: st.ModTime(), Size: st.Size(), ReaderAt: f},
 	}, nil
 }
 
