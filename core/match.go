@@ -26,6 +26,14 @@ type matcher struct {
 	prefix  string         // literal text every match starts with
 	literal bool           // the pattern is prefix exactly and has no groups
 	ncap    int            // 2*(number of groups + 1)
+
+	// Once s starts with prefix, backtracking may start at instruction
+	// startPC and position startPos.
+	startPC  uint32
+	startPos int
+
+	// ascii[pc] is the set of ASCII runes InstRune instruction pc matches.
+	ascii [][2]uint64
 }
 
 func compileMatcher(pattern string) (*matcher, error) {
@@ -50,41 +58,61 @@ func compileMatcher(pattern string) (*matcher, error) {
 		return m, nil
 	}
 	m.prog = prog
-	m.prefix, m.literal = matchLiteralPrefix(prog)
+	m.ascii = make([][2]uint64, len(prog.Inst))
+	for pc := range prog.Inst {
+		if inst := &prog.Inst[pc]; inst.Op == syntax.InstRune {
+			for r := rune(0); r < utf8.RuneSelf; r++ {
+				if inst.MatchRune(r) {
+					m.ascii[pc][r/64] |= 1 << (r % 64)
+				}
+			}
+		}
+	}
+	m.prefix, m.literal, m.startPC, m.startPos = matchLiteralPrefix(prog)
 	m.literal = m.literal && m.ncap == 2
 	return m, nil
 }
 
-// matchLiteralPrefix returns the literal text every match of the anchored prog
-// starts with, and whether prog matches exactly that text.
-func matchLiteralPrefix(prog *syntax.Prog) (prefix string, complete bool) {
+// matchLiteralPrefix returns the literal text every match of the anchored
+// prog starts with, and whether prog matches exactly that text. It also
+// returns where the backtracker may start once the target starts with the
+// prefix: the instruction reached from prog.Start through instructions that
+// have no other outcome (no-ops, ^ at the start and literal runes), and the
+// length of the runes they consume.
+func matchLiteralPrefix(prog *syntax.Prog) (prefix string, complete bool, startPC uint32, startPos int) {
 	var b strings.Builder
-	pure := true
+	pure, skip := true, true
 	pc := uint32(prog.Start)
+	startPC = pc
 	for {
 		inst := &prog.Inst[pc]
 		switch inst.Op {
-		case syntax.InstNop, syntax.InstCapture:
+		case syntax.InstNop:
+		case syntax.InstCapture:
+			skip = false
 		case syntax.InstEmptyWidth:
 			// Zero width: it does not change the text a match starts with,
 			// but only ^ at the start is sure to hold.
 			if syntax.EmptyOp(inst.Arg) != syntax.EmptyBeginText || b.Len() > 0 {
-				pure = false
+				pure, skip = false, false
 			}
 		case syntax.InstRune1:
 			r := inst.Rune[0]
 			// An invalid byte of the target decodes as utf8.RuneError, so
 			// U+FFFD (and a rune that cannot be encoded) is not literal text.
 			if r == utf8.RuneError || !utf8.ValidRune(r) {
-				return b.String(), false
+				return b.String(), false, startPC, startPos
 			}
 			b.WriteRune(r)
 		case syntax.InstMatch:
-			return b.String(), pure
+			return b.String(), pure, startPC, startPos
 		default:
-			return b.String(), false
+			return b.String(), false, startPC, startPos
 		}
 		pc = inst.Out
+		if skip {
+			startPC, startPos = pc, b.Len()
+		}
 	}
 }
 
@@ -103,7 +131,7 @@ func (m *matcher) match(s string, caps []int) bool {
 		return m.matchRegexp(s, caps)
 	}
 	b := matchPool.Get().(*matchScratch)
-	ok := b.backtrack(m.prog, s, m.ncap)
+	ok := b.backtrack(m.prog, m.ascii, m.startPC, m.startPos, s, m.ncap)
 	if ok {
 		copy(caps[:m.ncap], b.cap)
 	}
@@ -150,7 +178,8 @@ func (b *matchScratch) release() {
 }
 
 // matchStep returns the rune at pos of s and its width, or -1 and 0 at the end,
-// decoding as package regexp does.
+// decoding as package regexp does. The backtracker decodes ASCII itself and
+// calls matchStep for the rest.
 func matchStep(s string, pos int) (rune, int) {
 	if pos < len(s) {
 		if c := s[pos]; c < utf8.RuneSelf {
@@ -174,10 +203,13 @@ func matchContext(s string, pos int) syntax.EmptyOp {
 }
 
 // backtrack runs prog anchored at the start of s, leftmost-first, and leaves
-// the submatch indexes of a match in b.cap (of length ncap). It visits each
+// the submatch indexes of a match in b.cap (of length ncap). It starts at
+// instruction pc0 and position pos0, which the caller has found to be the
+// only outcome of running prog up to there. ascii[pc] is the set of ASCII
+// runes InstRune instruction pc matches. It visits each
 // (instruction, position) pair at most once, so it runs in time
 // O(len(prog.Inst) * len(s)).
-func (b *matchScratch) backtrack(prog *syntax.Prog, s string, ncap int) bool {
+func (b *matchScratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint32, pos0 int, s string, ncap int) bool {
 	insts := prog.Inst
 	width := len(s) + 1
 	nw := (len(insts)*width + 63) / 64
@@ -209,11 +241,11 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, s string, ncap int) bool {
 		return true
 	}
 
-	if insts[prog.Start].Op == syntax.InstFail {
+	if insts[pc0].Op == syntax.InstFail {
 		return false
 	}
-	jobs = append(jobs, matchJob{pc: uint32(prog.Start), pos: 0})
-	visit(uint32(prog.Start), 0)
+	jobs = append(jobs, matchJob{pc: pc0, pos: pos0})
+	visit(pc0, pos0)
 	for len(jobs) > 0 {
 		l := len(jobs) - 1
 		pc, pos, arg := jobs[l].pc, jobs[l].pos, jobs[l].arg
@@ -246,6 +278,14 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, s string, ncap int) bool {
 				goto CheckAndLoop
 
 			case syntax.InstRune:
+				if pos < len(s) && s[pos] < utf8.RuneSelf {
+					if c := s[pos]; ascii[pc][c/64]&(1<<(c%64)) == 0 {
+						continue
+					}
+					pos++
+					pc = inst.Out
+					goto CheckAndLoop
+				}
 				r, w := matchStep(s, pos)
 				if w == 0 || !inst.MatchRune(r) {
 					continue
@@ -255,7 +295,12 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, s string, ncap int) bool {
 				goto CheckAndLoop
 
 			case syntax.InstRune1:
-				r, w := matchStep(s, pos)
+				r, w := rune(-1), 1
+				if pos < len(s) && s[pos] < utf8.RuneSelf {
+					r = rune(s[pos])
+				} else {
+					r, w = matchStep(s, pos)
+				}
 				if w == 0 || r != inst.Rune[0] {
 					continue
 				}
@@ -264,7 +309,12 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, s string, ncap int) bool {
 				goto CheckAndLoop
 
 			case syntax.InstRuneAnyNotNL:
-				r, w := matchStep(s, pos)
+				r, w := rune(-1), 1
+				if pos < len(s) && s[pos] < utf8.RuneSelf {
+					r = rune(s[pos])
+				} else {
+					r, w = matchStep(s, pos)
+				}
 				if w == 0 || r == '\n' {
 					continue
 				}
@@ -273,7 +323,10 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, s string, ncap int) bool {
 				goto CheckAndLoop
 
 			case syntax.InstRuneAny:
-				_, w := matchStep(s, pos)
+				w := 1
+				if pos >= len(s) || s[pos] >= utf8.RuneSelf {
+					_, w = matchStep(s, pos)
+				}
 				if w == 0 {
 					continue
 				}

@@ -2,26 +2,63 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 
-	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/plugins"
 )
 
-// setupAuth opens the login records and sets the authenticator on mount.
-func setupAuth(_ context.Context, _ *options, mount *plugins.Mount, _ *slog.Logger) (func(), error) {
-	mount.Require = func(http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			core.WriteError(w, r, core.Status(401, "Unauthorized"))
-		})
+// setupAuth opens the login records (-db), loads the instance secret
+// (-secret-file), registers the example user (-login) and sets the
+// authenticator on mount for the routes that need an identity.
+func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *slog.Logger) (func(), error) {
+	secret, err := auth.LoadSecret(cfg.secretFile)
+	if err != nil {
+		return nil, err
 	}
-	return func() {}, nil
+	st, err := auth.OpenSQLite(ctx, cfg.db)
+	if err != nil {
+		return nil, err
+	}
+	a, err := auth.New(auth.Config{Store: st, Secret: secret, Digest: cfg.digest, SignedCookies: cfg.signedCookies})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if cfg.login != "" {
+		email, pw, err := auth.ParseLogin(cfg.login)
+		if err == nil {
+			_, err = a.Register(ctx, email, pw)
+		}
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("-login: %w", err)
+		}
+		logger.Info("example user registered", "email", email, "realm", a.Realm())
+	}
+	mount.Require = auth.Required(a)
+	mount.Identity = auth.FromContext
+	return func() { st.Close() }, nil
 }
 
-// runAdminToken prints the administrator token of a secret file.
-func runAdminToken(_ []string, _, _ io.Writer) error {
-	return fmt.Errorf("admin-token: not available yet")
+// runAdminToken prints the administrator token of the secret in -secret-file.
+func runAdminToken(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("reso admin-token", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("secret-file", "", "file holding the instance secret (required; created 0600 when missing)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *file == "" || fs.NArg() > 0 {
+		return fmt.Errorf("usage: reso admin-token -secret-file FILE")
+	}
+	secret, err := auth.LoadSecret(*file)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, auth.AdminToken(secret))
+	return nil
 }

@@ -142,7 +142,10 @@ func (a *Authenticator) Realm() string { return a.realm }
 
 // Register registers email with password in the authenticator's realm and
 // issues a token; it returns the record id. Registering an existing e-mail
-// updates its hash. The empty password is allowed (it is the default).
+// updates its hash and issues a new token, which ends the sessions of the old
+// password; registering it again with the same password changes nothing, so
+// a server that registers its users at every start keeps their sessions. The
+// empty password is allowed (it is the default).
 func (a *Authenticator) Register(ctx context.Context, email, password string) (int64, error) {
 	return a.RegisterHash(ctx, email, HashPassword(email, a.realm, password))
 }
@@ -159,6 +162,16 @@ func (a *Authenticator) RegisterHash(ctx context.Context, email, hash string) (i
 	hash = strings.ToLower(hash)
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
+	old, err := a.store.ByEmail(ctx, email, a.realm)
+	switch {
+	case err == nil && old.Hash == hash && validToken(a.secret, old.ID, old.Token):
+		// Registered before with this password (a server restarting with
+		// the same -login): the current session stays valid.
+		a.cache.put(old)
+		return old.ID, nil
+	case err != nil && !errors.Is(err, ErrNoRecord):
+		return 0, err
+	}
 	id, err := a.store.Register(ctx, email, a.realm, hash)
 	if err != nil {
 		return 0, err

@@ -246,10 +246,25 @@ func TestRegister(t *testing.T) {
 		t.Errorf("hash %q is not MD5 of email:realm:password", rec.Hash)
 	}
 
-	// Registering the same e-mail again updates the hash, keeps the id.
+	// Registering the same e-mail with the same password changes nothing.
+	f.clock.Advance(time.Second)
+	if id, err := f.a.Register(ctx, testEmail, testPassword); err != nil || id != f.id {
+		t.Fatalf("re-register: %d, %v; want %d", id, err, f.id)
+	}
+	if got := f.stored(t, f.id); got != rec {
+		t.Errorf("same password: record %+v, want %+v", got, rec)
+	}
+	// With another password it updates the hash, keeps the id and issues a
+	// new token: the old session ends.
 	id, err := f.a.Register(ctx, testEmail, "new password")
 	if err != nil || id != f.id {
 		t.Fatalf("re-register: %d, %v; want %d", id, err, f.id)
+	}
+	if got := f.stored(t, f.id); got.Token == rec.Token || !validToken(testSecret, f.id, got.Token) {
+		t.Errorf("new password: token %q, want a new one", got.Token)
+	}
+	if r := f.get(t, "/", cookies(fmt.Sprint(f.id), rec.Token)); r.status != "401 Unauthorized" {
+		t.Errorf("session of the old password: %q", r.status)
 	}
 	if r := f.get(t, "/", basic(testEmail, testPassword)); r.status != "401 Unauthorized" {
 		t.Errorf("old password: %q", r.status)
@@ -379,11 +394,11 @@ func TestNewConfig(t *testing.T) {
 	}
 	defer st.Close()
 	for name, cfg := range map[string]Config{
-		"no store":        {Secret: testSecret},
-		"no secret":       {Store: st},
-		"bad realm":       {Store: st, Secret: testSecret, Realm: "a\nb"},
-		"negative nonce":  {Store: st, Secret: testSecret, NonceLifetime: -1},
-		"negative cache":  {Store: st, Secret: testSecret, MaxCached: -1},
+		"no store":       {Secret: testSecret},
+		"no secret":      {Store: st},
+		"bad realm":      {Store: st, Secret: testSecret, Realm: "a\nb"},
+		"negative nonce": {Store: st, Secret: testSecret, NonceLifetime: -1},
+		"negative cache": {Store: st, Secret: testSecret, MaxCached: -1},
 	} {
 		if _, err := New(cfg); err == nil || !strings.HasPrefix(err.Error(), "auth: ") {
 			t.Errorf("%s: %v, want an auth: error", name, err)

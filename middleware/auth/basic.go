@@ -34,5 +34,8 @@ func parseBasic(h string) (email, password string, ok bool) {
 		return "", "", false
 	}
 	email, password, ok = strings.Cut(string(dst[:n]), ":")
-	return email, password, ok
+	if !ok {
+		return "", "", false
+	}
+	return email, password, true
 }

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -10,7 +11,9 @@ import (
 
 // Names of the session cookies of SPEC 2.7.
 const (
-	CookieToken  = "token"
+	// CookieToken is the name of the cookie that holds the session token.
+	CookieToken = "token"
+	// CookieUserID is the name of the cookie that holds the record id.
 	CookieUserID = "user_id"
 )
 
@@ -110,10 +113,10 @@ func (a *Authenticator) setSession(w http.ResponseWriter, r *http.Request, id in
 	if a.codec != nil {
 		var err error
 		if idText, err = a.codec.Encode(CookieUserID, []byte(idText)); err != nil {
-			return err
+			return fmt.Errorf("auth: sign cookie: %w", err)
 		}
 		if token, err = a.codec.Encode(CookieToken, []byte(token)); err != nil {
-			return err
+			return fmt.Errorf("auth: sign cookie: %w", err)
 		}
 	}
 	http.SetCookie(w, cookie(r, CookieToken, token))

@@ -3,6 +3,7 @@ package auth
 import (
 	"crypto/hmac"
 	"crypto/md5"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/binary"
@@ -15,19 +16,19 @@ import (
 
 // HTTP Digest access authentication (RFC 7616) with MD5 and qop=auth. It
 // works from the stored hash, which is the HA1 of <email>:<realm>:<password>.
-// A nonce is 16 hex characters of its issue time (Unix nanoseconds) and 32 of
-// an HMAC-SHA256 over that time and the realm, keyed from the instance
-// secret: the server keeps no state for it, and a nonce older than the
-// lifetime is answered with stale=true.
+// A nonce is 16 hex characters of its issue time (Unix nanoseconds), 16 of
+// random bytes and 32 of an HMAC-SHA256 over both and the realm, keyed from
+// the instance secret: the server keeps no state for it, and a nonce older
+// than the lifetime is answered with stale=true.
 
 // DefaultNonceLifetime is how long a Digest nonce is accepted when
 // [Config].NonceLifetime is 0.
 const DefaultNonceLifetime = 5 * time.Minute
 
 const (
-	nonceTSLen  = 16
+	nonceRawLen = 16 // issue time (8 bytes) and 8 random bytes
 	nonceMACLen = 32
-	nonceLen    = nonceTSLen + nonceMACLen
+	nonceLen    = 2*nonceRawLen + nonceMACLen
 	// nonceSkew is how far in the future a nonce time may lie (clock steps).
 	nonceSkew = time.Minute
 )
@@ -214,39 +215,45 @@ func quote(s string) string {
 
 // newNonce returns a Digest nonce issued at t.
 func (a *Authenticator) newNonce(t time.Time) string {
+	var raw [nonceRawLen]byte
+	binary.BigEndian.PutUint64(raw[:8], uint64(t.UnixNano()))
+	if _, err := rand.Read(raw[8:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
 	var b [nonceLen]byte
-	var ts [8]byte
-	binary.BigEndian.PutUint64(ts[:], uint64(t.UnixNano()))
-	hex.Encode(b[:nonceTSLen], ts[:])
-	mac := a.nonceMAC(b[:nonceTSLen])
-	hex.Encode(b[nonceTSLen:], mac[:nonceMACLen/2])
+	hex.Encode(b[:2*nonceRawLen], raw[:])
+	mac := a.nonceMAC(b[:2*nonceRawLen])
+	hex.Encode(b[2*nonceRawLen:], mac[:nonceMACLen/2])
 	return string(b[:])
 }
 
-func (a *Authenticator) nonceMAC(ts []byte) []byte {
+func (a *Authenticator) nonceMAC(head []byte) []byte {
 	m := hmac.New(sha256.New, a.nonceKey)
-	m.Write(ts)
+	m.Write(head)
 	m.Write([]byte(a.realm))
 	return m.Sum(nil)
 }
 
 // checkNonce reports whether n is a nonce of this instance, and whether it
-// is still fresh at now.
+// is still fresh at now. A nonce issued in the future (beyond a small clock
+// step) is not valid.
 func (a *Authenticator) checkNonce(n string, now time.Time) (valid, fresh bool) {
 	if len(n) != nonceLen || !isLowerHex(n) {
 		return false, false
 	}
-	mac := a.nonceMAC([]byte(n[:nonceTSLen]))
+	mac := a.nonceMAC([]byte(n[:2*nonceRawLen]))
 	var want [nonceMACLen]byte
 	hex.Encode(want[:], mac[:nonceMACLen/2])
-	if subtle.ConstantTimeCompare(want[:], []byte(n[nonceTSLen:])) != 1 {
+	if subtle.ConstantTimeCompare(want[:], []byte(n[2*nonceRawLen:])) != 1 {
 		return false, false
 	}
 	var ts [8]byte
-	hex.Decode(ts[:], []byte(n[:nonceTSLen]))
-	issued := time.Unix(0, int64(binary.BigEndian.Uint64(ts[:])))
-	age := now.Sub(issued)
-	return true, age >= -nonceSkew && age <= a.nonceLifetime
+	hex.Decode(ts[:], []byte(n[:16]))
+	age := now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(ts[:]))))
+	if age < -nonceSkew {
+		return false, false
+	}
+	return true, age <= a.nonceLifetime
 }
 
 // digestChallenge returns the value of a WWW-Authenticate header of scheme

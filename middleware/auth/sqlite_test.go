@@ -139,8 +139,13 @@ func TestRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	_, st2, f2 := start()
+	a2, st2, f2 := start()
 	defer st2.Close()
+	// The server registers its -login user at every start: same password,
+	// same session.
+	if id2, err := a2.Register(ctx, testEmail, testPassword); err != nil || id2 != id {
+		t.Fatalf("register after restart: %d, %v", id2, err)
+	}
 	rec := f2.stored(t, id)
 	if rec.Email != testEmail || rec.Token != tok || rec.Hash != hash {
 		t.Fatalf("record after restart %+v", rec)

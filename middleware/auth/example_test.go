@@ -1,0 +1,65 @@
+package auth_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/middleware/auth"
+)
+
+func ExampleRequired() {
+	ctx := context.Background()
+	store, err := auth.OpenSQLite(ctx, ":memory:")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	secret, err := auth.LoadSecret("") // random, for this process only
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := auth.New(auth.Config{Store: store, Secret: secret})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := a.Register(ctx, "user@example.com", "secret"); err != nil {
+		log.Fatal(err)
+	}
+
+	private := auth.Required(a)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello %s", auth.FromContext(r.Context()).Email)
+	}))
+	srv := httptest.NewUnstartedServer(private)
+	srv.Listener = core.Listen(srv.Listener) // exact reason phrases
+	srv.Config.ConnContext = core.ConnContext
+	srv.Start()
+	defer srv.Close()
+
+	get := func(user, password string) {
+		req, _ := http.NewRequest("GET", srv.URL+"/private", nil)
+		if user != "" {
+			req.SetBasicAuth(user, password)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		fmt.Printf("%s | %s | %q\n", resp.Status, resp.Header.Get("WWW-Authenticate"), body)
+	}
+	get("", "")
+	get("nobody@example.com", "secret")
+	get("user@example.com", "wrong")
+	get("user@example.com", "secret")
+	// Output:
+	// 401 Unauthorized | Basic realm="localhost" | "401 Unauthorized\n"
+	// 401 Not Found | Basic realm="localhost" | "401 Not Found\n"
+	// 401 Unauthorized | Basic realm="localhost" | "401 Unauthorized\n"
+	// 200 OK |  | "hello user@example.com"
+}
