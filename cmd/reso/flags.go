@@ -64,7 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&cfg.digest, "digest", false, "also offer HTTP Digest (a second WWW-Authenticate challenge)")
 	fs.BoolVar(&cfg.signedCookies, "signed-cookies", false, "sign the token and user_id cookies with securecookie")
 	fs.StringVar(&cfg.isolate, "isolate", "", "bundled plugins to run as child processes: names separated by commas, or all")
-	fs.Var(&cfg.plugins, "plugin", "load a third-party plugin binary, NAME=PATH (repeatable; routes go before the bundled ones, in flag order)")
+	fs.Var(&cfg.plugins, "plugin", "load a third-party plugin binary, NAME=PATH (repeatable; its routes go after those of all bundled plugins, in flag order)")
 	fs.BoolVar(&cfg.pluginOpt, "plugin-optional", false, "start without a -plugin that fails to load instead of failing")
 	fs.BoolVar(&cfg.accessLog, "access-log", false, "log one line per request to standard error")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")

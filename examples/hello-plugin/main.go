@@ -1,0 +1,67 @@
+// Command hello-plugin is a third-party reso plugin: a program of its own,
+// written only against reso's public plugin contract (packages core,
+// plugins and plugins/pluginrpc). reso starts it as a child process and
+// forwards the requests of its route to it over gRPC:
+//
+//	go build -o hello-plugin ./examples/hello-plugin
+//	reso -plugin hello=./hello-plugin
+//	curl localhost:8000/hello/Ada        # {"hello": "Ada"}
+//
+// It answers GET /hello with {"hello": "world"} and GET /hello/NAME with
+// {"hello": "NAME"}, in JSON, XML or plain text like every reso resource.
+// See README.md beside this file.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginrpc"
+)
+
+func main() {
+	// Standard output belongs to the plugin handshake: log to stderr only.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := pluginrpc.Serve(Plugin{Logger: logger}); err != nil {
+		fmt.Fprintln(os.Stderr, "hello-plugin:", err)
+		os.Exit(1)
+	}
+}
+
+// Plugin is the hello plugin.
+type Plugin struct {
+	Logger *slog.Logger
+}
+
+// Routes returns the plugin's one route. It is called once, when the server
+// builds its route table.
+func (p Plugin) Routes(ctx context.Context, host plugins.Host) ([]plugins.Route, error) {
+	p.Logger.Info("hello-plugin ready")
+	return []plugins.Route{{
+		Match:   `GET /hello(?:/(?P<name>[^/?]*))?(?:$|\?)`,
+		Handler: core.Resource(hello{}),
+	}}, nil
+}
+
+// hello is the resource behind the route: core.Resource calls Get for GET
+// and answers 405 Method Not Allowed for the other methods.
+type hello struct{}
+
+// Get answers the node hello whose content is the name in the path, or
+// "world".
+func (hello) Get(_ context.Context, req *core.Request) (any, error) {
+	name := req.Var("name")
+	if name == "" {
+		name = "world"
+	}
+	return core.Node{Name: "hello", Content: name}, nil
+}
+
+var (
+	_ plugins.Plugin = Plugin{}
+	_ core.Getter    = hello{}
+)

@@ -1,0 +1,51 @@
+// Package pluginrpc runs a [plugins.Plugin] in a separate process: the server
+// (the host) starts the plugin program with hashicorp/go-plugin and talks to
+// it over gRPC (protocol package reso.plugin.v1, see package pluginv1), with
+// go-plugin's automatic mutual TLS.
+//
+// A plugin program serves one plugin and does nothing else:
+//
+//	func main() {
+//		if err := pluginrpc.Serve(hello.Plugin{}); err != nil {
+//			fmt.Fprintln(os.Stderr, err)
+//			os.Exit(1)
+//		}
+//	}
+//
+// It must not write to standard output: go-plugin's handshake goes there.
+// Log to standard error; the host copies those lines into its own log.
+//
+// The host loads it with [Load] and mounts the returned [*Client] like any
+// other plugin. The client asks the plugin for its routes once; each matched
+// request then crosses to the plugin and back:
+//
+//   - The request (method, paths, query, variables, header, the caller's
+//     identity) goes in one message. A small body with a declared length
+//     goes inline; any other body stays with the host, and the plugin pulls
+//     it when it reads req.Body, so a handler that never reads the body never
+//     costs a read, as in process.
+//   - Requests travel on long-lived gRPC streams (method Exchange), one
+//     request at a time per stream: the host keeps a pool of idle streams
+//     per plugin process, so a request costs one small message each way on
+//     the one connection, and no per-call setup. (A unary call per request
+//     is available with [Config.Unary]; it costs about twice as much.)
+//     Cancelling the request's context cancels its stream, and so the
+//     handler's context in the plugin.
+//   - An error crosses explicitly: a [core.StatusError] as its code and exact
+//     reason phrase, any other error as its text (500).
+//   - A download ([core.Response].Content) stays open in the plugin; the
+//     host reads it through a server-streaming call in chunks of 256 KiB,
+//     sequentially ahead of http.ServeContent, and a Range request starts a
+//     stream at its offset. The plugin closes the content when the host
+//     closes it, or after [ContentIdle] without use.
+//   - The plugin reaches the host's services ([plugins.Host]: the shared
+//     settings) through go-plugin's broker; it shares no memory with the
+//     host.
+//
+// A plugin process that exits or is killed costs only its own routes: they
+// answer [ErrUnavailable] (503 Plugin Unavailable) while the client restarts
+// the process with backoff (100 ms doubling to 2 s). The route list is
+// taken once; a restarted plugin that gives other routes is logged. On
+// Linux every plugin process gets SIGKILL when the host dies, and
+// [Client.Close] ends it.
+package pluginrpc

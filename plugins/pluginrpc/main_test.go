@@ -1,0 +1,222 @@
+package pluginrpc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/users"
+)
+
+// childEnv switches the test binary into a plugin process: TestMain serves
+// the test plugin (or misbehaves, as the value says) instead of testing.
+const childEnv = "RESO_PLUGINRPC_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(runChild(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// runChild is the plugin process of the tests.
+func runChild(mode string) int {
+	p := testPlugin{}
+	var err error
+	switch mode {
+	case "serve":
+		err = Serve(p)
+	case "stdout":
+		fmt.Println("hello from a plugin that prints to stdout")
+		err = Serve(p)
+	case "version":
+		hs := handshake
+		hs.ProtocolVersion = 99
+		err = serve(p, hs)
+	case "exit":
+		fmt.Fprintln(os.Stderr, "giving up before the handshake")
+		return 2
+	default:
+		err = fmt.Errorf("unknown child mode %q", mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// childCmd returns a Cmd that runs the test binary as a plugin process.
+func childCmd(mode string) func() *exec.Cmd {
+	return func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+mode)
+		return cmd
+	}
+}
+
+// testPlugin exercises every part of the contract. Its answers describe
+// what the handler saw, so that a suite can compare in-process and
+// out-of-process runs byte for byte.
+type testPlugin struct{}
+
+// downloadData is the content of GET /download: 1 MiB + 3 bytes, so that
+// chunk boundaries do not line up.
+var downloadData = func() []byte {
+	b := make([]byte, 1<<20+3)
+	for i := range b {
+		b[i] = byte(i*7 + i>>11)
+	}
+	return b
+}()
+
+var downloadTime = time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+
+func (testPlugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
+	h := func(f func(ctx context.Context, req *core.Request) (*core.Response, error)) core.Handler {
+		return core.HandlerFunc(f)
+	}
+	return []plugins.Route{
+		{Match: `GET,PUT,POST /alias/(?P<rest>.*)`, Rewrite: "GET,PUT,POST /echo/%(rest)s", Assign: []string{"ALIASED=yes"}},
+		{Match: `GET,PUT,POST,DELETE /echo`, Handler: h(echo)},
+		{Match: `GET /private`, Auth: true, Handler: h(echo)},
+		{Match: `GET /status`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			return nil, fmt.Errorf("wrapped: %w", core.Status(418, "Not A Teapot Today"))
+		})},
+		{Match: `GET /fail`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			return nil, errors.New("plain failure: something broke")
+		})},
+		{Match: `GET /nil`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			return nil, nil
+		})},
+		{Match: `GET /custom`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			return &core.Response{
+				Code:   201,
+				Reason: "Made It",
+				Header: http.Header{"Content-Type": {"text/x-custom"}, "X-Multi": {"a", "b"}},
+				Cookies: []*http.Cookie{
+					{Name: "plain", Value: "v1"},
+					{Name: "full", Value: "v 2", Quoted: true, Path: "/p", Domain: "example.org", Expires: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), MaxAge: 60, Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode},
+				},
+				Body: []byte("custom body\n"),
+			}, nil
+		})},
+		{Match: `GET /value`, Handler: core.Resource(valueResource{})},
+		{Match: `GET /setting/(?P<name>\w+)`, Handler: h(func(ctx context.Context, req *core.Request) (*core.Response, error) {
+			v, err := host.Setting(ctx, req.Var("name"))
+			if err != nil {
+				return nil, err
+			}
+			return &core.Response{Body: []byte(v)}, nil
+		})},
+		{Match: `PUT /setting/(?P<name>\w+)`, Handler: h(func(ctx context.Context, req *core.Request) (*core.Response, error) {
+			b, err := core.ReadBody(req.Body)
+			if err != nil {
+				return nil, err
+			}
+			return nil, host.SetSetting(ctx, req.Var("name"), string(b))
+		})},
+		{Match: `GET /download`, Handler: h(func(ctx context.Context, req *core.Request) (*core.Response, error) {
+			return &core.Response{
+				Header: http.Header{"Content-Type": {core.TypeOctet}},
+				Content: &core.Content{Name: "data.bin", ModTime: downloadTime, Size: int64(len(downloadData)),
+					ReaderAt: &trackedReader{Reader: bytes.NewReader(downloadData), host: host, ctx: context.WithoutCancel(ctx)}},
+			}, nil
+		})},
+		{Match: `GET /wait`, Handler: h(func(ctx context.Context, req *core.Request) (*core.Response, error) {
+			<-ctx.Done()
+			_ = host.SetSetting(context.WithoutCancel(ctx), "cancelled", "yes")
+			return nil, ctx.Err()
+		})},
+		{Match: `GET /panic`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			panic("handler panicked")
+		})},
+		{Match: `GET /users(?:/|$|\?)`, Handler: core.Bind(users.Example())},
+		{Match: `GET /pid`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			return &core.Response{Body: []byte(fmt.Sprint(os.Getpid()))}, nil
+		})},
+		{Match: `GET /exit`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			os.Exit(7)
+			return nil, nil
+		})},
+	}, nil
+}
+
+// echo answers a text description of the request it got.
+func echo(_ context.Context, req *core.Request) (*core.Response, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "method=%s path=%q consumed=%q query=%q content-length=%d\n", req.Method, req.Path, req.Consumed, req.Query, req.ContentLength)
+	names := make([]string, 0, len(req.Vars))
+	for k := range req.Vars {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		fmt.Fprintf(&b, "var %s=%q\n", k, req.Vars[k])
+	}
+	for _, k := range []string{"X-Test", "Content-Type", "User-Agent"} {
+		fmt.Fprintf(&b, "header %s=%q\n", k, req.Header.Values(k))
+	}
+	if req.Identity != nil {
+		fmt.Fprintf(&b, "identity %d %s\n", req.Identity.ID, req.Identity.Email)
+	}
+	if req.Body == nil {
+		b.WriteString("no body\n")
+	} else if req.Method == http.MethodPut || req.Method == http.MethodPost {
+		body, err := core.ReadBody(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "body %d bytes, sum %d\n", len(body), sum(body))
+	}
+	return &core.Response{Body: []byte(b.String())}, nil
+}
+
+func sum(b []byte) (s int) {
+	for _, c := range b {
+		s += int(c)
+	}
+	return s
+}
+
+type valueResource struct{}
+
+// Get answers a node with a record, rendered in the type ACCEPT names.
+func (valueResource) Get(context.Context, *core.Request) (any, error) {
+	return core.Node{Name: "value", Content: core.Record{{Name: "text", Value: "h\u00e9llo <&>"}, {Name: "n", Value: 42}}}, nil
+}
+
+// trackedReader counts closes in the host setting "closed".
+type trackedReader struct {
+	*bytes.Reader
+	host   plugins.Host
+	ctx    context.Context
+	closed atomic.Bool
+}
+
+func (r *trackedReader) Close() error {
+	if r.closed.Swap(true) {
+		return errors.New("closed twice")
+	}
+	v, _ := r.host.Setting(r.ctx, "closed")
+	n := 0
+	fmt.Sscan(v, &n)
+	return r.host.SetSetting(r.ctx, "closed", fmt.Sprint(n+1))
+}
+
+var (
+	_ plugins.Plugin = testPlugin{}
+	_ io.ReaderAt    = (*trackedReader)(nil)
+)
