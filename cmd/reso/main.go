@@ -5,7 +5,7 @@
 // Usage:
 //
 //	reso [flags]                       serve (see -help for the flags)
-//	reso plugin NAME                   serve a bundled plugin to a parent reso (internal)
+//	reso plugin NAME [-users FILE]     serve a bundled plugin to a parent reso (internal)
 //	reso admin-token -secret-file F    print the administrator token
 package main
 
