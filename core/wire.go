@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime/debug"
 	"strconv"
-	"sync"
+	"sync/atomic"
 )
 
 // Go's net/http writes only the standard reason phrase of a status code. To
@@ -48,25 +49,25 @@ func (l *listener) Accept() (net.Conn, error) {
 
 type reasonConn struct {
 	net.Conn
-	mu     sync.Mutex
+	pending atomic.Pointer[reasonLine]
+}
+
+// reasonLine is an announced status line: its code and phrase.
+type reasonLine struct {
 	code   int
 	reason string
 }
 
 // announce sets the phrase for the next status line with the given code.
 func (c *reasonConn) announce(code int, reason string) {
-	c.mu.Lock()
-	c.code, c.reason = code, reason
-	c.mu.Unlock()
+	c.pending.Store(&reasonLine{code: code, reason: reason})
 }
 
 var http11 = []byte("HTTP/1.1 ")
 
 func (c *reasonConn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	code, reason := c.code, c.reason
-	c.mu.Unlock()
-	if code == 0 || !bytes.HasPrefix(p, http11) {
+	pd := c.pending.Load()
+	if pd == nil || !bytes.HasPrefix(p, http11) {
 		return c.Conn.Write(p)
 	}
 	// "HTTP/1.1 NNN phrase\r\n": an interim 100 Continue passes unchanged.
@@ -75,26 +76,46 @@ func (c *reasonConn) Write(p []byte) (int, error) {
 		return c.Conn.Write(p)
 	}
 	got, err := strconv.Atoi(string(rest[:3]))
-	if err != nil || got != code {
+	if err != nil || got != pd.code {
 		return c.Conn.Write(p)
 	}
 	eol := bytes.Index(rest, []byte("\r\n"))
 	if eol < 0 {
 		return c.Conn.Write(p)
 	}
-	c.mu.Lock()
-	c.code, c.reason = 0, ""
-	c.mu.Unlock()
-	line := make([]byte, 0, len(p)+len(reason))
+	c.pending.CompareAndSwap(pd, nil)
+	line := make([]byte, 0, len(p)+len(pd.reason))
 	line = append(line, http11...)
 	line = append(line, rest[:4]...)
-	line = append(line, reason...)
+	line = append(line, pd.reason...)
 	line = append(line, rest[eol:]...)
 	if _, err := c.Conn.Write(line); err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
+
+// ReadFrom keeps the connection's own ReadFrom (sendfile for downloads):
+// net/http calls it only after the response header has been written.
+func (c *reasonConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok && c.pending.Load() == nil {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(writerOnly{c}, r)
+}
+
+// CloseWrite half-closes the connection when it can, as net/http does with
+// a *net.TCPConn before closing it.
+func (c *reasonConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// writerOnly hides every method but Write, so io.Copy does not loop back
+// into ReadFrom.
+type writerOnly struct{ io.Writer }
 
 // WriteStatus writes the header of a response with the given code and reason
 // phrase. The phrase reaches the wire when the server was set up with
