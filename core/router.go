@@ -233,7 +233,6 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			req.Method = c.rwMethod[idx]
 			req.Path, req.Query, _ = strings.Cut(newTarget, "?")
-			r.Method = req.Method
 		}
 		for _, a := range c.assign {
 			v, err := a.tpl.expand(target, caps, c.m.names)

@@ -69,6 +69,26 @@ func TestRouterRules(t *testing.T) {
 	}
 }
 
+// TestRouterKeepsWireRequest: a rewrite changes the request context, never
+// the *http.Request: its method is what the client sent (HTTP Digest hashes
+// it) and decides whether the answer carries a body.
+func TestRouterKeepsWireRequest(t *testing.T) {
+	var wire, routed string
+	rt, err := NewRouter([]Route{
+		{Match: "POST /a", Rewrite: "PUT /b"},
+		{Match: "PUT /b", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			wire, routed = r.Method+" "+r.URL.Path, FromContext(r.Context()).Method
+		})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/a", nil))
+	if wire != "POST /a" || routed != "PUT" {
+		t.Errorf("wire %q, routed %q", wire, routed)
+	}
+}
+
 func TestRouterNotFound(t *testing.T) {
 	rt, err := NewRouter([]Route{
 		{Match: "GET /a", Handler: echo()},
