@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/reso-project/reso/core"
 )
@@ -15,10 +16,13 @@ import (
 // the connection is aborted instead.
 func Recover(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tw := &trackWriter{ResponseWriter: w}
+		tw := trackWriters.Get().(*trackWriter)
+		tw.ResponseWriter, tw.wrote = w, false
 		defer func() {
 			v := recover()
 			if v == nil {
+				tw.ResponseWriter = nil
+				trackWriters.Put(tw)
 				return
 			}
 			if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
@@ -34,6 +38,10 @@ func Recover(next http.Handler) http.Handler {
 		next.ServeHTTP(tw, r)
 	})
 }
+
+// trackWriters recycles the wrappers of requests that ended without a
+// panic (a handler must not keep its ResponseWriter after returning).
+var trackWriters = sync.Pool{New: func() any { return new(trackWriter) }}
 
 // trackWriter notes whether the header was written.
 type trackWriter struct {

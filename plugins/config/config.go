@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
@@ -39,7 +40,16 @@ func (Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, err
 	}, nil
 }
 
-type resource struct{ host plugins.Host }
+type resource struct {
+	host plugins.Host
+	last atomic.Pointer[shown] // the value of the last directory shown
+}
+
+// shown is the answer of GET for one directory; it is never changed.
+type shown struct {
+	dir   string
+	value any
+}
 
 // Get answers the node config with its field directory.
 func (rs *resource) Get(ctx context.Context, _ *core.Request) (any, error) {
@@ -50,7 +60,12 @@ func (rs *resource) Get(ctx context.Context, _ *core.Request) (any, error) {
 	if dir == "" {
 		dir = "."
 	}
-	return core.Node{Name: "config", Content: core.Record{{Name: "directory", Value: dir}}}, nil
+	if s := rs.last.Load(); s != nil && s.dir == dir {
+		return s.value, nil
+	}
+	s := &shown{dir: dir, value: core.Node{Name: "config", Content: core.Record{{Name: "directory", Value: dir}}}}
+	rs.last.Store(s)
+	return s.value, nil
 }
 
 // Put sets the directory to the body: text, or a JSON string.
