@@ -11,14 +11,19 @@ import (
 // built from the request. Errors are written with [WriteError].
 func HTTP(h Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := Prepare(r)
-		resp, err := h.Handle(r.Context(), req)
-		if err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		WriteResponse(w, r, resp)
+		Serve(w, r, h, Prepare(r))
 	})
+}
+
+// Serve answers r with h for the request context req (see [Prepare]): the
+// response with [WriteResponse], an error with [WriteError].
+func Serve(w http.ResponseWriter, r *http.Request, h Handler, req *Request) {
+	resp, err := h.Handle(r.Context(), req)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteResponse(w, r, resp)
 }
 
 // Prepare returns the request context of r for a [Handler]: the router's, or a

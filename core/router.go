@@ -103,10 +103,12 @@ func compileRoute(r Route) (route, error) {
 	if c.m, err = compileMatcher(pattern); err != nil {
 		return route{}, fmt.Errorf("pattern: %w", err)
 	}
-	groups := make(map[string]bool)
-	for _, n := range c.m.names {
+	// Group indexes by name; a name may stand for several groups, as in
+	// (?P<x>a)|(?P<x>b).
+	groups := make(map[string][]int)
+	for g, n := range c.m.names {
 		if n != "" {
-			groups[n] = true
+			groups[n] = append(groups[n], g)
 		}
 	}
 	if r.Rewrite != "" {
@@ -226,7 +228,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if len(c.rwMethod) > 1 {
 				idx = c.methodIndex(req.Method, methodBit(req.Method))
 			}
-			newTarget, err := c.rwPath.expand(target, caps, c.m.names)
+			newTarget, err := c.rwPath.expand(target, caps)
 			if err != nil {
 				WriteError(w, r, err)
 				return
@@ -235,7 +237,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			req.Path, req.Query, _ = strings.Cut(newTarget, "?")
 		}
 		for _, a := range c.assign {
-			v, err := a.tpl.expand(target, caps, c.m.names)
+			v, err := a.tpl.expand(target, caps)
 			if err != nil {
 				WriteError(w, r, err)
 				return
@@ -259,9 +261,8 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// Match returns the index of the first route at or after start whose methods
+// next returns the index of the first route at or after start whose methods
 // hold method and whose pattern matches target, filling caps; -1 when none.
-// It is exported for benchmarks and tools through [Router.Lookup].
 func (rt *Router) next(start int, method, target string, caps []int) int {
 	bit := methodBit(method)
 	return rt.index.each(start, target, func(i int) bool {
@@ -319,13 +320,15 @@ func newRequest(r *http.Request) *Request {
 
 type template []tplPart
 
+// tplPart is literal text, or a substitution of the first of groups that
+// took part in the match.
 type tplPart struct {
 	lit    string
-	group  int // index into names, 0 for a literal
+	groups []int // group indexes of a substitution; nil for literal text
 	decode bool
 }
 
-func parseTemplate(s string, groups map[string]bool) (template, error) {
+func parseTemplate(s string, groups map[string][]int) (template, error) {
 	var t template
 	var lit strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -347,14 +350,15 @@ func parseTemplate(s string, groups map[string]bool) (template, error) {
 			return nil, fmt.Errorf("template %q: unterminated %%(name)s", s)
 		}
 		name := s[i+2 : i+end]
-		if !groups[name] {
+		idx := groups[name]
+		if idx == nil {
 			return nil, fmt.Errorf("template %q: no group named %q in the pattern", s, name)
 		}
 		if lit.Len() > 0 {
 			t = append(t, tplPart{lit: lit.String()})
 			lit.Reset()
 		}
-		t = append(t, tplPart{lit: name, group: -1, decode: s[i+end+1] == 'u'})
+		t = append(t, tplPart{groups: idx, decode: s[i+end+1] == 'u'})
 		i += end + 1
 	}
 	if lit.Len() > 0 {
@@ -366,23 +370,21 @@ func parseTemplate(s string, groups map[string]bool) (template, error) {
 // ErrInvalidQuery answers a %(name)u substitution of badly encoded text.
 var ErrInvalidQuery = Status(http.StatusBadRequest, "Invalid Query")
 
-func (t template) expand(s string, caps []int, names []string) (string, error) {
-	if len(t) == 1 && t[0].group == 0 {
+func (t template) expand(s string, caps []int) (string, error) {
+	if len(t) == 1 && t[0].groups == nil {
 		return t[0].lit, nil
 	}
 	var b strings.Builder
 	for _, p := range t {
-		if p.group == 0 {
+		if p.groups == nil {
 			b.WriteString(p.lit)
 			continue
 		}
 		v := ""
-		for g, n := range names {
-			if n == p.lit {
-				v = groupText(s, caps, g)
-				if caps[2*g] >= 0 {
-					break
-				}
+		for _, g := range p.groups {
+			if caps[2*g] >= 0 {
+				v = s[caps[2*g]:caps[2*g+1]]
+				break
 			}
 		}
 		if p.decode {

@@ -34,6 +34,7 @@ func TestRouterRules(t *testing.T) {
 		{Match: "GET /b/(?P<n>[0-9]+)", Handler: echo("id", "n")},
 		{Match: "GET /opt(?P<o>-x)?/", Rewrite: "GET /opted/[%(o)s]"},
 		{Match: "GET /opted/", Handler: echo("o")},
+		{Match: "GET /dup/(?:(?P<d>a+)|(?P<d>b+))", Rewrite: "GET /files/%(d)s"},
 		{Match: "GET /files", Handler: echo()},
 		{Match: "DELETE,GET /q", Rewrite: "POST /q2"},
 		{Match: "POST /q2", Handler: echo()},
@@ -56,6 +57,7 @@ func TestRouterRules(t *testing.T) {
 		{"absent group is empty", "GET", "/opt/z", "GET consumed=/opted/ path=[] query= o="},
 		{"present group", "GET", "/opt-x/z", "GET consumed=/opted/ path=[-x] query= o=-x"},
 		{"method by position", "DELETE", "/q", "POST consumed=/q2 path= query="},
+		{"duplicate group names: first one taking part", "GET", "/dup/bb", "GET consumed=/files path=/bb query="},
 		{"decoded path", "GET", "/files/%2e%2e/a%20b", "GET consumed=/files path=/../a b query="},
 	}
 	for _, c := range cases {

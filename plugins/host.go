@@ -67,11 +67,6 @@ func (m *Mount) handler(h core.Handler, auth bool) http.Handler {
 		if auth && m.Identity != nil {
 			req.Identity = m.Identity(r.Context())
 		}
-		resp, err := h.Handle(r.Context(), req)
-		if err != nil {
-			core.WriteError(w, r, err)
-			return
-		}
-		core.WriteResponse(w, r, resp)
+		core.Serve(w, r, h, req)
 	})
 }
