@@ -1,0 +1,12 @@
+package plugins
+
+// Names of the shared settings the host offers every plugin (see [Host]).
+const (
+	// SettingHidden holds the absolute paths of the server's own state
+	// files (the login database and its -wal, -shm and -journal companions,
+	// the instance secret), one per line. A plugin that serves files must
+	// never list or serve any of them, wherever they are; it compares files
+	// by identity (device and inode), not by name, since a path can be
+	// reached under other names.
+	SettingHidden = "hidden"
+)
