@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -29,6 +30,14 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "reso")
+	// Servers keep their default state (the login database, the secret)
+	// here, never in the home directory of whoever runs the tests.
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	if _, err := modesFrom(os.Getenv("RESO_TEST_MODES")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(2)
+	}
 	build := exec.Command("go", "build", "-o", binary, "../cmd/reso")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -47,24 +56,36 @@ type mode struct {
 	args []string
 }
 
-// modes are the ways every black-box test runs. RESO_TEST_MODES (names
-// separated by commas) narrows them while developing.
+// allModes are the ways every black-box test runs.
+var allModes = []mode{
+	{name: "compiled"},
+	{name: "isolated", args: []string{"-isolate", "all"}},
+}
+
+// modes returns the modes named by RESO_TEST_MODES (names separated by
+// commas; all when unset), which narrows the runs while developing.
+// TestMain has checked the value.
 func modes() []mode {
-	all := []mode{
-		{name: "compiled"},
-		{name: "isolated", args: []string{"-isolate", "all"}},
-	}
-	want := os.Getenv("RESO_TEST_MODES")
-	if want == "" {
-		return all
+	ms, _ := modesFrom(os.Getenv("RESO_TEST_MODES"))
+	return ms
+}
+
+// modesFrom resolves a RESO_TEST_MODES value; an unknown name is an error
+// that names the valid ones.
+func modesFrom(want string) ([]mode, error) {
+	if strings.TrimSpace(want) == "" {
+		return allModes, nil
 	}
 	var out []mode
-	for _, m := range all {
-		if strings.Contains(","+want+",", ","+m.name+",") {
-			out = append(out, m)
+	for _, name := range strings.Split(want, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(allModes, func(m mode) bool { return m.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("RESO_TEST_MODES=%q: unknown mode %q (valid: compiled, isolated, or both separated by a comma)", want, name)
 		}
+		out = append(out, allModes[i])
 	}
-	return out
+	return out, nil
 }
 
 // eachMode runs f as a subtest per mode.
@@ -107,8 +128,22 @@ var listenRe = regexp.MustCompile(`msg="reso listening" addr=(\S+)`)
 // startIn starts reso in dir with the mode's and the given flags, on a free
 // loopback port, and waits until it listens. -db defaults to :memory:.
 func startIn(dir string, m mode, args ...string) (*server, error) {
+	return startWith(dir, m, launch{}, args...)
+}
+
+// launch holds the less common ways of starting a server.
+type launch struct {
+	// env is added to the environment of the server.
+	env []string
+	// stateDB leaves -db to the server's default (in the state directory)
+	// instead of :memory:.
+	stateDB bool
+}
+
+// startWith is startIn with launch options.
+func startWith(dir string, m mode, l launch, args ...string) (*server, error) {
 	all := append([]string{"-addr", "127.0.0.1:0"}, m.args...)
-	hasDB := false
+	hasDB := l.stateDB
 	for _, a := range args {
 		if a == "-db" || strings.HasPrefix(a, "-db=") {
 			hasDB = true
@@ -120,6 +155,9 @@ func startIn(dir string, m mode, args ...string) (*server, error) {
 	all = append(all, args...)
 	cmd := exec.Command(binary, all...)
 	cmd.Dir = dir
+	if l.env != nil {
+		cmd.Env = append(os.Environ(), l.env...)
+	}
 	s := &server{Dir: dir, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = s.log
 	cmd.Stdout = s.log

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,48 +12,96 @@ import (
 )
 
 // setupAuth opens the login records (-db), loads the instance secret
-// (-secret-file), registers the example user (-login) and sets the
-// authenticator on mount for the routes that need an identity.
+// (-secret-file), applies -login and sets the authenticator on mount for the
+// routes that need an identity.
 func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *slog.Logger) (func(), error) {
-	secret, err := auth.LoadSecret(cfg.secretFile)
+	a, closeStore, err := openAuth(ctx, cfg.db, cfg.secretFile, cfg)
 	if err != nil {
 		return nil, err
 	}
-	st, err := auth.OpenSQLite(ctx, cfg.db)
-	if err != nil {
+	if err := exampleUser(ctx, a, cfg, logger); err != nil {
+		closeStore()
 		return nil, err
-	}
-	a, err := auth.New(auth.Config{Store: st, Secret: secret, Digest: cfg.digest, SignedCookies: cfg.signedCookies})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	if cfg.login != "" {
-		email, pw, err := auth.ParseLogin(cfg.login)
-		if err == nil {
-			_, err = a.Register(ctx, email, pw)
-		}
-		if err != nil {
-			st.Close()
-			return nil, fmt.Errorf("-login: %w", err)
-		}
-		logger.Info("example user registered", "email", email, "realm", a.Realm())
 	}
 	mount.Require = auth.Required(a)
 	mount.Identity = auth.FromContext
-	return func() { st.Close() }, nil
+	return closeStore, nil
 }
 
-// runAdminToken prints the administrator token of the secret in -secret-file.
-func runAdminToken(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("reso admin-token", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.String("secret-file", "", "file holding the instance secret (required; created 0600 when missing)")
-	if err := fs.Parse(args); err != nil {
-		return err
+// openAuth opens the store at db (created 0600 when missing) and an
+// authenticator over it. cfg may be nil (the user subcommands).
+func openAuth(ctx context.Context, db, secretFile string, cfg *options) (*auth.Authenticator, func(), error) {
+	secret, err := auth.LoadSecret(secretFile)
+	if err != nil {
+		return nil, nil, err
 	}
-	if *file == "" || fs.NArg() > 0 {
-		return fmt.Errorf("usage: reso admin-token -secret-file FILE")
+	if err := createPrivate(db); err != nil {
+		return nil, nil, err
+	}
+	st, err := auth.OpenSQLite(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := auth.Config{Store: st, Secret: secret}
+	if cfg != nil {
+		c.Digest, c.SignedCookies = cfg.digest, cfg.signedCookies
+	}
+	a, err := auth.New(c)
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return a, func() { st.Close() }, nil
+}
+
+// exampleUser applies -login: an explicit EMAIL:PASSWORD is registered (or
+// its password reset) at every start; the default example user is
+// registered only when missing, so a password changed with reso user passwd
+// stays; -login '' removes the default example user, so none is left.
+func exampleUser(ctx context.Context, a *auth.Authenticator, cfg *options, logger *slog.Logger) error {
+	if cfg.login == "" {
+		err := a.Remove(ctx, defaultEmail)
+		switch {
+		case err == nil:
+			logger.Info("example user removed (-login '')", "email", defaultEmail)
+		case !errors.Is(err, auth.ErrNoRecord):
+			return fmt.Errorf("-login '': %w", err)
+		}
+		return nil
+	}
+	email, pw, err := auth.ParseLogin(cfg.login)
+	if err != nil {
+		return fmt.Errorf("-login: %w", err)
+	}
+	if !cfg.loginSet {
+		if _, err := a.Lookup(ctx, email); err == nil {
+			logger.Info("example user present", "email", email, "realm", a.Realm())
+			return nil
+		} else if !errors.Is(err, auth.ErrNoRecord) {
+			return fmt.Errorf("-login: %w", err)
+		}
+	}
+	if _, err := a.Register(ctx, email, pw); err != nil {
+		return fmt.Errorf("-login: %w", err)
+	}
+	logger.Info("example user registered", "email", email, "realm", a.Realm())
+	return nil
+}
+
+// runAdminToken prints the administrator token of the instance secret:
+// reso admin-token [-secret-file FILE].
+func runAdminToken(args []string, stdout io.Writer) error {
+	fs := newFlagSet("reso admin-token")
+	file := fs.String("secret-file", "", "file holding the instance secret (default <state>/secret; created 0600 when missing)")
+	if err := fs.Parse(args); err != nil {
+		return parseError(err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("usage: reso admin-token [-secret-file FILE]")
+	}
+	db := ":memory:"
+	if err := statePaths(&db, file); err != nil {
+		return err
 	}
 	secret, err := auth.LoadSecret(*file)
 	if err != nil {
