@@ -3,9 +3,11 @@ package files
 import (
 	"context"
 	"errors"
-	"os"
+	"io"
 	"sync"
 	"time"
+
+	"github.com/reso-project/reso/core"
 )
 
 // Defaults of [Plugin].
@@ -69,9 +71,15 @@ func bounded[T any](ctx context.Context, l *limiter, op func() (T, error), undo 
 	}
 	ch := make(chan result[T], 1)
 	go func() {
-		defer func() { <-l.slots }()
-		v, err := op()
-		ch <- result[T]{v, err}
+		var r result[T]
+		defer func() {
+			if v := recover(); v != nil {
+				r.err = core.NewPanicError(v)
+			}
+			<-l.slots // before the result: once it is seen, the slot is free
+			ch <- r
+		}()
+		r.v, r.err = op()
 	}()
 	var err error
 	select {
@@ -99,8 +107,13 @@ var readBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 32<<10); retu
 // boundedFile is an open regular file whose reads are bounded by a limiter.
 // It is the content of a download, closed when the answer is done.
 type boundedFile struct {
-	f   *os.File
+	f   readerAtCloser // an *os.File; a stand-in in tests
 	lim *limiter
+}
+
+type readerAtCloser interface {
+	io.ReaderAt
+	io.Closer
 }
 
 // ReadAt reads like os.File.ReadAt within the limiter's timeout. The

@@ -270,16 +270,25 @@ func openRegular(dir, name string, hiddenPaths []string) (opened, error) {
 	if err != nil {
 		return opened{}, openError(err)
 	}
-	st, err := f.Stat()
+	st, err := checkOpened(f, pre)
 	if err != nil {
 		f.Close()
-		return opened{}, ErrReadingFile
-	}
-	if !st.Mode().IsRegular() || !os.SameFile(pre, st) {
-		f.Close()
-		return opened{}, core.ErrNotFound
+		return opened{}, err
 	}
 	return opened{f: f, st: st}, nil
+}
+
+// checkOpened fstats f and returns what it says if f is the regular file
+// pre describes; a file swapped in between stat and open is 404 Not Found.
+func checkOpened(f *os.File, pre fs.FileInfo) (fs.FileInfo, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, ErrReadingFile
+	}
+	if !st.Mode().IsRegular() || !os.SameFile(pre, st) {
+		return nil, core.ErrNotFound
+	}
+	return st, nil
 }
 
 var (
