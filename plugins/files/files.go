@@ -97,7 +97,7 @@ func relName(p string) string {
 // given maps the error of an operation given up on (its timeout passed, or
 // the request ended) to notDone, and leaves other errors as they are.
 func given(ctx context.Context, err, notDone error) error {
-	if errors.Is(err, errTimeout) || ctx.Err() != nil {
+	if errors.Is(err, errTimeout) || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return notDone
 	}
 	return err
@@ -127,14 +127,15 @@ func (l *listing) Get(ctx context.Context, req *core.Request) (any, error) {
 	return v, nil
 }
 
-// list lists rel in dir; hiddenPaths are the paths of plugins.SettingHidden.
-func list(dir, rel string, hiddenPaths []string) (core.Node, error) {
+// list lists the remaining path in dir; hiddenPaths are the paths of
+// plugins.SettingHidden.
+func list(dir, remaining string, hiddenPaths []string) (core.Node, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return core.Node{}, core.ErrNotFound
 	}
 	defer root.Close()
-	name := relName(rel)
+	name := relName(remaining)
 	// Only a directory is opened: a FIFO named like one is not waited on.
 	f, err := root.OpenFile(name, os.O_RDONLY|listingFlags, 0)
 	if err != nil {
@@ -162,7 +163,7 @@ func list(dir, rel string, hiddenPaths []string) (core.Node, error) {
 				continue
 			}
 		}
-		rel := path.Join("/", rel, e.Name())
+		rel := path.Join("/", remaining, e.Name())
 		switch {
 		case info.Mode().IsRegular():
 			if isHidden(hidden, info) {

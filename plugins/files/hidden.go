@@ -58,7 +58,8 @@ func (h *hidden) paths(ctx context.Context) ([]string, error) {
 	}
 	var paths []string
 	for _, p := range strings.Split(v, "\n") {
-		if p = strings.TrimSpace(p); p != "" {
+		// Exact paths: a name may end in a space.
+		if p != "" {
 			paths = append(paths, p)
 		}
 	}

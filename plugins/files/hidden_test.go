@@ -188,13 +188,13 @@ func (h *countingHost) Setting(ctx context.Context, name string) (string, error)
 }
 
 func TestHiddenSettingCached(t *testing.T) {
-	host := &countingHost{Settings: plugins.NewSettings(map[string]string{plugins.SettingHidden: "/a\n\n /b \n"})}
+	host := &countingHost{Settings: plugins.NewSettings(map[string]string{plugins.SettingHidden: "/a\n\n/b \n"})}
 	h := newHidden(host)
 	now := time.Unix(1700000000, 0)
 	h.now = func() time.Time { return now }
 	for range 3 {
 		paths, err := h.paths(context.Background())
-		if err != nil || !slices.Equal(paths, []string{"/a", "/b"}) {
+		if err != nil || !slices.Equal(paths, []string{"/a", "/b "}) {
 			t.Fatalf("%q %v", paths, err)
 		}
 	}
