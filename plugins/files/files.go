@@ -59,10 +59,10 @@ type Plugin struct {
 
 // Routes returns SPEC 4.2 routes 5 (listing) and 6 (download).
 func (p Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
-	fs := &fileSystem{host: host, hidden: newHidden(host), lim: newLimiter(p.Timeout, p.MaxPending)}
+	fsys := &fileSystem{host: host, hidden: newHidden(host), lim: newLimiter(p.Timeout, p.MaxPending)}
 	return []plugins.Route{
-		{Match: `GET /files(?:/|$|\?)`, Handler: core.Resource(&listing{fs})},
-		{Match: `GET /file/`, Handler: &download{fs}},
+		{Match: `GET /files(?:/|$|\?)`, Handler: core.Resource(&listing{fsys})},
+		{Match: `GET /file/`, Handler: &download{fsys}},
 	}, nil
 }
 
