@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path/filepath"
+	"strings"
 
 	"github.com/justinas/alice"
 
@@ -36,6 +38,29 @@ func bundled(cfg *options) ([]plugins.Entry, error) {
 	}, nil
 }
 
+// hiddenFiles returns the value of plugins.SettingHidden: the absolute
+// paths of the server's own state files, one per line, which the files
+// plugin never lists or serves. They are the -db database (unless
+// :memory:) with its -wal, -shm and -journal companions, and -secret-file.
+func hiddenFiles(cfg *options) (string, error) {
+	var paths []string
+	if cfg.db != "" && cfg.db != ":memory:" {
+		db, err := filepath.Abs(cfg.db)
+		if err != nil {
+			return "", fmt.Errorf("-db: %w", err)
+		}
+		paths = append(paths, db, db+"-wal", db+"-shm", db+"-journal")
+	}
+	if cfg.secretFile != "" {
+		secret, err := filepath.Abs(cfg.secretFile)
+		if err != nil {
+			return "", fmt.Errorf("-secret-file: %w", err)
+		}
+		paths = append(paths, secret)
+	}
+	return strings.Join(paths, "\n"), nil
+}
+
 // build assembles the server's handler: (access log ->) recover -> cookies
 // -> router.
 func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler, func(), error) {
@@ -49,8 +74,15 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 	if err != nil {
 		return nil, nil, err
 	}
+	hidden, err := hiddenFiles(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	mount := &plugins.Mount{
-		Host:      plugins.NewSettings(map[string]string{config.Directory: cfg.directory}),
+		Host: plugins.NewSettings(map[string]string{
+			config.Directory:      cfg.directory,
+			plugins.SettingHidden: hidden,
+		}),
 		BodyLimit: cfg.bodyLimit,
 	}
 	closeAuth, err := setupAuth(ctx, cfg, mount, logger)

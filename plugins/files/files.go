@@ -2,15 +2,25 @@
 // application (SPEC 2.5 and 4.2 routes 5 and 6), served from the directory
 // held by the host's "directory" setting (see package config).
 //
-// Going beyond the reference implementation, every open, stat and listing is
-// confined to that directory with os.Root: "..", encoded "..", and symbolic
-// links never reach a file outside it.
+// Going beyond the reference implementation:
+//
+//   - every open, stat and listing is confined to that directory with
+//     os.Root: "..", encoded "..", and symbolic links never reach a file
+//     outside it;
+//   - the server's own state files (plugins.SettingHidden: the login
+//     database, its companions, the instance secret) are never listed or
+//     served, wherever they are and under whatever name (see hidden);
+//   - only regular files are opened for download: a FIFO, socket or device
+//     answers 404 Not Found at once, without being opened;
+//   - every file system operation is bounded in time and in number (see
+//     [Plugin.Timeout] and [Plugin.MaxPending]).
 package files
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -19,6 +29,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
@@ -32,30 +43,46 @@ var (
 )
 
 // Plugin is the files plugin. Its zero value is ready.
-type Plugin struct{}
+type Plugin struct {
+	// Timeout bounds each file system operation: opening and checking a
+	// file, listing a directory, one read of a download. A request whose
+	// operation takes longer answers 400 Error Reading File (a download)
+	// or 404 Not Found (a listing); a download cut in its body ends its
+	// connection. Zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxPending bounds the operations under way at once; more wait for
+	// a slot within Timeout. An operation stuck in the kernel (a hung
+	// network mount) keeps its slot until the kernel returns. Zero means
+	// DefaultMaxPending.
+	MaxPending int
+}
 
 // Routes returns SPEC 4.2 routes 5 (listing) and 6 (download).
-func (Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
+func (p Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
+	fsys := &fileSystem{host: host, hidden: newHidden(host), lim: newLimiter(p.Timeout, p.MaxPending)}
 	return []plugins.Route{
-		{Match: `GET /files(?:/|$|\?)`, Handler: core.Resource(&listing{host: host})},
-		{Match: `GET /file/`, Handler: &download{host: host}},
+		{Match: `GET /files(?:/|$|\?)`, Handler: core.Resource(&listing{fsys})},
+		{Match: `GET /file/`, Handler: &download{fsys}},
 	}, nil
 }
 
-// openRoot opens the configured directory.
-func openRoot(ctx context.Context, host plugins.Host) (*os.Root, error) {
-	dir, err := host.Setting(ctx, config.Directory)
+// fileSystem is what the two routes share.
+type fileSystem struct {
+	host   plugins.Host
+	hidden *hidden
+	lim    *limiter
+}
+
+// directory returns the configured directory.
+func (fsys *fileSystem) directory(ctx context.Context) (string, error) {
+	dir, err := fsys.host.Setting(ctx, config.Directory)
 	if err != nil {
-		return nil, fmt.Errorf("files: %w", err)
+		return "", fmt.Errorf("files: %w", err)
 	}
 	if dir == "" {
 		dir = "."
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, core.ErrNotFound
-	}
-	return root, nil
+	return dir, nil
 }
 
 // relName turns a remaining path into a name inside the root.
@@ -67,27 +94,61 @@ func relName(p string) string {
 	return p
 }
 
-type listing struct{ host plugins.Host }
+// given maps the error of an operation given up on (its timeout passed, or
+// the request ended) to notDone, and leaves other errors as they are.
+func given(ctx context.Context, err, notDone error) error {
+	if errors.Is(err, errTimeout) || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return notDone
+	}
+	return err
+}
 
-// Get lists <directory>/<remaining path>.
+type listing struct{ fs *fileSystem }
+
+// Get lists <directory>/<remaining path>, without the server's own state
+// files and without entries that are neither a regular file nor a
+// directory.
 func (l *listing) Get(ctx context.Context, req *core.Request) (any, error) {
 	if strings.Contains(req.Path, "..") {
 		return nil, ErrInvalidPath
 	}
-	root, err := openRoot(ctx, l.host)
+	dir, err := l.fs.directory(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	name := relName(req.Path)
-	f, err := root.Open(name)
+	paths, err := l.fs.hidden.paths(ctx)
 	if err != nil {
-		return nil, core.ErrNotFound
+		return nil, err
+	}
+	v, err := bounded(ctx, l.fs.lim, func() (core.Node, error) { return list(dir, req.Path, paths) }, nil)
+	if err != nil {
+		return nil, given(ctx, err, core.ErrNotFound)
+	}
+	return v, nil
+}
+
+// list lists the remaining path in dir; hiddenPaths are the paths of
+// plugins.SettingHidden.
+func list(dir, remaining string, hiddenPaths []string) (core.Node, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return core.Node{}, core.ErrNotFound
+	}
+	defer root.Close()
+	name := relName(remaining)
+	// Only a directory is opened: a FIFO named like one is not waited on.
+	f, err := root.OpenFile(name, os.O_RDONLY|listingFlags, 0)
+	if err != nil {
+		return core.Node{}, core.ErrNotFound
 	}
 	defer f.Close()
 	ents, err := f.ReadDir(-1)
 	if err != nil {
-		return nil, core.ErrNotFound
+		return core.Node{}, core.ErrNotFound
+	}
+	hidden, err := statHidden(hiddenPaths)
+	if err != nil {
+		return core.Node{}, err
 	}
 	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	out := make(core.List, 0, len(ents))
@@ -102,9 +163,12 @@ func (l *listing) Get(ctx context.Context, req *core.Request) (any, error) {
 				continue
 			}
 		}
-		rel := path.Join("/", req.Path, e.Name())
+		rel := path.Join("/", remaining, e.Name())
 		switch {
 		case info.Mode().IsRegular():
+			if isHidden(hidden, info) {
+				continue
+			}
 			out = append(out, core.Node{Name: "file", Content: core.Record{
 				{Name: "name", Value: e.Name()},
 				{Name: "url", Value: escape("/file" + rel)},
@@ -125,11 +189,11 @@ func (l *listing) Get(ctx context.Context, req *core.Request) (any, error) {
 // ordinary names stay unchanged.
 func escape(p string) string { return (&url.URL{Path: p}).EscapedPath() }
 
-type download struct{ host plugins.Host }
+type download struct{ fs *fileSystem }
 
-// openError maps a failed open: a name that is not there (or leads outside
-// the directory) is 404 Not Found; one that is there but cannot be opened
-// (permission, a link loop, an I/O error) is 400 Error Reading File.
+// openError maps a failed stat or open: a name that is not there (or leads
+// outside the directory) is 404 Not Found; one that is there but cannot be
+// opened (permission, a link loop, an I/O error) is 400 Error Reading File.
 func openError(err error) error {
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EIO) {
 		return ErrReadingFile
@@ -138,37 +202,100 @@ func openError(err error) error {
 }
 
 // Handle answers the raw bytes of <directory>/<remaining path>, streamed,
-// with Range and conditional requests.
+// with Range and conditional requests. Only a regular file that is not one
+// of the server's own state files is served; anything else is 404 Not
+// Found, answered without opening it.
 func (d *download) Handle(ctx context.Context, req *core.Request) (*core.Response, error) {
 	if req.Method != http.MethodGet {
 		return nil, core.ErrMethodNotAllowed
 	}
-	root, err := openRoot(ctx, d.host)
+	dir, err := d.fs.directory(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	f, err := root.Open(relName(req.Path))
+	paths, err := d.fs.hidden.paths(ctx)
 	if err != nil {
-		return nil, openError(err)
+		return nil, err
 	}
-	st, err := f.Stat()
+	o, err := bounded(ctx, d.fs.lim, func() (opened, error) {
+		return openRegular(dir, relName(req.Path), paths)
+	}, func(o opened) { o.f.Close() })
 	if err != nil {
-		f.Close()
-		return nil, ErrReadingFile
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, core.ErrNotFound
+		return nil, given(ctx, err, ErrReadingFile)
 	}
 	return &core.Response{
 		ContentType: core.TypeOctet,
-		Content:     &core.Content{Name: st.Name(), ModTime: st.ModTime(), Size: st.Size(), ReaderAt: f},
+		Content: &core.Content{
+			Name:     o.st.Name(),
+			ModTime:  o.st.ModTime(),
+			Size:     o.st.Size(),
+			ReaderAt: &boundedFile{f: o.f, lim: d.fs.lim},
+		},
 	}, nil
+}
+
+// opened is a file open for download and what fstat said of it.
+type opened struct {
+	f  *os.File
+	st fs.FileInfo
+}
+
+// openRegular opens name in dir for reading if it is a regular file that
+// is none of the files at hiddenPaths.
+//
+// The file is stat'ed (through the root, symbolic links inside it
+// followed) before it is opened, so that a FIFO, a socket or a device is
+// never opened; it is then opened without blocking and fstat'ed, so that a
+// file swapped in between is caught.
+func openRegular(dir, name string, hiddenPaths []string) (opened, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return opened{}, core.ErrNotFound
+	}
+	defer root.Close()
+	pre, err := root.Stat(name)
+	if err != nil {
+		return opened{}, openError(err)
+	}
+	if !pre.Mode().IsRegular() {
+		return opened{}, core.ErrNotFound
+	}
+	hidden, err := statHidden(hiddenPaths)
+	if err != nil {
+		return opened{}, err
+	}
+	if isHidden(hidden, pre) {
+		return opened{}, core.ErrNotFound
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|downloadFlags, 0)
+	if err != nil {
+		return opened{}, openError(err)
+	}
+	st, err := checkOpened(f, pre)
+	if err != nil {
+		f.Close()
+		return opened{}, err
+	}
+	return opened{f: f, st: st}, nil
+}
+
+// checkOpened fstats f and returns what it says if f is the regular file
+// pre describes; a file swapped in between stat and open is 404 Not Found.
+func checkOpened(f *os.File, pre fs.FileInfo) (fs.FileInfo, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, ErrReadingFile
+	}
+	if !st.Mode().IsRegular() || !os.SameFile(pre, st) {
+		return nil, core.ErrNotFound
+	}
+	return st, nil
 }
 
 var (
 	_ plugins.Plugin = Plugin{}
 	_ core.Getter    = (*listing)(nil)
 	_ core.Handler   = (*download)(nil)
+	_ io.ReaderAt    = (*boundedFile)(nil)
+	_ io.Closer      = (*boundedFile)(nil)
 )

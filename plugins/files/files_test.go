@@ -2,6 +2,7 @@ package files
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,7 +25,7 @@ func TestListingNamesAndLinks(t *testing.T) {
 	os.Symlink("d", filepath.Join(dir, "to-d"))
 	os.Symlink("..", filepath.Join(dir, "up"))
 	host := plugins.NewSettings(map[string]string{config.Directory: dir})
-	l := &listing{host: host}
+	l := &listing{testFS(host)}
 	v, err := l.Get(context.Background(), &core.Request{Path: ""})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ func TestListingNamesAndLinks(t *testing.T) {
 func TestListingErrors(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "f"), nil, 0o644)
-	l := &listing{host: plugins.NewSettings(map[string]string{config.Directory: dir})}
+	l := &listing{testFS(plugins.NewSettings(map[string]string{config.Directory: dir}))}
 	for path, want := range map[string]error{
 		"..":      ErrInvalidPath,
 		"a/..b":   ErrInvalidPath,
@@ -54,7 +55,7 @@ func TestListingErrors(t *testing.T) {
 			t.Errorf("%q: %v, want %v", path, err, want)
 		}
 	}
-	missing := &listing{host: plugins.NewSettings(map[string]string{config.Directory: filepath.Join(dir, "nope")})}
+	missing := &listing{testFS(plugins.NewSettings(map[string]string{config.Directory: filepath.Join(dir, "nope")}))}
 	if _, err := missing.Get(context.Background(), &core.Request{}); err != core.ErrNotFound {
 		t.Errorf("missing directory: %v", err)
 	}
@@ -67,12 +68,12 @@ func TestDownloadConfined(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "ok"), []byte("yes"), 0o644)
 	os.Symlink(outside, filepath.Join(dir, "leak"))
 	os.Symlink("loop", filepath.Join(dir, "loop"))
-	d := &download{host: plugins.NewSettings(map[string]string{config.Directory: dir})}
+	d := &download{testFS(plugins.NewSettings(map[string]string{config.Directory: dir}))}
 	resp, err := d.Handle(context.Background(), &core.Request{Method: "GET", Path: "ok"})
 	if err != nil || resp.ContentType != core.TypeOctet || resp.Content == nil || resp.Content.Size != 3 {
 		t.Fatalf("%+v %v", resp, err)
 	}
-	resp.Content.ReaderAt.(*os.File).Close()
+	resp.Content.ReaderAt.(io.Closer).Close()
 	for path, want := range map[string]error{
 		"leak":                         core.ErrNotFound,
 		"../" + filepath.Base(outside): core.ErrNotFound,
@@ -83,4 +84,9 @@ func TestDownloadConfined(t *testing.T) {
 			t.Errorf("%q: %v, want %v", path, err, want)
 		}
 	}
+}
+
+// testFS returns the state the routes of a Plugin share, on host.
+func testFS(host plugins.Host) *fileSystem {
+	return &fileSystem{host: host, hidden: newHidden(host), lim: newLimiter(0, 0)}
 }

@@ -1,0 +1,103 @@
+package files
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/reso-project/reso/plugins"
+)
+
+// settingTTL is how long the value of plugins.SettingHidden is reused
+// before it is asked for again (out of process, each ask is a call to the
+// host). Only the setting is cached, never what its paths lead to.
+const settingTTL = time.Second
+
+// hidden knows the server's own state files (plugins.SettingHidden), which
+// are never listed or served.
+//
+// Files are compared by identity (device and inode, os.SameFile), not by
+// name: a hard link or a symbolic link to the database under another name
+// is refused, and a file merely named like it is served. The paths are
+// stat'ed afresh for every request, since companions such as the -wal and
+// -journal files of the database come and go while the server runs; a
+// cached "absent" could let a new one through.
+type hidden struct {
+	host plugins.Host
+	ttl  time.Duration
+	now  func() time.Time
+
+	cached atomic.Pointer[hiddenPaths]
+}
+
+type hiddenPaths struct {
+	at    time.Time
+	paths []string
+}
+
+func newHidden(host plugins.Host) *hidden {
+	return &hidden{host: host, ttl: settingTTL, now: time.Now}
+}
+
+// paths returns the paths of the setting, asking the host at most once per
+// ttl (concurrent callers may each ask when it has just expired).
+func (h *hidden) paths(ctx context.Context) ([]string, error) {
+	now := h.now()
+	if c := h.cached.Load(); c != nil && now.Sub(c.at) < h.ttl && !now.Before(c.at) {
+		return c.paths, nil
+	}
+	v, err := h.host.Setting(ctx, plugins.SettingHidden)
+	if err != nil {
+		return nil, fmt.Errorf("files: %w", err)
+	}
+	var paths []string
+	for _, p := range strings.Split(v, "\n") {
+		// Exact paths: a name may end in a space.
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	h.cached.Store(&hiddenPaths{at: now, paths: paths})
+	return paths, nil
+}
+
+// statHidden returns what paths (those of plugins.SettingHidden) lead to
+// now: the regular files among them that exist (only regular files are ever
+// listed or served). A path that cannot be stat'ed for another reason than
+// its absence is an error, so that the caller refuses rather than guesses.
+func statHidden(paths []string) ([]fs.FileInfo, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	out := make([]fs.FileInfo, 0, len(paths))
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil:
+			if fi.Mode().IsRegular() {
+				out = append(out, fi)
+			}
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		default:
+			// The path is not in the error: a 500 answer shows its text.
+			return nil, errors.New("files: cannot check a state file of the server")
+		}
+	}
+	return out, nil
+}
+
+// isHidden reports whether fi is one of files.
+func isHidden(files []fs.FileInfo, fi fs.FileInfo) bool {
+	for _, h := range files {
+		if os.SameFile(h, fi) {
+			return true
+		}
+	}
+	return false
+}
