@@ -243,6 +243,9 @@ func writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // readError returns the error of a store read: the context's own error when
 // ctx ended (the client went away; no server failure), else err.
 func readError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
 	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, ErrNoRecord) {
 		return cerr
 	}

@@ -147,14 +147,16 @@ func scanRecord(row *sql.Row) (Record, error) {
 	return rec, nil
 }
 
-// ByID implements [Store].
+// ByID implements [Store]. A read cut short by ctx returns ctx's error.
 func (s *SQLiteStore) ByID(ctx context.Context, id int64) (Record, error) {
-	return scanRecord(s.byID.QueryRowContext(ctx, id))
+	rec, err := scanRecord(s.byID.QueryRowContext(ctx, id))
+	return rec, readError(ctx, err)
 }
 
-// ByEmail implements [Store].
+// ByEmail implements [Store]. A read cut short by ctx returns ctx's error.
 func (s *SQLiteStore) ByEmail(ctx context.Context, email, realm string) (Record, error) {
-	return scanRecord(s.byEmail.QueryRowContext(ctx, email, realm))
+	rec, err := scanRecord(s.byEmail.QueryRowContext(ctx, email, realm))
+	return rec, readError(ctx, err)
 }
 
 // SetToken implements [Store].

@@ -185,11 +185,12 @@ func (t *throttle) delay(count, free int) time.Duration {
 // delayed by its own parallel requests. The methods of the attempt of a
 // nil throttle do nothing.
 type attempt struct {
-	t                        *throttle
-	now                      time.Time
-	addr                     netip.Addr
-	id                       int64 // the record, once known (records have ids > 0)
-	addrCharged, pairCharged bool
+	t          *throttle
+	now        time.Time
+	addr       netip.Addr
+	id         int64  // the record, once known (records have ids > 0)
+	addrCharge charge // the advance charge of the address, if any
+	pairCharge charge // the advance charge of the pair, if any
 }
 
 // begin starts an attempt from addr: 429 when addr is throttled.
@@ -198,11 +199,11 @@ func (t *throttle) begin(w http.ResponseWriter, now time.Time, addr netip.Addr) 
 	if t == nil {
 		return at, nil
 	}
-	until, blocked, charged := t.addrs.charge(now, addr, t.addrFree, false, true, false, t)
-	if blocked {
-		return at, refuse(w, now, until)
+	c := t.addrs.charge(now, addr, t.addrFree, false, true, false, t)
+	if c.blocked {
+		return at, refuse(w, now, c.until)
 	}
-	at.addrCharged = charged
+	at.addrCharge = c
 	return at, nil
 }
 
@@ -215,12 +216,12 @@ func (at *attempt) account(w http.ResponseWriter, id int64) error {
 	}
 	at.id = id
 	force := t.accounts.count(at.now, id, t) >= t.accountFree
-	until, blocked, charged := t.pairs.charge(at.now, pairKey{id, at.addr}, t.free, force, true, false, t)
-	if blocked {
+	c := t.pairs.charge(at.now, pairKey{id, at.addr}, t.free, force, true, false, t)
+	if c.blocked {
 		at.abort()
-		return refuse(w, at.now, until)
+		return refuse(w, at.now, c.until)
 	}
-	at.pairCharged = charged
+	at.pairCharge = c
 	return nil
 }
 
@@ -231,13 +232,13 @@ func (at *attempt) fail() {
 	if t == nil {
 		return
 	}
-	if !at.addrCharged {
+	if !at.addrCharge.ok {
 		t.addrs.charge(at.now, at.addr, t.addrFree, false, false, true, t)
 	}
 	if at.id == 0 {
 		return
 	}
-	if !at.pairCharged {
+	if !at.pairCharge.ok {
 		force := t.accounts.count(at.now, at.id, t) >= t.accountFree
 		t.pairs.charge(at.now, pairKey{at.id, at.addr}, t.free, force, false, true, t)
 	}
@@ -245,34 +246,35 @@ func (at *attempt) fail() {
 }
 
 // succeed records that the credential was right: the failures of the pair
-// are forgotten and taken off the address and the account.
+// are forgotten and taken off the address and the account, and the advance
+// charge of the address is taken back.
 func (at *attempt) succeed() {
 	t := at.t
 	if t == nil {
 		return
 	}
 	prior := t.pairs.remove(pairKey{at.id, at.addr})
-	if at.pairCharged && prior > 0 {
+	if at.pairCharge.ok && prior > 0 {
 		prior-- // this attempt's own charge
 	}
-	t.addrs.sub(at.now, at.addr, prior+b2i(at.addrCharged), t.addrFree, t)
-	t.accounts.sub(at.now, at.id, prior, noLimit, t)
+	t.addrs.sub(at.now, at.addr, prior+b2i(at.addrCharge.ok), t.addrFree, &at.addrCharge, t)
+	t.accounts.sub(at.now, at.id, prior, noLimit, nil, t)
 }
 
-// abort takes back the charges of an attempt that ends without a verdict
-// (a store error, or a throttled pair).
+// abort takes back the advance charges of an attempt that ends without a
+// verdict (a store error, or a throttled pair).
 func (at *attempt) abort() {
 	t := at.t
 	if t == nil {
 		return
 	}
-	if at.addrCharged {
-		t.addrs.sub(at.now, at.addr, 1, t.addrFree, t)
-		at.addrCharged = false
+	if at.addrCharge.ok {
+		t.addrs.sub(at.now, at.addr, 1, t.addrFree, &at.addrCharge, t)
+		at.addrCharge = charge{}
 	}
-	if at.pairCharged {
-		t.pairs.sub(at.now, pairKey{at.id, at.addr}, 1, t.free, t)
-		at.pairCharged = false
+	if at.pairCharge.ok {
+		t.pairs.sub(at.now, pairKey{at.id, at.addr}, 1, t.free, &at.pairCharge, t)
+		at.pairCharge = charge{}
 	}
 }
 
@@ -283,8 +285,8 @@ func (t *throttle) failed(w http.ResponseWriter, now time.Time, addr netip.Addr)
 	if t == nil {
 		return nil
 	}
-	if until, blocked, _ := t.addrs.charge(now, addr, t.addrFree, false, true, true, t); blocked {
-		return refuse(w, now, until)
+	if c := t.addrs.charge(now, addr, t.addrFree, false, true, true, t); c.blocked {
+		return refuse(w, now, c.until)
 	}
 	return nil
 }
@@ -357,13 +359,21 @@ func decayed[K comparable](e *entry[K], now int64, th *throttle) {
 	e.last = max(e.last, e.until) + periods*int64(th.decay)
 }
 
+// charge is the outcome of [table.charge].
+type charge struct {
+	ok          bool  // one failure was counted
+	blocked     bool  // not counted: the key is in its delay until until
+	until       int64 // the end of the delay (Unix nanoseconds) when blocked
+	prev, after int64 // the end of the delay before and after the charge
+}
+
 // charge counts one failure for k. With check, a key in its delay is not
-// charged and charge reports blocked and the end of the delay. Without
-// create, a key that has no failures is not charged. With force, the delay
-// starts from the first failure instead of the free-th.
-func (t *table[K]) charge(now time.Time, k K, free int, force, check, create bool, th *throttle) (until int64, blocked, charged bool) {
+// charged: the result is blocked. Without create, a key that has no
+// failures is not charged. With force, the delay starts from the first
+// failure instead of the free-th.
+func (t *table[K]) charge(now time.Time, k K, free int, force, check, create bool, th *throttle) charge {
 	if !create && t.n.Load() == 0 {
-		return 0, false, false
+		return charge{}
 	}
 	ns := now.UnixNano()
 	s := t.shard(k)
@@ -371,11 +381,11 @@ func (t *table[K]) charge(now time.Time, k K, free int, force, check, create boo
 	defer s.mu.Unlock()
 	e := s.m[k]
 	if e != nil && check && ns < e.until {
-		return e.until, true, false
+		return charge{blocked: true, until: e.until}
 	}
 	if e == nil {
 		if !create {
-			return 0, false, false
+			return charge{}
 		}
 		if len(s.m) >= s.max {
 			old := s.head.prev
@@ -389,7 +399,7 @@ func (t *table[K]) charge(now time.Time, k K, free int, force, check, create boo
 	} else {
 		decayed(e, ns, th)
 		if e.count == 0 && !create {
-			return 0, false, false
+			return charge{}
 		}
 		s.unlink(e)
 	}
@@ -399,10 +409,12 @@ func (t *table[K]) charge(now time.Time, k K, free int, force, check, create boo
 	if force {
 		free = 1
 	}
+	c := charge{ok: true, prev: e.until}
 	if d := th.delay(e.count, free); d > 0 {
 		e.until = max(e.until, ns+int64(d))
 	}
-	return 0, false, true
+	c.after = e.until
+	return c
 }
 
 // count returns the failure count of k at now.
@@ -421,9 +433,10 @@ func (t *table[K]) count(now time.Time, k K, th *throttle) int {
 	return e.count
 }
 
-// sub takes n failures off k; a key left below free ends its delay, and a
-// key left without failures is forgotten.
-func (t *table[K]) sub(now time.Time, k K, n, free int, th *throttle) {
+// sub takes n failures off k. A key left below free ends its delay; the
+// delay set by the advance charge undo, if it is still the key's, is
+// taken back; a key left without failures is forgotten.
+func (t *table[K]) sub(now time.Time, k K, n, free int, undo *charge, th *throttle) {
 	if n <= 0 || t.n.Load() == 0 {
 		return
 	}
@@ -436,6 +449,9 @@ func (t *table[K]) sub(now time.Time, k K, n, free int, th *throttle) {
 	}
 	decayed(e, now.UnixNano(), th)
 	e.count = max(e.count-n, 0)
+	if undo != nil && undo.ok && e.until == undo.after {
+		e.until = undo.prev
+	}
 	if e.count < free {
 		e.until = 0
 	}
