@@ -12,8 +12,9 @@ import (
 )
 
 // setupAuth opens the login records (-db), loads the instance secret
-// (-secret-file), registers the example user (-login) and sets the
-// authenticator on mount for the routes that need an identity.
+// (-secret-file), registers the example user (-login), configures login
+// throttling (-login-attempts, -login-backoff) and sets the authenticator
+// on mount for the routes that need an identity.
 func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *slog.Logger) (func(), error) {
 	secret, err := auth.LoadSecret(cfg.secretFile)
 	if err != nil {
@@ -23,7 +24,18 @@ func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *
 	if err != nil {
 		return nil, err
 	}
-	a, err := auth.New(auth.Config{Store: st, Secret: secret, Digest: cfg.digest, SignedCookies: cfg.signedCookies})
+	a, err := auth.New(auth.Config{
+		Store:         st,
+		Secret:        secret,
+		Digest:        cfg.digest,
+		SignedCookies: cfg.signedCookies,
+		Throttle: auth.Throttle{
+			Off:        cfg.loginAttempts == 0,
+			Attempts:   cfg.loginAttempts,
+			Backoff:    cfg.loginBackoff,
+			MaxBackoff: max(auth.DefaultMaxLoginBackoff, cfg.loginBackoff),
+		},
+	})
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -20,6 +20,8 @@ type options struct {
 	secretFile    string
 	digest        bool
 	signedCookies bool
+	loginAttempts int
+	loginBackoff  time.Duration
 	isolate       string
 	plugins       pluginFlags
 	pluginOpt     bool
@@ -63,6 +65,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&cfg.secretFile, "secret-file", "", "file holding the instance secret (created 0600 when missing; default: random per process)")
 	fs.BoolVar(&cfg.digest, "digest", false, "also offer HTTP Digest (a second WWW-Authenticate challenge)")
 	fs.BoolVar(&cfg.signedCookies, "signed-cookies", false, "sign the token and user_id cookies with securecookie")
+	fs.IntVar(&cfg.loginAttempts, "login-attempts", 5, "failed logins per account and client address answered before 429 Too Many Requests (4× per address over all accounts; 0 turns login throttling off)")
+	fs.DurationVar(&cfg.loginBackoff, "login-backoff", time.Second, "first delay (Retry-After) of a throttled client; doubles with every further failure, up to 15m")
 	fs.StringVar(&cfg.isolate, "isolate", "", "bundled plugins to run as child processes: names separated by commas, or all")
 	fs.Var(&cfg.plugins, "plugin", "load a third-party plugin binary, NAME=PATH (repeatable; its routes go after those of all bundled plugins, in flag order)")
 	fs.BoolVar(&cfg.pluginOpt, "plugin-optional", false, "start without a -plugin that fails to load instead of failing")
@@ -76,6 +80,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if cfg.bodyLimit <= 0 {
 		return nil, fmt.Errorf("-body-limit must be positive")
+	}
+	if cfg.loginAttempts < 0 {
+		return nil, fmt.Errorf("-login-attempts must not be negative")
+	}
+	if cfg.loginBackoff <= 0 {
+		return nil, fmt.Errorf("-login-backoff must be positive")
 	}
 	if _, _, ok := strings.Cut(cfg.login, ":"); !ok && cfg.login != "" {
 		return nil, fmt.Errorf("-login: want EMAIL:PASSWORD")
