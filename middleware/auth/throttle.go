@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/binary"
 	"net"
 	"net/http"
 	"net/netip"
@@ -215,11 +216,16 @@ func (at *attempt) account(w http.ResponseWriter, id int64) error {
 		return nil
 	}
 	at.id = id
-	force := t.accounts.count(at.now, id, t) >= t.accountFree
-	c := t.pairs.charge(at.now, pairKey{id, at.addr}, t.free, force, true, false, t)
+	k := pairKey{id, at.addr}
+	c := t.pairs.charge(at.now, k, t.free, false, true, false, t)
 	if c.blocked {
 		at.abort()
 		return refuse(w, at.now, c.until)
+	}
+	if c.ok && t.accounts.count(at.now, id, t) >= t.accountFree {
+		// The account is under attack: the pair's delay counts from its
+		// first failure.
+		t.pairs.force(k, &c, t)
 	}
 	at.pairCharge = c
 	return nil
@@ -417,6 +423,20 @@ func (t *table[K]) charge(now time.Time, k K, free int, force, check, create boo
 	return c
 }
 
+// force makes the delay of k count from its first failure, after the
+// charge c, and records the new end of the delay in c.
+func (t *table[K]) force(k K, c *charge, th *throttle) {
+	s := t.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.m[k]
+	if e == nil || e.until != c.after {
+		return // changed meanwhile; the next failure forces the delay
+	}
+	e.until = max(e.until, e.last+int64(th.delay(e.count, 1)))
+	c.after = e.until
+}
+
 // count returns the failure count of k at now.
 func (t *table[K]) count(now time.Time, k K, th *throttle) int {
 	if t.n.Load() == 0 {
@@ -494,12 +514,7 @@ func (s *shard[K]) pushFront(e *entry[K]) {
 // hashAddr hashes an address for the shard choice.
 func hashAddr(a netip.Addr) uint64 {
 	b := a.As16()
-	var hi, lo uint64
-	for i := 0; i < 8; i++ {
-		hi = hi<<8 | uint64(b[i])
-		lo = lo<<8 | uint64(b[8+i])
-	}
-	return mix(hi ^ mix(lo))
+	return mix(binary.BigEndian.Uint64(b[:8]) ^ mix(binary.BigEndian.Uint64(b[8:])))
 }
 
 // mix is the finalizer of MurmurHash3.
