@@ -342,10 +342,13 @@ func admin() *core.Identity { return &core.Identity{ID: 0, Email: AdminEmail} }
 //     the stored token of the record; a mismatch expires both cookies.
 //  4. Otherwise 401 Unauthorized.
 //
-// On failure it returns a *core.StatusError with the status line of SPEC 7
-// (or a store error) and leaves the headers of the answer (WWW-Authenticate,
-// Set-Cookie) on w for the caller to write with core.WriteError; every 401
-// carries the challenge. Login writes no status itself.
+// On failure it returns a *core.StatusError with the status line of SPEC 7,
+// or "429 Too Many Requests" when the client is throttled (see [Throttle]),
+// or a store error (the context's own error when the request was
+// cancelled), and leaves the headers of the answer (WWW-Authenticate,
+// Set-Cookie, Retry-After) on w for the caller to write with
+// core.WriteError; every 401 carries the challenge, a 429 none. Login
+// writes no status itself.
 func (a *Authenticator) Login(w http.ResponseWriter, r *http.Request) (*core.Identity, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		return a.loginHeader(w, r, h)
