@@ -12,7 +12,8 @@ import (
 )
 
 // setupAuth opens the login records (-db), loads the instance secret
-// (-secret-file), applies -login and sets the authenticator on mount for the
+// (-secret-file), applies -login, configures login throttling
+// (-login-attempts, -login-backoff) and sets the authenticator on mount for the
 // routes that need an identity.
 func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *slog.Logger) (func(), error) {
 	a, closeStore, err := openAuth(ctx, cfg.db, cfg.secretFile, cfg)
@@ -45,6 +46,12 @@ func openAuth(ctx context.Context, db, secretFile string, cfg *options) (*auth.A
 	c := auth.Config{Store: st, Secret: secret}
 	if cfg != nil {
 		c.Digest, c.SignedCookies = cfg.digest, cfg.signedCookies
+		c.Throttle = auth.Throttle{
+			Off:        cfg.loginAttempts == 0,
+			Attempts:   cfg.loginAttempts,
+			Backoff:    cfg.loginBackoff,
+			MaxBackoff: max(auth.DefaultMaxLoginBackoff, cfg.loginBackoff),
+		}
 	}
 	a, err := auth.New(c)
 	if err != nil {
@@ -57,7 +64,7 @@ func openAuth(ctx context.Context, db, secretFile string, cfg *options) (*auth.A
 // exampleUser applies -login: an explicit EMAIL:PASSWORD is registered (or
 // its password reset) at every start; the default example user is
 // registered only when missing, so a password changed with reso user passwd
-// stays; -login '' removes the default example user, so none is left.
+// stays; -login ” removes the default example user, so none is left.
 func exampleUser(ctx context.Context, a *auth.Authenticator, cfg *options, logger *slog.Logger) error {
 	if cfg.login == "" {
 		err := a.Remove(ctx, defaultEmail)

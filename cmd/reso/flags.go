@@ -26,6 +26,8 @@ type options struct {
 	secretFile      string
 	digest          bool
 	signedCookies   bool
+	loginAttempts   int
+	loginBackoff    time.Duration
 	isolate         string
 	plugins         pluginFlags
 	pluginOpt       bool
@@ -123,6 +125,9 @@ func serverFlags(fs *flag.FlagSet, cfg *options) {
 	fs.StringVar(&cfg.secretFile, "secret-file", "", "file holding the instance secret, created 0600 when missing (default <state>/secret)")
 	fs.BoolVar(&cfg.digest, "digest", false, "also offer HTTP Digest (a second WWW-Authenticate challenge)")
 	fs.BoolVar(&cfg.signedCookies, "signed-cookies", false, "sign the token and user_id cookies with securecookie")
+	fs.IntVar(&cfg.loginAttempts, "login-attempts", 5, "failed logins per account and client address answered before 429 Too Many Requests (4x per address over all accounts; 0 turns login throttling off)")
+	cfg.loginBackoff = time.Second
+	fs.Var(durationFlag{&cfg.loginBackoff}, "login-backoff", "first delay (Retry-After) of a throttled client; doubles with every further failure, up to 15m (default 1s)")
 	fs.StringVar(&cfg.isolate, "isolate", "", "bundled plugins to run as child processes: names separated by commas, or all")
 	fs.Var(&cfg.plugins, "plugin", "load a third-party plugin binary, NAME=PATH (repeatable; its routes go after those of all bundled plugins, in flag order)")
 	fs.BoolVar(&cfg.pluginOpt, "plugin-optional", false, "start without a -plugin that fails to load instead of failing")
@@ -166,6 +171,12 @@ func (cfg *options) validate() error {
 	}
 	if cfg.bodyLimit <= 0 {
 		return usagef("-body-limit must be a positive number of bytes")
+	}
+	if cfg.loginAttempts < 0 {
+		return usagef("-login-attempts must not be negative (0 turns throttling off)")
+	}
+	if cfg.loginBackoff == 0 {
+		return usagef("-login-backoff must be more than 0 (e.g. 1s)")
 	}
 	if cfg.readTimeout == 0 {
 		return usagef("-read-timeout must be more than 0 (e.g. 30s)")

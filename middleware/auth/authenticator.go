@@ -57,6 +57,9 @@ type Config struct {
 	// MaxCached bounds the login records kept in memory; 0 means
 	// [DefaultMaxCached].
 	MaxCached int
+	// Throttle configures login throttling; the zero value is on with
+	// safe defaults (see [Throttle]).
+	Throttle Throttle
 }
 
 // Authenticator checks the credentials of requests in the order of SPEC 5
@@ -76,6 +79,7 @@ type Authenticator struct {
 	nonceLifetime  time.Duration
 	nonceKey       []byte
 	cache          *cache
+	throttle       *throttle  // nil when off
 	wmu            sync.Mutex // serializes store writes with their cache updates
 }
 
@@ -102,6 +106,9 @@ func New(cfg Config) (*Authenticator, error) {
 	if cfg.MaxCached < 0 {
 		return nil, fmt.Errorf("auth: negative cache size %d", cfg.MaxCached)
 	}
+	if th := cfg.Throttle; th.Attempts < 0 || th.Backoff < 0 || th.MaxBackoff < 0 || th.Decay < 0 || th.MaxTracked < 0 {
+		return nil, fmt.Errorf("auth: negative throttle setting %+v", th)
+	}
 	a := &Authenticator{
 		store:         cfg.Store,
 		secret:        append([]byte(nil), cfg.Secret...),
@@ -113,6 +120,7 @@ func New(cfg Config) (*Authenticator, error) {
 		nonceLifetime: cfg.NonceLifetime,
 		nonceKey:      deriveKey(cfg.Secret, "reso auth digest nonce"),
 		cache:         newCache(realm, cfg.MaxCached),
+		throttle:      newThrottle(cfg.Throttle),
 	}
 	a.basicChallenge = "Basic realm=" + a.quotedRealm
 	if a.now == nil {
@@ -170,8 +178,11 @@ func (a *Authenticator) RegisterHash(ctx context.Context, email, hash string) (i
 		a.cache.put(old)
 		return old.ID, nil
 	case err != nil && !errors.Is(err, ErrNoRecord):
-		return 0, err
+		return 0, readError(ctx, err)
 	}
+	// From here on the registration is a write that runs to its end.
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
 	id, err := a.store.Register(ctx, email, a.realm, hash)
 	if err != nil {
 		return 0, err
@@ -218,6 +229,29 @@ func ParseLogin(s string) (email, password string, err error) {
 	return email, password, nil
 }
 
+// writeTimeout bounds a store write. A write runs to its end (or this
+// limit) even when the request that started it is cancelled, so that a
+// client that goes away never leaves a token half-changed.
+const writeTimeout = 10 * time.Second
+
+// writeContext returns the context of a store write: the values of ctx,
+// without its cancellation, and with [writeTimeout].
+func writeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+}
+
+// readError returns the error of a store read: the context's own error when
+// ctx ended (the client went away; no server failure), else err.
+func readError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, ErrNoRecord) {
+		return cerr
+	}
+	return err
+}
+
 // byID returns the record with the given id, from memory when it is there.
 func (a *Authenticator) byID(ctx context.Context, id int64) (Record, error) {
 	if rec, ok := a.cache.id(id); ok {
@@ -226,7 +260,7 @@ func (a *Authenticator) byID(ctx context.Context, id int64) (Record, error) {
 	gen := a.cache.generation()
 	rec, err := a.store.ByID(ctx, id)
 	if err != nil {
-		return Record{}, err
+		return Record{}, readError(ctx, err)
 	}
 	a.cache.fill(gen, rec)
 	return rec, nil
@@ -241,7 +275,7 @@ func (a *Authenticator) byEmail(ctx context.Context, email string) (Record, erro
 	gen := a.cache.generation()
 	rec, err := a.store.ByEmail(ctx, email, a.realm)
 	if err != nil {
-		return Record{}, err
+		return Record{}, readError(ctx, err)
 	}
 	a.cache.fill(gen, rec)
 	return rec, nil
@@ -255,6 +289,8 @@ func (a *Authenticator) issue(ctx context.Context, rec Record) (Record, error) {
 	if token == rec.Token {
 		return rec, nil
 	}
+	ctx, cancel := writeContext(ctx)
+	defer cancel()
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
 	if err := a.store.SetToken(ctx, rec.ID, token); err != nil {
@@ -306,10 +342,13 @@ func admin() *core.Identity { return &core.Identity{ID: 0, Email: AdminEmail} }
 //     the stored token of the record; a mismatch expires both cookies.
 //  4. Otherwise 401 Unauthorized.
 //
-// On failure it returns a *core.StatusError with the status line of SPEC 7
-// (or a store error) and leaves the headers of the answer (WWW-Authenticate,
-// Set-Cookie) on w for the caller to write with core.WriteError; every 401
-// carries the challenge. Login writes no status itself.
+// On failure it returns a *core.StatusError with the status line of SPEC 7,
+// or "429 Too Many Requests" when the client is throttled (see [Throttle]),
+// or a store error (the context's own error when the request was
+// cancelled), and leaves the headers of the answer (WWW-Authenticate,
+// Set-Cookie, Retry-After) on w for the caller to write with
+// core.WriteError; every 401 carries the challenge, a 429 none. Login
+// writes no status itself.
 func (a *Authenticator) Login(w http.ResponseWriter, r *http.Request) (*core.Identity, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		return a.loginHeader(w, r, h)
@@ -335,23 +374,16 @@ func (a *Authenticator) loginHeader(w http.ResponseWriter, r *http.Request, h st
 		if !ok {
 			return nil, a.challenge(w, false, errUnauthorized)
 		}
-		rec, err := a.byEmail(r.Context(), email)
-		if errors.Is(err, ErrNoRecord) {
-			return nil, a.challenge(w, false, errUnknownEmail)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !equal(HashPassword(email, a.realm, password), rec.Hash) {
-			return nil, a.challenge(w, false, errUnauthorized)
-		}
-		return a.grant(w, r, rec)
+		return a.loginBasic(w, r, email, password)
 	case a.digest && strings.EqualFold(scheme, "Digest"):
 		d, ok := parseDigest(h)
 		if !ok {
 			return nil, a.challenge(w, false, errUnauthorized)
 		}
-		rec, stale, err := a.checkDigest(r, &d)
+		rec, stale, err := a.checkDigest(w, r, &d)
+		if err == errTooMany {
+			return nil, err
+		}
 		if _, isStatus := core.AsStatus(err); isStatus {
 			return nil, a.challenge(w, stale, err)
 		}
@@ -364,14 +396,54 @@ func (a *Authenticator) loginHeader(w http.ResponseWriter, r *http.Request, h st
 	return nil, a.challenge(w, false, errUnauthorized)
 }
 
+// loginBasic checks Basic credentials, under the login throttle.
+func (a *Authenticator) loginBasic(w http.ResponseWriter, r *http.Request, email, password string) (*core.Identity, error) {
+	at, err := a.begin(w, r)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := a.byEmail(r.Context(), email)
+	if errors.Is(err, ErrNoRecord) {
+		at.fail()
+		return nil, a.challenge(w, false, errUnknownEmail)
+	}
+	if err != nil {
+		at.abort()
+		return nil, err
+	}
+	if err := at.account(w, rec.ID); err != nil {
+		return nil, err
+	}
+	if !equal(HashPassword(email, a.realm, password), rec.Hash) {
+		at.fail()
+		return nil, a.challenge(w, false, errUnauthorized)
+	}
+	at.succeed()
+	return a.grant(w, r, rec)
+}
+
 // loginRoute is step 2: route groups user_id or email, with token.
 func (a *Authenticator) loginRoute(w http.ResponseWriter, r *http.Request, uid, email, token string) (*core.Identity, error) {
 	id, idOK := parseID(uid)
 	if email == AdminEmail && uid == "" || uid != "" && idOK && id == 0 {
 		if !equal(token, a.adminToken) {
+			if err := a.failedSession(w, r); err != nil {
+				return nil, err
+			}
 			return nil, a.challenge(w, false, errNotAuthorized)
 		}
 		return admin(), nil
+	}
+	// A value that cannot be a session token of the record is a guess (the
+	// password hash is one): a throttled address learns nothing, not even
+	// whether the record exists.
+	session := len(token) == tokenLen && (uid == "" || idOK && validToken(a.secret, id, token))
+	var at attempt
+	if !session {
+		var err error
+		if at, err = a.begin(w, r); err != nil {
+			return nil, err
+		}
 	}
 	var rec Record
 	var err error
@@ -383,26 +455,48 @@ func (a *Authenticator) loginRoute(w http.ResponseWriter, r *http.Request, uid, 
 	default:
 		rec, err = a.byEmail(r.Context(), email)
 	}
-	if errors.Is(err, ErrNoRecord) {
+	switch {
+	case errors.Is(err, ErrNoRecord) && session:
+		if err := a.failedSession(w, r); err != nil {
+			return nil, err
+		}
 		return nil, errNoRecord
-	}
-	if err != nil {
+	case errors.Is(err, ErrNoRecord):
+		at.fail()
+		return nil, errNoRecord
+	case err != nil:
+		at.abort()
 		return nil, err
 	}
-	switch {
-	case validToken(a.secret, rec.ID, token) && equal(token, rec.Token):
-		return &core.Identity{ID: rec.ID, Email: rec.Email}, nil
-	case len(token) == hashLen && equal(token, rec.Hash):
+	if session {
+		if validToken(a.secret, rec.ID, token) && equal(token, rec.Token) {
+			return &core.Identity{ID: rec.ID, Email: rec.Email}, nil
+		}
+		if err := a.failedSession(w, r); err != nil {
+			return nil, err
+		}
+		return nil, a.challenge(w, false, errUnauthorized)
+	}
+	if err := at.account(w, rec.ID); err != nil {
+		return nil, err
+	}
+	if len(token) == hashLen && equal(token, rec.Hash) {
+		at.succeed()
 		return a.grant(w, r, rec)
 	}
+	at.fail()
 	return nil, a.challenge(w, false, errUnauthorized)
 }
 
-// loginCookie is step 3: cookies user_id and token.
+// loginCookie is step 3: cookies user_id and token. A valid session costs
+// the throttle nothing; a failed one counts against the client address.
 func (a *Authenticator) loginCookie(w http.ResponseWriter, r *http.Request, uid, token string) (*core.Identity, error) {
 	id, ok := parseID(uid)
 	if ok && id == 0 {
 		if !equal(token, a.adminToken) {
+			if err := a.failedSession(w, r); err != nil {
+				return nil, err
+			}
 			return nil, a.challenge(w, false, errNotAdmin)
 		}
 		return admin(), nil
@@ -418,7 +512,29 @@ func (a *Authenticator) loginCookie(w http.ResponseWriter, r *http.Request, uid,
 	}
 	expireCookie(w, r, CookieToken)
 	expireCookie(w, r, CookieUserID)
+	if err := a.failedSession(w, r); err != nil {
+		return nil, err
+	}
 	return nil, a.challenge(w, false, errUnauthorized)
+}
+
+// failedSession counts a failed session or administrator token against the
+// client address; it returns errTooMany when the address is throttled.
+func (a *Authenticator) failedSession(w http.ResponseWriter, r *http.Request) error {
+	if a.throttle == nil {
+		return nil
+	}
+	return a.throttle.failed(w, a.now(), clientAddr(r))
+}
+
+// begin starts a throttled attempt of a guessable credential from the
+// client of r; it returns errTooMany (with Retry-After set on w) when the
+// client address is throttled.
+func (a *Authenticator) begin(w http.ResponseWriter, r *http.Request) (attempt, error) {
+	if a.throttle == nil {
+		return attempt{}, nil
+	}
+	return a.throttle.begin(w, a.now(), clientAddr(r))
 }
 
 // Logout ends the session of the request's cookies (SPEC 3.1 and 5): with
@@ -435,9 +551,11 @@ func (a *Authenticator) Logout(w http.ResponseWriter, r *http.Request) error {
 	if !ok || id == 0 {
 		return nil
 	}
+	ctx, cancel := writeContext(r.Context())
+	defer cancel()
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
-	cleared, err := a.store.ClearToken(r.Context(), id, token)
+	cleared, err := a.store.ClearToken(ctx, id, token)
 	if err != nil {
 		return err
 	}

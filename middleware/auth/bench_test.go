@@ -189,3 +189,37 @@ func BenchmarkCookieSessionParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkBasicThrottled is BenchmarkBasic while the throttle tracks
+// failures of 10,000 other client addresses (an attack in progress), and
+// with throttling off for comparison.
+func BenchmarkBasicThrottled(b *testing.B) {
+	for _, tt := range []struct {
+		name string
+		off  bool
+	}{{"busy", false}, {"off", true}} {
+		b.Run(tt.name, func(b *testing.B) {
+			a, _, _ := benchFixture(b, nil)
+			a.throttle = newThrottle(Throttle{Off: tt.off})
+			h := Required(a)(okHandler)
+			wrong := httptest.NewRequest("GET", "/", nil)
+			wrong.SetBasicAuth(testEmail, "wrong")
+			for i := range 10000 {
+				wrong.RemoteAddr = fmt.Sprintf("10.%d.%d.1:1", i/256, i%256)
+				h.ServeHTTP(&nopWriter{h: http.Header{}}, wrong)
+			}
+			r := httptest.NewRequest("GET", "/", nil)
+			r.SetBasicAuth(testEmail, testPassword)
+			w := &nopWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				w.code = 0
+				h.ServeHTTP(w, r)
+				if w.code != 200 {
+					b.Fatal(w.code)
+				}
+			}
+		})
+	}
+}

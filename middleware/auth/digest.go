@@ -274,10 +274,11 @@ func digestResponse(ha1, method string, d *digestCreds) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// checkDigest verifies Digest credentials against the request and returns
-// the login record; it sets stale when the credentials were right but the
-// nonce has expired.
-func (a *Authenticator) checkDigest(r *http.Request, d *digestCreds) (rec Record, stale bool, err error) {
+// checkDigest verifies Digest credentials against the request, under the
+// login throttle, and returns the login record; it sets stale when the
+// credentials were right but the nonce has expired. A throttled client gets
+// errTooMany with Retry-After set on w.
+func (a *Authenticator) checkDigest(w http.ResponseWriter, r *http.Request, d *digestCreds) (rec Record, stale bool, err error) {
 	if (d.algorithm != "" && !strings.EqualFold(d.algorithm, "MD5")) || d.qop != "auth" ||
 		len(d.nc) != 8 || !isHex(d.nc) || d.cnonce == "" || d.realm != a.realm ||
 		(d.userhash != "" && !strings.EqualFold(d.userhash, "false")) {
@@ -290,21 +291,34 @@ func (a *Authenticator) checkDigest(r *http.Request, d *digestCreds) (rec Record
 	if d.uri != uri {
 		return Record{}, false, errUnauthorized
 	}
-	valid, fresh := a.checkNonce(d.nonce, a.now())
+	now := a.now()
+	valid, fresh := a.checkNonce(d.nonce, now)
 	if !valid {
 		return Record{}, false, errUnauthorized
 	}
+	at, err := a.begin(w, r)
+	if err != nil {
+		return Record{}, false, err
+	}
 	rec, err = a.byEmail(r.Context(), d.username)
 	if errors.Is(err, ErrNoRecord) {
+		at.fail()
 		return Record{}, false, errUnknownEmail
 	}
 	if err != nil {
+		at.abort()
+		return Record{}, false, err
+	}
+	if err := at.account(w, rec.ID); err != nil {
 		return Record{}, false, err
 	}
 	want := digestResponse(rec.Hash, r.Method, d)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(d.response))) != 1 {
+		at.fail()
 		return Record{}, false, errUnauthorized
 	}
+	// The password was right, even with a stale nonce.
+	at.succeed()
 	if !fresh {
 		return Record{}, true, errUnauthorized
 	}

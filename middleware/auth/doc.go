@@ -31,6 +31,28 @@
 // Secure when the request came over TLS; with [Config].SignedCookies their
 // values are signed with gorilla/securecookie.
 //
+// Failed logins are throttled ([Config].Throttle, on by default). Failures
+// are counted per (account, client address), per client address and per
+// account, in bounded in-memory tables. Past 5 failures of one account
+// from one address, or 20 from one address over all accounts, the
+// authenticator answers "429 Too Many Requests" with a Retry-After header
+// (whole seconds) instead of checking the credentials, even right ones,
+// for a delay of 1 s that doubles with every further failure up to 15
+// minutes. Once an account has 50 failures over all addresses, every
+// address that fails on it is delayed from its own first failure; an
+// address without failures is never delayed. A success clears the
+// failures of its pair. The client address is the host of
+// http.Request.RemoteAddr (an IPv6 address by its /64); forwarding headers
+// are not trusted. Basic and Digest passwords and the password hash in the
+// route-token form are checked against the throttle before they are
+// verified; valid session tokens and the administrator token (128-bit
+// MACs) pass without a throttle check, and failed ones count against the
+// client address.
+//
+// Store writes (a new token, a logout, a registration) run to their end
+// even when the request is cancelled, within a time limit of 10 s; a read
+// cut short by a cancelled request returns the context's error.
+//
 // Verified records are kept in memory, so a cookie session or a repeated
 // Basic login costs no database query; every token change and logout is
 // written to the store and then to memory, so it is seen at once. The memory

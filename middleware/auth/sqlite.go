@@ -5,9 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 )
@@ -40,48 +44,72 @@ type SQLiteStore struct {
 // OpenSQLite opens (creating when missing) the SQLite database file at path
 // and its login table. The path ":memory:" (or "") opens a private in-memory
 // database that keeps nothing after Close.
+//
+// Errors name the problem in words: "permission denied" (the file, or the
+// directory where SQLite keeps its -wal and -shm files beside it, may not
+// be written), "read-only" (a file that may be read but not written, or a
+// read-only file system), "not a reso database" (a file that is not an
+// SQLite database, or one whose tables are not reso's), and the text of the
+// system error otherwise ("not a directory", "no such file or directory").
 func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 	s := &SQLiteStore{}
 	mem := path == "" || path == ":memory:"
-	var wdsn, rdsn string
+	var wdsn, rdsn, abs string
 	if mem {
 		// Every connection to ":memory:" is a database of its own, so the
 		// store keeps exactly one connection and reads through it too.
 		wdsn = ":memory:?_txlock=immediate&_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")"
 	} else {
-		abs, err := filepath.Abs(path)
-		if err != nil {
+		var err error
+		if abs, err = filepath.Abs(path); err != nil {
 			return nil, fmt.Errorf("auth: database %q: %w", path, err)
 		}
+		nonEmpty, err := checkFile(path, abs)
+		if err != nil {
+			return nil, err
+		}
 		uri := "file:" + escapeURIPath(abs)
+		if nonEmpty {
+			// Look before the writer's pragmas (WAL) change anything.
+			if err := checkShapeRO(ctx, uri); err != nil {
+				return nil, openError(path, abs, err)
+			}
+		}
 		wdsn = uri + "?_txlock=immediate" +
 			"&_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
 			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 		rdsn = uri + "?_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")&_pragma=query_only(1)"
 	}
+	fail := func(err error) (*SQLiteStore, error) {
+		s.Close()
+		return nil, openError(path, abs, err)
+	}
 	w, err := sql.Open("sqlite", wdsn)
 	if err != nil {
-		return nil, fmt.Errorf("auth: open database %q: %w", path, err)
+		return nil, openError(path, abs, err)
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	s.w, s.r = w, w
+	if err := checkShape(ctx, w); err != nil {
+		return fail(err)
+	}
 	if _, err := w.ExecContext(ctx, schema); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("auth: open database %q: %w", path, err)
+		return fail(err)
 	}
 	if !mem {
 		var mode string
-		if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || !strings.EqualFold(mode, "wal") {
-			w.Close()
-			return nil, fmt.Errorf("auth: open database %q: journal mode %q, want wal (%v)", path, mode, err)
+		if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			return fail(err)
+		}
+		if !strings.EqualFold(mode, "wal") {
+			return fail(fmt.Errorf("journal mode %q, want wal", mode))
 		}
 		r, err := sql.Open("sqlite", rdsn)
 		if err != nil {
-			w.Close()
-			return nil, fmt.Errorf("auth: open database %q: %w", path, err)
+			return fail(err)
 		}
 		n := max(4, runtime.GOMAXPROCS(0))
 		r.SetMaxOpenConns(n)
@@ -92,10 +120,165 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 		s.byEmail, err = s.r.PrepareContext(ctx, "SELECT id, email, realm, hash, token FROM logins WHERE email = ? AND realm = ?")
 	}
 	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("auth: open database %q: %w", path, err)
+		return fail(err)
 	}
 	return s, nil
+}
+
+// sqliteMagic starts every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// Primary SQLite result codes that OpenSQLite names in words.
+const (
+	sqliteReadOnly = 8  // SQLITE_READONLY
+	sqliteCantOpen = 14 // SQLITE_CANTOPEN
+	sqliteNotADB   = 26 // SQLITE_NOTADB
+)
+
+// errNotReso marks a file that is not a reso database.
+var errNotReso = errors.New("not a reso database")
+
+// checkFile checks, before SQLite opens it, that the database file at abs
+// can be read and written and is an SQLite file (or empty, or missing: then
+// SQLite creates it). It reports whether the file has content.
+func checkFile(path, abs string) (nonEmpty bool, err error) {
+	f, err := os.OpenFile(abs, os.O_RDWR, 0)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil // created by SQLite; openError names a directory problem
+	case errors.Is(err, syscall.EROFS):
+		return false, fmt.Errorf("auth: database %q is read-only: on a read-only file system", path)
+	case errors.Is(err, fs.ErrPermission):
+		if g, rerr := os.Open(abs); rerr == nil {
+			g.Close()
+			return false, fmt.Errorf("auth: database %q is read-only: the file may be read but not written (permission denied)", path)
+		}
+		return false, fmt.Errorf("auth: database %q: %w", path, err)
+	default:
+		return false, fmt.Errorf("auth: database %q: %w", path, err)
+	}
+	defer f.Close()
+	var head [len(sqliteMagic)]byte
+	n, err := io.ReadFull(f, head[:])
+	switch {
+	case n == 0 && (err == io.EOF || err == nil):
+		return false, nil // an empty file is an empty database
+	case err != nil && err != io.ErrUnexpectedEOF:
+		return false, fmt.Errorf("auth: database %q: %w", path, err)
+	case string(head[:n]) != sqliteMagic:
+		return false, fmt.Errorf("auth: database %q: %w (not an SQLite file)", path, errNotReso)
+	}
+	return true, nil
+}
+
+// checkShapeRO runs checkShape on a read-only connection to the database
+// file at the SQLite URI uri.
+func checkShapeRO(ctx context.Context, uri string) error {
+	db, err := sql.Open("sqlite", uri+"?mode=ro&_pragma=busy_timeout("+fmt.Sprint(busyTimeoutMS)+")")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return checkShape(ctx, db)
+}
+
+// loginColumns are the columns of reso's table logins.
+var loginColumns = []string{"id", "email", "realm", "hash", "token"}
+
+// checkShape checks that the database is empty or holds reso's table
+// logins, so that reso never writes into another application's database.
+func checkShape(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+	if err != nil {
+		return err
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		tables = append(tables, name)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	found := false
+	for _, t := range tables {
+		found = found || t == "logins"
+	}
+	if !found {
+		return fmt.Errorf("%w (it has tables, none of them logins)", errNotReso)
+	}
+	cols := map[string]bool{}
+	rows, err = db.QueryContext(ctx, "SELECT name FROM pragma_table_info('logins')")
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		cols[name] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	for _, c := range loginColumns {
+		if !cols[c] {
+			return fmt.Errorf("%w (table logins has no column %s)", errNotReso, c)
+		}
+	}
+	return nil
+}
+
+// openError names the error err of opening the database at path (absolute:
+// abs, "" in memory) in words.
+func openError(path, abs string, err error) error {
+	var se interface{ Code() int }
+	code := -1
+	if errors.As(err, &se) {
+		code = se.Code() & 0xff
+	}
+	switch {
+	case errors.Is(err, errNotReso):
+		return fmt.Errorf("auth: database %q: %w", path, err)
+	case code == sqliteNotADB:
+		return fmt.Errorf("auth: database %q: %w (%v)", path, errNotReso, err)
+	case abs != "" && (code == sqliteCantOpen || code == sqliteReadOnly):
+		// SQLite creates the database, its -wal and its -shm files in the
+		// directory of the file: find out whether it may.
+		dir := filepath.Dir(abs)
+		if _, serr := os.Stat(dir); serr != nil {
+			return fmt.Errorf("auth: database %q: directory: %w", path, serr)
+		}
+		probe, perr := os.CreateTemp(dir, ".reso-probe-*")
+		if perr == nil {
+			probe.Close()
+			os.Remove(probe.Name())
+		} else if errors.Is(perr, syscall.EROFS) {
+			return fmt.Errorf("auth: database %q is read-only: on a read-only file system (%v)", path, err)
+		} else {
+			var pe *fs.PathError
+			if errors.As(perr, &pe) {
+				perr = pe.Err // the probe's name says nothing
+			}
+			return fmt.Errorf("auth: database %q: directory %q may not be written (SQLite keeps its -wal and -shm files there): %w", path, dir, perr)
+		}
+		if code == sqliteReadOnly {
+			return fmt.Errorf("auth: database %q is read-only: %w", path, err)
+		}
+	case code == sqliteReadOnly:
+		return fmt.Errorf("auth: database %q is read-only: %w", path, err)
+	}
+	return fmt.Errorf("auth: open database %q: %w", path, err)
 }
 
 // escapeURIPath escapes the characters that end or escape the path of an
@@ -147,14 +330,16 @@ func scanRecord(row *sql.Row) (Record, error) {
 	return rec, nil
 }
 
-// ByID implements [Store].
+// ByID implements [Store]. A read cut short by ctx returns ctx's error.
 func (s *SQLiteStore) ByID(ctx context.Context, id int64) (Record, error) {
-	return scanRecord(s.byID.QueryRowContext(ctx, id))
+	rec, err := scanRecord(s.byID.QueryRowContext(ctx, id))
+	return rec, readError(ctx, err)
 }
 
-// ByEmail implements [Store].
+// ByEmail implements [Store]. A read cut short by ctx returns ctx's error.
 func (s *SQLiteStore) ByEmail(ctx context.Context, email, realm string) (Record, error) {
-	return scanRecord(s.byEmail.QueryRowContext(ctx, email, realm))
+	rec, err := scanRecord(s.byEmail.QueryRowContext(ctx, email, realm))
+	return rec, readError(ctx, err)
 }
 
 // SetToken implements [Store].

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -308,5 +309,154 @@ func TestOpenSQLiteError(t *testing.T) {
 	_, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"))
 	if err == nil || !strings.HasPrefix(err.Error(), "auth: ") {
 		t.Errorf("OpenSQLite in a missing directory: %v", err)
+	}
+}
+
+// rootBypasses reports whether this process ignores file permissions (as
+// root does), which makes the permission cases untestable.
+func rootBypasses(t *testing.T) bool {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "locked")
+	if err := os.Mkdir(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o755)
+	f, err := os.Create(filepath.Join(dir, "probe"))
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}
+
+// TestOpenSQLiteErrors checks that the errors of OpenSQLite name the
+// problem in words.
+func TestOpenSQLiteErrors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plain.txt")
+	if err := os.WriteFile(file, []byte("hello, this is not an SQLite database at all\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("SQLite"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// An SQLite database of another application, and one with a table
+	// logins of another shape.
+	other, shape := filepath.Join(dir, "other.db"), filepath.Join(dir, "shape.db")
+	for _, tt := range []struct{ path, ddl string }{
+		{other, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)"},
+		{shape, "CREATE TABLE logins (id INTEGER PRIMARY KEY, name TEXT)"},
+	} {
+		db, err := sql.Open("sqlite", tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(tt.ddl); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+	}
+	cases := []struct {
+		name, path, want string
+	}{
+		{"path under a regular file", filepath.Join(file, "x.db"), "not a directory"},
+		{"missing directory", filepath.Join(dir, "no", "such", "x.db"), "no such file or directory"},
+		{"a directory", dir, "is a directory"},
+		{"not an SQLite file", file, "not a reso database (not an SQLite file)"},
+		{"a short file", short, "not a reso database (not an SQLite file)"},
+		{"another application's database", other, "not a reso database (it has tables, none of them logins)"},
+		{"another table logins", shape, "not a reso database (table logins has no column email)"},
+	}
+	if rootBypasses(t) {
+		t.Log("this process ignores file permissions (root): the permission cases are skipped")
+	} else {
+		locked := filepath.Join(dir, "locked")
+		if err := os.Mkdir(locked, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(locked, 0o755) })
+		ro := filepath.Join(dir, "ro.db")
+		s, err := OpenSQLite(ctx, ro)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if err := os.Chmod(ro, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(ro, 0o644) })
+		// A writable database in a directory that has become read-only:
+		// SQLite cannot create its -wal and -shm files beside it.
+		lockedDB := filepath.Join(dir, "later", "reso.db")
+		os.Mkdir(filepath.Dir(lockedDB), 0o755)
+		s, err = OpenSQLite(ctx, lockedDB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		for _, p := range []string{lockedDB + "-wal", lockedDB + "-shm"} {
+			os.Remove(p)
+		}
+		if err := os.Chmod(filepath.Dir(lockedDB), 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(filepath.Dir(lockedDB), 0o755) })
+		noread := filepath.Join(dir, "noread.db")
+		if err := os.WriteFile(noread, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, []struct{ name, path, want string }{
+			{"directory without write permission", filepath.Join(locked, "x.db"), "permission denied"},
+			{"read-only file", ro, "is read-only"},
+			{"unreadable file", noread, "permission denied"},
+			{"database in a directory without write permission", lockedDB, "permission denied"},
+		}...)
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := OpenSQLite(ctx, tt.path)
+			if err == nil {
+				s.Close()
+				t.Fatalf("OpenSQLite(%q): no error", tt.path)
+			}
+			t.Logf("%v", err)
+			if !strings.HasPrefix(err.Error(), "auth: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("OpenSQLite(%q) = %q, want it to say %q", tt.path, err, tt.want)
+			}
+		})
+	}
+	// The refused files are left as they were.
+	if b, _ := os.ReadFile(file); !strings.HasPrefix(string(b), "hello") {
+		t.Errorf("%s changed: %q", file, b)
+	}
+	for _, p := range []string{other, shape} {
+		db, err := sql.Open("sqlite", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mode string
+		db.QueryRow("PRAGMA journal_mode").Scan(&mode)
+		db.Close()
+		if mode != "delete" {
+			t.Errorf("%s: journal mode %q after a refused open, want it untouched (delete)", p, mode)
+		}
+	}
+}
+
+// TestOpenSQLiteEmptyFile: an empty file is an empty database.
+func TestOpenSQLiteEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Register(context.Background(), "a@b", "localhost", "h"); err != nil {
+		t.Fatal(err)
 	}
 }

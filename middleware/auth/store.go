@@ -26,7 +26,10 @@ type Record struct {
 var ErrNoRecord = errors.New("auth: no such login record")
 
 // Store keeps login records. Implementations must be safe for concurrent
-// use. The authenticator keeps the records it has verified in memory and
+// use. The authenticator calls the writing methods (Register, SetToken,
+// ClearToken) with a context that is not cancelled with the request but
+// has a time limit, so that a write, once started, runs to its end; reads
+// get the request's context and should return its error when it ends. The authenticator keeps the records it has verified in memory and
 // writes every change through the store, so a store shared by several
 // servers sees every change, while each server trusts its own memory for the
 // records it has seen.
