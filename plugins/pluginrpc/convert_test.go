@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv1"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
 // roundTrip marshals m and unmarshals it again, as the wire does.
@@ -40,7 +40,7 @@ func TestCookieRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := roundTrip(t, &pluginv1.Response{Cookies: encodeCookies([]*http.Cookie{c.c})}, &pluginv1.Response{})
+			m := roundTrip(t, &pluginv2.Response{Cookies: encodeCookies([]*http.Cookie{c.c})}, &pluginv2.Response{})
 			got := decodeCookies(m.GetCookies())[0]
 			if got.String() != c.c.String() {
 				t.Errorf("Set-Cookie %q, want %q", got.String(), c.c.String())
@@ -68,7 +68,7 @@ func TestErrorRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := roundTrip(t, &pluginv1.HandleResponse{Error: encodeError(c.err)}, &pluginv1.HandleResponse{})
+			m := roundTrip(t, &pluginv2.HandleResponse{Error: encodeError(c.err)}, &pluginv2.HandleResponse{})
 			got := decodeError(m.GetError())
 			if got.Error() != c.want {
 				t.Errorf("got %q, want %q", got, c.want)
