@@ -140,6 +140,9 @@ func (testPlugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route,
 			_ = host.SetSetting(context.WithoutCancel(ctx), "cancelled", "yes")
 			return nil, ctx.Err()
 		})},
+		{Match: `GET /ctxerr`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			return nil, fmt.Errorf("test: gave up: %w", context.Canceled)
+		})},
 		{Match: `GET /panic`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
 			panic("handler panicked")
 		})},
