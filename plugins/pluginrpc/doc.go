@@ -13,7 +13,10 @@
 //	}
 //
 // It must not write to standard output: go-plugin's handshake goes there.
-// Log to standard error; the host copies those lines into its own log.
+// Log to standard error; the host copies those lines into its own log. A
+// line that log/slog's text or JSON handler wrote becomes one record of the
+// host's log, with the plugin's level, message and attributes and the
+// attribute plugin (the plugin's name); any other line is logged as text.
 //
 // The host loads it with [Load] and mounts the returned [*Client] like any
 // other plugin. The client asks the plugin for its routes once; each matched

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +20,10 @@ import (
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/users"
 )
+
+// childStderr is the process's standard error as it started: go-plugin's
+// Serve replaces os.Stderr by a pipe it streams to the host.
+var childStderr = os.Stderr
 
 // childEnv switches the test binary into a plugin process: TestMain serves
 // the test plugin (or misbehaves, as the value says) instead of testing.
@@ -142,6 +147,14 @@ func (testPlugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route,
 		})},
 		{Match: `GET /ctxerr`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
 			return nil, fmt.Errorf("test: gave up: %w", context.Canceled)
+		})},
+		{Match: `GET /log`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			// One record through go-plugin's stdio stream (os.Stderr is
+			// its pipe once Serve runs), one straight to file descriptor 2.
+			slog.New(slog.NewTextHandler(os.Stderr, nil)).Warn("text record", "who", "a b", "n", 42, "path", "/caf\xe9")
+			slog.New(slog.NewJSONHandler(childStderr, nil)).Error("json record", "n", 7, "g", slog.GroupValue(slog.String("k", "v w")))
+			fmt.Fprintln(os.Stderr, "a plain line")
+			return nil, nil
 		})},
 		{Match: `GET /panic`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
 			panic("handler panicked")
