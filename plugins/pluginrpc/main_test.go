@@ -50,6 +50,10 @@ func runChild(mode string) int {
 		hs := handshake
 		hs.ProtocolVersion = 99
 		err = serve(p, hs)
+	case "version1":
+		hs := handshake
+		hs.ProtocolVersion = 1
+		err = serve(p, hs)
 	case "exit":
 		fmt.Fprintln(os.Stderr, "giving up before the handshake")
 		return 2
@@ -156,6 +160,14 @@ func (testPlugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route,
 			fmt.Fprintln(os.Stderr, "a plain line")
 			return nil, nil
 		})},
+		{Match: `GET,PUT,POST /bytes`, Handler: h(bytesEcho)},
+		{Match: `GET /fail-with`, Handler: h(func(_ context.Context, req *core.Request) (*core.Response, error) {
+			return nil, errors.New("failed with " + req.Path + "?" + req.Query + " " + req.Header.Get("User-Agent"))
+		})},
+		{Match: `GET /named`, Handler: h(func(_ context.Context, req *core.Request) (*core.Response, error) {
+			// The content's name (its extension gives the type) is request data.
+			return &core.Response{Content: &core.Content{Name: req.Path, ModTime: downloadTime, Size: 5, ReaderAt: strings.NewReader("named")}}, nil
+		})},
 		{Match: `GET /panic`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
 			panic("handler panicked")
 		})},
@@ -198,6 +210,40 @@ func echo(_ context.Context, req *core.Request) (*core.Response, error) {
 		fmt.Fprintf(&b, "body %d bytes, sum %d\n", len(body), sum(body))
 	}
 	return &core.Response{Body: []byte(b.String())}, nil
+}
+
+// bytesEcho answers with every text of the request as raw bytes, in the
+// body and in response headers, so that any byte that does not cross the
+// boundary intact shows.
+func bytesEcho(_ context.Context, req *core.Request) (*core.Response, error) {
+	var b bytes.Buffer
+	for _, s := range []string{req.Method, req.Path, req.Consumed, req.Query} {
+		b.WriteString(s)
+		b.WriteByte(0)
+	}
+	names := make([]string, 0, len(req.Vars))
+	for k := range req.Vars {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		b.WriteString(k + "=" + req.Vars[k] + "\x00")
+	}
+	for _, k := range []string{"User-Agent", "Content-Type", "X-Test"} {
+		b.WriteString(k + ": " + strings.Join(req.Header.Values(k), "|") + "\x00")
+	}
+	if req.Body != nil {
+		body, err := core.ReadBody(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(body)
+	}
+	return &core.Response{
+		ContentType: req.Header.Get("Content-Type"),
+		Header:      http.Header{"X-Path": {req.Path}, "X-Query": {req.Query}, "X-Agent": req.Header.Values("User-Agent")},
+		Body:        b.Bytes(),
+	}, nil
 }
 
 func sum(b []byte) (s int) {
