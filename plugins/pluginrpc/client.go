@@ -24,7 +24,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv1"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
 // ErrUnavailable answers the routes of a plugin whose process is not
@@ -79,14 +79,14 @@ type Client struct {
 
 	mu     sync.Mutex // serializes Routes and (re)binding a process
 	host   plugins.Host
-	routes []*pluginv1.Route
+	routes []*pluginv2.Route
 	built  []plugins.Route
 }
 
 // conn is one plugin process.
 type conn struct {
 	pc     *plugin.Client
-	rpc    pluginv1.PluginClient
+	rpc    pluginv2.PluginClient
 	broker *plugin.GRPCBroker
 	exited context.Context // done when the process exits
 	pool   *streamPool     // nil with Config.Unary
@@ -277,23 +277,26 @@ func (c *Client) restart() (*conn, error) {
 }
 
 // bind serves the host's services to process cn and asks it for its routes.
-func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Host) ([]*pluginv1.Route, error) {
+func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Host) ([]*pluginv2.Route, error) {
 	id := cn.broker.NextId()
 	hs := &hostServer{host: host, bodies: &c.bodies}
 	go cn.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
 		s := grpc.NewServer(opts...)
-		pluginv1.RegisterHostServer(s, hs)
+		pluginv2.RegisterHostServer(s, hs)
 		return s
 	})
-	resp, err := cn.rpc.Routes(ctx, &pluginv1.RoutesRequest{HostBrokerId: id})
+	resp, err := cn.rpc.Routes(ctx, &pluginv2.RoutesRequest{HostBrokerId: id})
 	if err != nil {
 		return nil, fmt.Errorf("pluginrpc: plugin %q: routes: %s", c.cfg.Name, status.Convert(err).Message())
+	}
+	if e := resp.GetError(); e != nil {
+		return nil, fmt.Errorf("pluginrpc: plugin %q: routes: %w", c.cfg.Name, decodeError(e))
 	}
 	return resp.GetRoutes(), nil
 }
 
-func sameRoutes(a, b []*pluginv1.Route) bool {
-	return slices.EqualFunc(a, b, func(x, y *pluginv1.Route) bool { return proto.Equal(x, y) })
+func sameRoutes(a, b []*pluginv2.Route) bool {
+	return slices.EqualFunc(a, b, func(x, y *pluginv2.Route) bool { return proto.Equal(x, y) })
 }
 
 // Routes asks the plugin for its routes (once: later calls return the same
@@ -318,7 +321,7 @@ func (c *Client) Routes(ctx context.Context, host plugins.Host) ([]plugins.Route
 	c.host, c.routes = host, rs
 	built := make([]plugins.Route, len(rs))
 	for i, r := range rs {
-		built[i] = plugins.Route{Match: r.GetMatch(), Rewrite: r.GetRewrite(), Assign: r.GetAssign(), Auth: r.GetAuth()}
+		built[i] = decodeRoute(r)
 		if r.GetHasHandler() {
 			built[i].Handler = &remoteHandler{c: c, route: uint32(i)}
 		}
@@ -357,23 +360,17 @@ type remoteHandler struct {
 }
 
 // Handle sends req to the plugin and returns its answer. The request's
-// context crosses: cancelling it cancels the handler's context.
+// context crosses: cancelling it cancels the handler's context. When the
+// request's context ends first, or the handler fails because it ended, the
+// error is the context's own (context.Canceled when the client went away),
+// as in process: never a new error with its text.
 func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Response, error) {
 	c := h.c
 	cn := c.cur.Load()
 	if cn == nil {
 		return nil, ErrUnavailable
 	}
-	m := &pluginv1.HandleRequest{Route: h.route, Request: &pluginv1.Request{
-		Method:        req.Method,
-		Path:          req.Path,
-		Consumed:      req.Consumed,
-		Query:         req.Query,
-		Vars:          req.Vars,
-		Header:        encodeHeader(req.Header),
-		ContentLength: req.ContentLength,
-		Identity:      encodeIdentity(req.Identity),
-	}}
+	m := &pluginv2.HandleRequest{Route: h.route, Request: encodeRequest(req)}
 	if req.Body != nil {
 		body, token := c.bodies.encode(req.Body, req.ContentLength)
 		if token != 0 {
@@ -382,7 +379,7 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 		m.Request.Body = body
 	}
 	var (
-		resp *pluginv1.HandleResponse
+		resp *pluginv2.HandleResponse
 		err  error
 	)
 	if cn.pool != nil {
@@ -401,23 +398,20 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 		return nil, fmt.Errorf("pluginrpc: plugin %q: %s", c.cfg.Name, status.Convert(err).Message())
 	}
 	if e := resp.GetError(); e != nil {
-		return nil, decodeError(e)
+		err := decodeError(e)
+		if ctxErr := ctx.Err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			return nil, ctxErr
+		}
+		return nil, err
 	}
 	r := resp.GetResponse()
 	if r == nil {
 		return nil, nil
 	}
-	out := &core.Response{
-		Code:        int(r.GetCode()),
-		Reason:      r.GetReason(),
-		ContentType: r.GetContentType(),
-		Header:      decodeHeader(r.GetHeader()),
-		Cookies:     decodeCookies(r.GetCookies()),
-		Body:        r.GetBody(),
-	}
+	out := decodeResponseFields(r)
 	if ct := r.GetContent(); ct != nil {
 		out.Content = &core.Content{
-			Name:     ct.GetName(),
+			Name:     string(ct.GetName()),
 			ModTime:  decodeTime(ct.GetModTime()),
 			Size:     ct.GetSize(),
 			ReaderAt: &remoteContent{ctx: ctx, rpc: cn.rpc, handle: ct.GetHandle(), size: ct.GetSize()},
@@ -435,32 +429,32 @@ const maxIdleStreams = 128
 // wakes the waiting handler directly.
 type streamPool struct {
 	ctx context.Context // the process's life
-	rpc pluginv1.PluginClient
+	rpc pluginv2.PluginClient
 
 	mu   sync.Mutex
 	idle []*exchangeStream
 }
 
 type exchangeStream struct {
-	stream pluginv1.Plugin_ExchangeClient
+	stream pluginv2.Plugin_ExchangeClient
 	cancel context.CancelFunc
 }
 
-func newStreamPool(ctx context.Context, rpc pluginv1.PluginClient) *streamPool {
+func newStreamPool(ctx context.Context, rpc pluginv2.PluginClient) *streamPool {
 	return &streamPool{ctx: ctx, rpc: rpc}
 }
 
 // call sends m on an idle stream and returns the answer. When ctx ends
 // first, the stream is cancelled (which cancels the handler's context in
 // the plugin) and dropped.
-func (p *streamPool) call(ctx context.Context, m *pluginv1.HandleRequest) (*pluginv1.HandleResponse, error) {
+func (p *streamPool) call(ctx context.Context, m *pluginv2.HandleRequest) (*pluginv2.HandleResponse, error) {
 	s, err := p.get()
 	if err != nil {
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, s.cancel)
 	err = s.stream.Send(m)
-	var resp *pluginv1.HandleResponse
+	var resp *pluginv2.HandleResponse
 	if err == nil {
 		resp, err = s.stream.Recv()
 	} else {
@@ -524,8 +518,8 @@ type bodySource struct {
 
 // encode returns the body message of r: all of it inline when it is short
 // and its length declared, else a token for the plugin to pull it with.
-func (t *bodyTable) encode(r io.Reader, contentLength int64) (*pluginv1.Body, uint64) {
-	b := &pluginv1.Body{Present: true}
+func (t *bodyTable) encode(r io.Reader, contentLength int64) (*pluginv2.Body, uint64) {
+	b := &pluginv2.Body{Present: true}
 	if r == http.NoBody {
 		return b, 0
 	}
@@ -579,30 +573,30 @@ func readAtMost(r io.Reader, n int) ([]byte, error) {
 
 // hostServer serves the host's services to one plugin process.
 type hostServer struct {
-	pluginv1.UnimplementedHostServer
+	pluginv2.UnimplementedHostServer
 	host   plugins.Host
 	bodies *bodyTable
 }
 
-// Setting returns a shared setting.
-func (s *hostServer) Setting(ctx context.Context, req *pluginv1.SettingRequest) (*pluginv1.SettingResponse, error) {
-	v, err := s.host.Setting(ctx, req.GetName())
+// Setting returns a shared setting; the host's error crosses in band.
+func (s *hostServer) Setting(ctx context.Context, req *pluginv2.SettingRequest) (*pluginv2.SettingResponse, error) {
+	v, err := s.host.Setting(ctx, string(req.GetName()))
 	if err != nil {
-		return nil, status.Error(codes.Unknown, err.Error())
+		return &pluginv2.SettingResponse{Error: encodeError(err)}, nil
 	}
-	return &pluginv1.SettingResponse{Value: v}, nil
+	return &pluginv2.SettingResponse{Value: wire(v)}, nil
 }
 
-// SetSetting changes a shared setting.
-func (s *hostServer) SetSetting(ctx context.Context, req *pluginv1.SetSettingRequest) (*pluginv1.SetSettingResponse, error) {
-	if err := s.host.SetSetting(ctx, req.GetName(), req.GetValue()); err != nil {
-		return nil, status.Error(codes.Unknown, err.Error())
+// SetSetting changes a shared setting; the host's error crosses in band.
+func (s *hostServer) SetSetting(ctx context.Context, req *pluginv2.SetSettingRequest) (*pluginv2.SetSettingResponse, error) {
+	if err := s.host.SetSetting(ctx, string(req.GetName()), string(req.GetValue())); err != nil {
+		return &pluginv2.SetSettingResponse{Error: encodeError(err)}, nil
 	}
-	return &pluginv1.SetSettingResponse{}, nil
+	return &pluginv2.SetSettingResponse{}, nil
 }
 
 // ReadBody reads the next bytes of a request body.
-func (s *hostServer) ReadBody(_ context.Context, req *pluginv1.ReadBodyRequest) (*pluginv1.ReadBodyResponse, error) {
+func (s *hostServer) ReadBody(_ context.Context, req *pluginv2.ReadBodyRequest) (*pluginv2.ReadBodyResponse, error) {
 	src := s.bodies.get(req.GetToken())
 	if src == nil {
 		return nil, status.Error(codes.NotFound, "pluginrpc: no such request body (the request is over)")
@@ -610,11 +604,11 @@ func (s *hostServer) ReadBody(_ context.Context, req *pluginv1.ReadBodyRequest) 
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	if src.done {
-		return &pluginv1.ReadBodyResponse{Eof: true}, nil
+		return &pluginv2.ReadBodyResponse{Eof: true}, nil
 	}
 	n := int(min(max(req.GetMax(), 1), chunkSize))
 	data, err := readAtMost(src.r, n)
-	resp := &pluginv1.ReadBodyResponse{Data: data}
+	resp := &pluginv2.ReadBodyResponse{Data: data}
 	switch {
 	case err == io.EOF:
 		src.done, resp.Eof = true, true
@@ -628,5 +622,5 @@ var (
 	_ plugins.Plugin      = (*Client)(nil)
 	_ io.Closer           = (*Client)(nil)
 	_ core.Handler        = (*remoteHandler)(nil)
-	_ pluginv1.HostServer = (*hostServer)(nil)
+	_ pluginv2.HostServer = (*hostServer)(nil)
 )

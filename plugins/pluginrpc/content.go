@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/grpc/status"
 
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv1"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
 // remoteContent is a download open in the plugin, as the host reads it: an
@@ -20,12 +20,12 @@ import (
 // new stream at its offset. Close releases the content in the plugin.
 type remoteContent struct {
 	ctx    context.Context // the request's
-	rpc    pluginv1.PluginClient
+	rpc    pluginv2.PluginClient
 	handle uint64
 	size   int64
 
 	mu     sync.Mutex
-	stream pluginv1.Plugin_ReadClient
+	stream pluginv2.Plugin_ReadClient
 	cancel context.CancelFunc
 	pos    int64  // offset of buf[0] in the content
 	buf    []byte // received, not yet read
@@ -87,9 +87,12 @@ func (r *remoteContent) ReadAt(p []byte, off int64) (int, error) {
 func (r *remoteContent) open(off int64) error {
 	r.stop()
 	ctx, cancel := context.WithCancel(r.ctx)
-	stream, err := r.rpc.Read(ctx, &pluginv1.ReadRequest{Handle: r.handle, Offset: off, Length: r.size - off})
+	stream, err := r.rpc.Read(ctx, &pluginv2.ReadRequest{Handle: r.handle, Offset: off, Length: r.size - off})
 	if err != nil {
 		cancel()
+		if ctxErr := r.ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
 		return fmt.Errorf("pluginrpc: read content: %s", status.Convert(err).Message())
 	}
 	r.stream, r.cancel, r.pos, r.buf = stream, cancel, off, nil
@@ -117,7 +120,7 @@ func (r *remoteContent) Close() error {
 	// The request may be over: keep its values, not its cancellation.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 5*time.Second)
 	defer cancel()
-	if _, err := r.rpc.CloseContent(ctx, &pluginv1.CloseContentRequest{Handle: r.handle}); err != nil {
+	if _, err := r.rpc.CloseContent(ctx, &pluginv2.CloseContentRequest{Handle: r.handle}); err != nil {
 		return fmt.Errorf("pluginrpc: close content: %s", status.Convert(err).Message())
 	}
 	return nil

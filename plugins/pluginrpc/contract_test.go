@@ -76,7 +76,7 @@ var dateLine = regexp.MustCompile(`(?m)^Date: .*\r\n`)
 
 // raw sends request on a new connection and returns every byte of the
 // answer but the Date header.
-func (s *testServer) raw(t *testing.T, request string) string {
+func (s *testServer) raw(t testing.TB, request string) string {
 	t.Helper()
 	c, err := net.Dial("tcp", s.srv.Listener.Addr().String())
 	if err != nil {
@@ -247,7 +247,7 @@ func transports(t *testing.T) map[string]plugins.Plugin {
 	}
 }
 
-func load(t *testing.T, cfg Config) *Client {
+func load(t testing.TB, cfg Config) *Client {
 	t.Helper()
 	cfg.Logger = testLogger(t)
 	c, err := Load(t.Context(), cfg)
@@ -328,7 +328,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 // testLogger returns a logger whose output t shows when it fails.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	var buf lockedBuffer
 	t.Cleanup(func() {
 		if t.Failed() {

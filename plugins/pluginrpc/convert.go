@@ -1,157 +1,317 @@
 package pluginrpc
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv1"
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
 // Conversions between the contract's types (package core) and the protocol's
 // messages. Whatever the host sends, the plugin rebuilds, and the other way
 // round; error types do not cross, so errors are mapped explicitly.
+//
+// Every text field of the protocol is bytes: a Go string holds any bytes
+// (a path, a header value, a file name that is not UTF-8), and a proto3
+// string field would refuse to marshal those. Each crosses exactly as the Go
+// string holds it, empty as nil.
 
-func encodeHeader(h http.Header) []*pluginv1.Header {
+// wire returns the bytes of s for a bytes field.
+func wire(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return []byte(s)
+}
+
+// wireList returns the bytes of each string of ss; nil for none.
+func wireList(ss []string) [][]byte {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = wire(s)
+	}
+	return out
+}
+
+// stringList is the inverse of wireList.
+func stringList(bs [][]byte) []string {
+	if len(bs) == 0 {
+		return nil
+	}
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
+}
+
+func encodeRoute(r plugins.Route) *pluginv2.Route {
+	return &pluginv2.Route{
+		Match:      wire(r.Match),
+		Rewrite:    wire(r.Rewrite),
+		Assign:     wireList(r.Assign),
+		Auth:       r.Auth,
+		HasHandler: r.Handler != nil,
+	}
+}
+
+// decodeRoute rebuilds a route without its handler.
+func decodeRoute(r *pluginv2.Route) plugins.Route {
+	return plugins.Route{
+		Match:   string(r.GetMatch()),
+		Rewrite: string(r.GetRewrite()),
+		Assign:  stringList(r.GetAssign()),
+		Auth:    r.GetAuth(),
+	}
+}
+
+// encodeRequest encodes everything of req but its body.
+func encodeRequest(req *core.Request) *pluginv2.Request {
+	m := &pluginv2.Request{
+		Method:        wire(req.Method),
+		Path:          wire(req.Path),
+		Consumed:      wire(req.Consumed),
+		Query:         wire(req.Query),
+		Header:        encodeHeader(req.Header),
+		ContentLength: req.ContentLength,
+		Identity:      encodeIdentity(req.Identity),
+	}
+	if len(req.Vars) > 0 {
+		m.Vars = make([]*pluginv2.Var, 0, len(req.Vars))
+		for k, v := range req.Vars {
+			m.Vars = append(m.Vars, &pluginv2.Var{Name: wire(k), Value: wire(v)})
+		}
+	}
+	return m
+}
+
+// decodeRequestFields rebuilds everything of a request but its body. The
+// header is never nil, as in a request the host routed.
+func decodeRequestFields(m *pluginv2.Request) *core.Request {
+	req := &core.Request{
+		Method:        string(m.GetMethod()),
+		Path:          string(m.GetPath()),
+		Consumed:      string(m.GetConsumed()),
+		Query:         string(m.GetQuery()),
+		Header:        decodeHeader(m.GetHeader()),
+		ContentLength: m.GetContentLength(),
+		Identity:      decodeIdentity(m.GetIdentity()),
+	}
+	if vs := m.GetVars(); len(vs) > 0 {
+		req.Vars = make(map[string]string, len(vs))
+		for _, v := range vs {
+			req.Vars[string(v.GetName())] = string(v.GetValue())
+		}
+	}
+	if req.Header == nil {
+		req.Header = make(http.Header)
+	}
+	return req
+}
+
+// encodeResponse encodes everything of resp but its Content.
+func encodeResponse(resp *core.Response) *pluginv2.Response {
+	return &pluginv2.Response{
+		Code:        int32(resp.Code),
+		Reason:      wire(resp.Reason),
+		ContentType: wire(resp.ContentType),
+		Header:      encodeHeader(resp.Header),
+		Cookies:     encodeCookies(resp.Cookies),
+		Body:        resp.Body,
+	}
+}
+
+// decodeResponseFields rebuilds everything of a response but its Content.
+func decodeResponseFields(r *pluginv2.Response) *core.Response {
+	return &core.Response{
+		Code:        int(r.GetCode()),
+		Reason:      string(r.GetReason()),
+		ContentType: string(r.GetContentType()),
+		Header:      decodeHeader(r.GetHeader()),
+		Cookies:     decodeCookies(r.GetCookies()),
+		Body:        r.GetBody(),
+	}
+}
+
+func encodeHeader(h http.Header) []*pluginv2.Header {
 	if len(h) == 0 {
 		return nil
 	}
-	out := make([]*pluginv1.Header, 0, len(h))
+	out := make([]*pluginv2.Header, 0, len(h))
 	for name, values := range h {
-		out = append(out, &pluginv1.Header{Name: name, Values: values})
+		out = append(out, &pluginv2.Header{Name: wire(name), Values: wireList(values)})
 	}
 	return out
 }
 
 // decodeHeader rebuilds a header; keys are kept as sent (they were already
 // canonical on the other side, or deliberately not).
-func decodeHeader(hs []*pluginv1.Header) http.Header {
+func decodeHeader(hs []*pluginv2.Header) http.Header {
 	if len(hs) == 0 {
 		return nil
 	}
 	h := make(http.Header, len(hs))
 	for _, e := range hs {
-		h[e.GetName()] = e.GetValues()
+		h[string(e.GetName())] = stringList(e.GetValues())
 	}
 	return h
 }
 
-func encodeTime(t time.Time) *pluginv1.Time {
+func encodeTime(t time.Time) *pluginv2.Time {
 	if t.IsZero() {
 		return nil
 	}
-	return &pluginv1.Time{Seconds: t.Unix(), Nanos: int32(t.Nanosecond())}
+	return &pluginv2.Time{Seconds: t.Unix(), Nanos: int32(t.Nanosecond())}
 }
 
-func decodeTime(t *pluginv1.Time) time.Time {
+func decodeTime(t *pluginv2.Time) time.Time {
 	if t == nil {
 		return time.Time{}
 	}
 	return time.Unix(t.GetSeconds(), int64(t.GetNanos()))
 }
 
-func encodeCookies(cs []*http.Cookie) []*pluginv1.Cookie {
+func encodeCookies(cs []*http.Cookie) []*pluginv2.Cookie {
 	if len(cs) == 0 {
 		return nil
 	}
-	out := make([]*pluginv1.Cookie, 0, len(cs))
+	out := make([]*pluginv2.Cookie, 0, len(cs))
 	for _, c := range cs {
 		if c == nil {
 			continue
 		}
-		out = append(out, &pluginv1.Cookie{
-			Name:        c.Name,
-			Value:       c.Value,
+		out = append(out, &pluginv2.Cookie{
+			Name:        wire(c.Name),
+			Value:       wire(c.Value),
 			Quoted:      c.Quoted,
-			Path:        c.Path,
-			Domain:      c.Domain,
+			Path:        wire(c.Path),
+			Domain:      wire(c.Domain),
 			Expires:     encodeTime(c.Expires),
-			RawExpires:  c.RawExpires,
+			RawExpires:  wire(c.RawExpires),
 			MaxAge:      int32(c.MaxAge),
 			Secure:      c.Secure,
 			HttpOnly:    c.HttpOnly,
 			SameSite:    int32(c.SameSite),
 			Partitioned: c.Partitioned,
-			Raw:         c.Raw,
-			Unparsed:    c.Unparsed,
+			Raw:         wire(c.Raw),
+			Unparsed:    wireList(c.Unparsed),
 		})
 	}
 	return out
 }
 
-func decodeCookies(cs []*pluginv1.Cookie) []*http.Cookie {
+func decodeCookies(cs []*pluginv2.Cookie) []*http.Cookie {
 	if len(cs) == 0 {
 		return nil
 	}
 	out := make([]*http.Cookie, len(cs))
 	for i, c := range cs {
 		out[i] = &http.Cookie{
-			Name:        c.GetName(),
-			Value:       c.GetValue(),
+			Name:        string(c.GetName()),
+			Value:       string(c.GetValue()),
 			Quoted:      c.GetQuoted(),
-			Path:        c.GetPath(),
-			Domain:      c.GetDomain(),
+			Path:        string(c.GetPath()),
+			Domain:      string(c.GetDomain()),
 			Expires:     decodeTime(c.GetExpires()),
-			RawExpires:  c.GetRawExpires(),
+			RawExpires:  string(c.GetRawExpires()),
 			MaxAge:      int(c.GetMaxAge()),
 			Secure:      c.GetSecure(),
 			HttpOnly:    c.GetHttpOnly(),
 			SameSite:    http.SameSite(c.GetSameSite()),
 			Partitioned: c.GetPartitioned(),
-			Raw:         c.GetRaw(),
-			Unparsed:    c.GetUnparsed(),
+			Raw:         string(c.GetRaw()),
+			Unparsed:    stringList(c.GetUnparsed()),
 		}
 	}
 	return out
 }
 
-func encodeIdentity(id *core.Identity) *pluginv1.Identity {
+func encodeIdentity(id *core.Identity) *pluginv2.Identity {
 	if id == nil {
 		return nil
 	}
-	return &pluginv1.Identity{Id: id.ID, Email: id.Email}
+	return &pluginv2.Identity{Id: id.ID, Email: wire(id.Email)}
 }
 
-func decodeIdentity(id *pluginv1.Identity) *core.Identity {
+func decodeIdentity(id *pluginv2.Identity) *core.Identity {
 	if id == nil {
 		return nil
 	}
-	return &core.Identity{ID: id.GetId(), Email: id.GetEmail()}
+	return &core.Identity{ID: id.GetId(), Email: string(id.GetEmail())}
 }
 
-// encodeError maps a handler's error: a status error keeps its code and
-// exact reason, anything else keeps its text.
-func encodeError(err error) *pluginv1.Error {
+// encodeError maps an error: a status error keeps its code and exact
+// reason, anything else keeps its text and whether it is (or wraps) the
+// error of an ended context.
+func encodeError(err error) *pluginv2.Error {
 	if se, ok := core.AsStatus(err); ok {
-		return &pluginv1.Error{Code: int32(se.Code), Reason: se.Reason}
+		return &pluginv2.Error{Code: int32(se.Code), Reason: wire(se.Reason)}
 	}
-	return &pluginv1.Error{Message: err.Error()}
+	e := &pluginv2.Error{Message: wire(err.Error())}
+	switch {
+	case errors.Is(err, context.Canceled):
+		e.Cause = pluginv2.Cause_CAUSE_CANCELED
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Cause = pluginv2.Cause_CAUSE_DEADLINE_EXCEEDED
+	}
+	return e
 }
 
 // decodeError is the inverse of encodeError: the host writes the result
-// exactly as it would have written the plugin's own error.
-func decodeError(e *pluginv1.Error) error {
+// exactly as it would have written the plugin's own error. The error of an
+// ended context comes back as itself (context.Canceled, ...) when that is
+// all the text said, else as the text wrapping it, so errors.Is finds it.
+func decodeError(e *pluginv2.Error) error {
 	if e.GetCode() != 0 {
-		return &core.StatusError{Code: int(e.GetCode()), Reason: e.GetReason()}
+		return &core.StatusError{Code: int(e.GetCode()), Reason: string(e.GetReason())}
 	}
-	return errors.New(e.GetMessage())
+	msg := string(e.GetMessage())
+	var cause error
+	switch e.GetCause() {
+	case pluginv2.Cause_CAUSE_CANCELED:
+		cause = context.Canceled
+	case pluginv2.Cause_CAUSE_DEADLINE_EXCEEDED:
+		cause = context.DeadlineExceeded
+	default:
+		return errors.New(msg)
+	}
+	if msg == cause.Error() {
+		return cause
+	}
+	return &causedError{msg: msg, cause: cause}
 }
 
+// causedError is an error's text from the other side of the boundary that
+// wrapped the error of an ended context.
+type causedError struct {
+	msg   string
+	cause error
+}
+
+func (e *causedError) Error() string { return e.msg }
+func (e *causedError) Unwrap() error { return e.cause }
+
 // encodeBodyError maps a failure to read a request body.
-func encodeBodyError(err error) *pluginv1.BodyError {
+func encodeBodyError(err error) *pluginv2.BodyError {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return &pluginv1.BodyError{TooLargeLimit: max(mbe.Limit, 1), Message: err.Error()}
+		return &pluginv2.BodyError{TooLargeLimit: max(mbe.Limit, 1), Message: wire(err.Error())}
 	}
-	return &pluginv1.BodyError{Message: err.Error()}
+	return &pluginv2.BodyError{Message: wire(err.Error())}
 }
 
 // decodeBodyError rebuilds a body read failure so that core.ReadBody maps it
 // as it would have in process (413 for a body over the limit).
-func decodeBodyError(e *pluginv1.BodyError) error {
+func decodeBodyError(e *pluginv2.BodyError) error {
 	if e.GetTooLargeLimit() > 0 {
 		return &http.MaxBytesError{Limit: e.GetTooLargeLimit()}
 	}
-	return errors.New(e.GetMessage())
+	return errors.New(string(e.GetMessage()))
 }

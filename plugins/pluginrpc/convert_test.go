@@ -1,6 +1,7 @@
 package pluginrpc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,7 +12,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv1"
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
 // roundTrip marshals m and unmarshals it again, as the wire does.
@@ -40,7 +42,7 @@ func TestCookieRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := roundTrip(t, &pluginv1.Response{Cookies: encodeCookies([]*http.Cookie{c.c})}, &pluginv1.Response{})
+			m := roundTrip(t, &pluginv2.Response{Cookies: encodeCookies([]*http.Cookie{c.c})}, &pluginv2.Response{})
 			got := decodeCookies(m.GetCookies())[0]
 			if got.String() != c.c.String() {
 				t.Errorf("Set-Cookie %q, want %q", got.String(), c.c.String())
@@ -65,13 +67,26 @@ func TestErrorRoundTrip(t *testing.T) {
 		{"status", core.Status(400, "Invalid Path"), "400 Invalid Path"},
 		{"wrapped status", fmt.Errorf("files: %w", core.ErrObjectNotFound), "404 Object Not Found"},
 		{"plain", errors.New("config: disk on fire"), "config: disk on fire"},
+		{"not utf-8", errors.New("files: open caf\xe9.txt: \xff"), "files: open caf\xe9.txt: \xff"},
+		{"status not utf-8", &core.StatusError{Code: 400, Reason: "Bad \xff"}, "400 Bad \xff"},
+		{"canceled", context.Canceled, "context canceled"},
+		{"wrapped canceled", fmt.Errorf("files: %w", context.Canceled), "files: context canceled"},
+		{"deadline", fmt.Errorf("users: %w", context.DeadlineExceeded), "users: context deadline exceeded"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := roundTrip(t, &pluginv1.HandleResponse{Error: encodeError(c.err)}, &pluginv1.HandleResponse{})
+			m := roundTrip(t, &pluginv2.HandleResponse{Error: encodeError(c.err)}, &pluginv2.HandleResponse{})
 			got := decodeError(m.GetError())
 			if got.Error() != c.want {
 				t.Errorf("got %q, want %q", got, c.want)
+			}
+			for _, sentinel := range []error{context.Canceled, context.DeadlineExceeded} {
+				if errors.Is(got, sentinel) != errors.Is(c.err, sentinel) {
+					t.Errorf("errors.Is(%v) = %v, want %v", sentinel, errors.Is(got, sentinel), errors.Is(c.err, sentinel))
+				}
+			}
+			if c.err == context.Canceled && got != context.Canceled {
+				t.Errorf("got %#v, want context.Canceled itself", got)
 			}
 			_, wantStatus := core.AsStatus(c.err)
 			if _, isStatus := core.AsStatus(got); isStatus != wantStatus {
@@ -103,3 +118,88 @@ func TestTimeRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// notUTF8 is text that is not UTF-8, as Go strings may hold it.
+const notUTF8 = "caf\xe9 \xff\xfe"
+
+// TestNotUTF8RoundTrip checks that text that is not UTF-8 crosses every
+// field of the protocol intact, in both directions (a string field of
+// protocol version 1 refused to marshal it).
+func TestNotUTF8RoundTrip(t *testing.T) {
+	t.Run("route", func(t *testing.T) {
+		r := plugins.Route{Match: "GET /" + notUTF8, Rewrite: "GET /x" + notUTF8, Assign: []string{"A=" + notUTF8}, Auth: true}
+		got := decodeRoute(roundTrip(t, encodeRoute(r), &pluginv2.Route{}))
+		if !reflect.DeepEqual(got, r) {
+			t.Errorf("got %#v\nwant %#v", got, r)
+		}
+	})
+	t.Run("request", func(t *testing.T) {
+		req := &core.Request{
+			Method: "GET" + notUTF8, Path: "/" + notUTF8, Consumed: "/c" + notUTF8, Query: "q=" + notUTF8,
+			Vars:          map[string]string{notUTF8: notUTF8, "ACCEPT": "text/plain"},
+			Header:        http.Header{"User-Agent": {notUTF8, ""}, notUTF8: {"x"}},
+			ContentLength: -2,
+			Identity:      &core.Identity{ID: 7, Email: notUTF8 + "@example.org"},
+		}
+		got := decodeRequestFields(roundTrip(t, encodeRequest(req), &pluginv2.Request{}))
+		if !reflect.DeepEqual(got, req) {
+			t.Errorf("got %#v\nwant %#v", got, req)
+		}
+	})
+	t.Run("response", func(t *testing.T) {
+		resp := &core.Response{
+			Code: 201, Reason: "Made " + notUTF8, ContentType: "text/" + notUTF8,
+			Header:  http.Header{"X-Name": {notUTF8}},
+			Cookies: []*http.Cookie{{Name: "n", Value: notUTF8, Path: "/" + notUTF8, Domain: notUTF8, RawExpires: notUTF8, Raw: notUTF8, Unparsed: []string{notUTF8}}},
+			Body:    []byte(notUTF8),
+		}
+		got := decodeResponseFields(roundTrip(t, encodeResponse(resp), &pluginv2.Response{}))
+		if !reflect.DeepEqual(got, resp) {
+			t.Errorf("got %#v\nwant %#v", got, resp)
+		}
+	})
+	t.Run("body error", func(t *testing.T) {
+		got := decodeBodyError(roundTrip(t, encodeBodyError(errors.New(notUTF8)), &pluginv2.BodyError{}))
+		if got.Error() != notUTF8 {
+			t.Errorf("got %q", got)
+		}
+	})
+	t.Run("settings", func(t *testing.T) {
+		// The host's side of the Host service, with the messages marshaled
+		// as the wire does.
+		hs := &hostServer{host: plugins.NewSettings(nil)}
+		set := roundTrip(t, &pluginv2.SetSettingRequest{Name: wire(notUTF8), Value: wire("/dir/" + notUTF8)}, &pluginv2.SetSettingRequest{})
+		sresp, err := hs.SetSetting(t.Context(), set)
+		if err != nil || sresp.GetError() != nil {
+			t.Fatalf("SetSetting: %v %v", err, sresp.GetError())
+		}
+		get := roundTrip(t, &pluginv2.SettingRequest{Name: wire(notUTF8)}, &pluginv2.SettingRequest{})
+		resp, err := hs.Setting(t.Context(), get)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp = roundTrip(t, resp, &pluginv2.SettingResponse{})
+		if v := string(resp.GetValue()); v != "/dir/"+notUTF8 {
+			t.Errorf("setting %q, want %q", v, "/dir/"+notUTF8)
+		}
+	})
+	t.Run("setting error", func(t *testing.T) {
+		hs := &hostServer{host: failingHost{errors.New("settings: " + notUTF8)}}
+		resp, err := hs.Setting(t.Context(), &pluginv2.SettingRequest{Name: wire("directory")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp = roundTrip(t, resp, &pluginv2.SettingResponse{})
+		if got := decodeError(resp.GetError()); got.Error() != "settings: "+notUTF8 {
+			t.Errorf("error %q", got)
+		}
+	})
+}
+
+// failingHost is a Host whose every call fails with err.
+type failingHost struct{ err error }
+
+func (h failingHost) Setting(context.Context, string) (string, error)  { return "", h.err }
+func (h failingHost) SetSetting(context.Context, string, string) error { return h.err }
+
+var _ plugins.Host = failingHost{}

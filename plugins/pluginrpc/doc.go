@@ -1,6 +1,6 @@
 // Package pluginrpc runs a [plugins.Plugin] in a separate process: the server
 // (the host) starts the plugin program with hashicorp/go-plugin and talks to
-// it over gRPC (protocol package reso.plugin.v1, see package pluginv1), with
+// it over gRPC (protocol package reso.plugin.v2, see package pluginv2), with
 // go-plugin's automatic mutual TLS.
 //
 // A plugin program serves one plugin and does nothing else:
@@ -13,7 +13,10 @@
 //	}
 //
 // It must not write to standard output: go-plugin's handshake goes there.
-// Log to standard error; the host copies those lines into its own log.
+// Log to standard error; the host copies those lines into its own log. A
+// line that log/slog's text or JSON handler wrote becomes one record of the
+// host's log, with the plugin's level, message and attributes and the
+// attribute plugin (the plugin's name); any other line is logged as text.
 //
 // The host loads it with [Load] and mounts the returned [*Client] like any
 // other plugin. The client asks the plugin for its routes once; each matched

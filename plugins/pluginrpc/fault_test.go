@@ -135,7 +135,10 @@ func TestBadHandshake(t *testing.T) {
 		want []string
 	}{
 		{"stdout", []string{`plugin "bad"`, "stdout", "hello from a plugin that prints to stdout"}},
-		{"version", []string{`plugin "bad"`, "protocol version", "99", "version 1"}},
+		{"version", []string{`plugin "bad"`, "protocol version", "99", "version " + strconv.Itoa(ProtocolVersion)}},
+		// A plugin built against protocol version 1 (string fields) is
+		// refused rather than mis-decoding version 2's bytes.
+		{"version1", []string{`plugin "bad"`, "protocol version 1;", "version 2"}},
 		{"exit", []string{`plugin "bad"`, "exited before the handshake"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {

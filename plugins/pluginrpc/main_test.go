@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +20,10 @@ import (
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/users"
 )
+
+// childStderr is the process's standard error as it started: go-plugin's
+// Serve replaces os.Stderr by a pipe it streams to the host.
+var childStderr = os.Stderr
 
 // childEnv switches the test binary into a plugin process: TestMain serves
 // the test plugin (or misbehaves, as the value says) instead of testing.
@@ -44,6 +49,10 @@ func runChild(mode string) int {
 	case "version":
 		hs := handshake
 		hs.ProtocolVersion = 99
+		err = serve(p, hs)
+	case "version1":
+		hs := handshake
+		hs.ProtocolVersion = 1
 		err = serve(p, hs)
 	case "exit":
 		fmt.Fprintln(os.Stderr, "giving up before the handshake")
@@ -140,6 +149,25 @@ func (testPlugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route,
 			_ = host.SetSetting(context.WithoutCancel(ctx), "cancelled", "yes")
 			return nil, ctx.Err()
 		})},
+		{Match: `GET /ctxerr`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			return nil, fmt.Errorf("test: gave up: %w", context.Canceled)
+		})},
+		{Match: `GET /log`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			// One record through go-plugin's stdio stream (os.Stderr is
+			// its pipe once Serve runs), one straight to file descriptor 2.
+			slog.New(slog.NewTextHandler(os.Stderr, nil)).Warn("text record", "who", "a b", "n", 42, "path", "/caf\xe9")
+			slog.New(slog.NewJSONHandler(childStderr, nil)).Error("json record", "n", 7, "g", slog.GroupValue(slog.String("k", "v w")))
+			fmt.Fprintln(os.Stderr, "a plain line")
+			return nil, nil
+		})},
+		{Match: `GET,PUT,POST /bytes`, Handler: h(bytesEcho)},
+		{Match: `GET /fail-with`, Handler: h(func(_ context.Context, req *core.Request) (*core.Response, error) {
+			return nil, errors.New("failed with " + req.Path + "?" + req.Query + " " + req.Header.Get("User-Agent"))
+		})},
+		{Match: `GET /named`, Handler: h(func(_ context.Context, req *core.Request) (*core.Response, error) {
+			// The content's name (its extension gives the type) is request data.
+			return &core.Response{Content: &core.Content{Name: req.Path, ModTime: downloadTime, Size: 5, ReaderAt: strings.NewReader("named")}}, nil
+		})},
 		{Match: `GET /panic`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
 			panic("handler panicked")
 		})},
@@ -182,6 +210,40 @@ func echo(_ context.Context, req *core.Request) (*core.Response, error) {
 		fmt.Fprintf(&b, "body %d bytes, sum %d\n", len(body), sum(body))
 	}
 	return &core.Response{Body: []byte(b.String())}, nil
+}
+
+// bytesEcho answers with every text of the request as raw bytes, in the
+// body and in response headers, so that any byte that does not cross the
+// boundary intact shows.
+func bytesEcho(_ context.Context, req *core.Request) (*core.Response, error) {
+	var b bytes.Buffer
+	for _, s := range []string{req.Method, req.Path, req.Consumed, req.Query} {
+		b.WriteString(s)
+		b.WriteByte(0)
+	}
+	names := make([]string, 0, len(req.Vars))
+	for k := range req.Vars {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		b.WriteString(k + "=" + req.Vars[k] + "\x00")
+	}
+	for _, k := range []string{"User-Agent", "Content-Type", "X-Test"} {
+		b.WriteString(k + ": " + strings.Join(req.Header.Values(k), "|") + "\x00")
+	}
+	if req.Body != nil {
+		body, err := core.ReadBody(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(body)
+	}
+	return &core.Response{
+		ContentType: req.Header.Get("Content-Type"),
+		Header:      http.Header{"X-Path": {req.Path}, "X-Query": {req.Query}, "X-Agent": req.Header.Values("User-Agent")},
+		Body:        b.Bytes(),
+	}, nil
 }
 
 func sum(b []byte) (s int) {

@@ -21,7 +21,9 @@ var ErrNotStartedByHost = errors.New("pluginrpc: this program is a reso plugin: 
 //
 // Standard output carries go-plugin's handshake: write nothing to it, before
 // or after Serve is called. Log to standard error; the host copies each line
-// into its log. Serve returns [ErrNotStartedByHost] at once when the program
+// into its log: a line written by log/slog's text or JSON handler (or
+// hclog's JSON format) becomes a host record with the same level, message
+// and attributes, and the plugin's name; any other line is logged as text. Serve returns [ErrNotStartedByHost] at once when the program
 // was not started by a host.
 func Serve(p plugins.Plugin) error {
 	return serve(p, handshake)
@@ -48,10 +50,13 @@ func serve(p plugins.Plugin, hs plugin.HandshakeConfig) error {
 				grpc.InitialConnWindowSize(4<<20),
 			)...)
 		},
+		// go-plugin's own messages, as JSON lines that the host turns into
+		// records of its log.
 		Logger: hclog.New(&hclog.LoggerOptions{
-			Name:   "pluginrpc",
-			Level:  hclog.Warn,
-			Output: os.Stderr,
+			Name:       "pluginrpc",
+			Level:      hclog.Warn,
+			Output:     os.Stderr,
+			JSONFormat: true,
 		}),
 	})
 	if gp.srv != nil {

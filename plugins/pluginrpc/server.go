@@ -15,7 +15,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv1"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
 // ContentIdle is how long the plugin keeps an open download that the
@@ -27,7 +27,7 @@ const chunkSize = 256 << 10
 
 // server is the plugin's end: it serves the Plugin service for impl.
 type server struct {
-	pluginv1.UnimplementedPluginServer
+	pluginv2.UnimplementedPluginServer
 	impl     plugins.Plugin
 	broker   *plugin.GRPCBroker
 	contents *contentTable
@@ -43,7 +43,7 @@ func newServer(impl plugins.Plugin, broker *plugin.GRPCBroker) *server {
 }
 
 // Routes dials the host's services and asks the plugin for its routes.
-func (s *server) Routes(ctx context.Context, req *pluginv1.RoutesRequest) (*pluginv1.RoutesResponse, error) {
+func (s *server) Routes(ctx context.Context, req *pluginv2.RoutesRequest) (*pluginv2.RoutesResponse, error) {
 	if s.broker == nil {
 		return nil, status.Error(codes.FailedPrecondition, "pluginrpc: no broker to reach the host")
 	}
@@ -55,24 +55,18 @@ func (s *server) Routes(ctx context.Context, req *pluginv1.RoutesRequest) (*plug
 }
 
 // routes asks the plugin for its routes, with the host reached through cc.
-func (s *server) routes(ctx context.Context, cc *grpc.ClientConn) (*pluginv1.RoutesResponse, error) {
-	host := &remoteHost{client: pluginv1.NewHostClient(cc)}
+func (s *server) routes(ctx context.Context, cc *grpc.ClientConn) (*pluginv2.RoutesResponse, error) {
+	host := &remoteHost{client: pluginv2.NewHostClient(cc)}
 	rs, err := s.impl.Routes(ctx, host)
 	if err != nil {
 		cc.Close()
-		return nil, status.Error(codes.Unknown, err.Error())
+		return &pluginv2.RoutesResponse{Error: encodeError(err)}, nil
 	}
 	handlers := make([]core.Handler, len(rs))
-	out := &pluginv1.RoutesResponse{Routes: make([]*pluginv1.Route, len(rs))}
+	out := &pluginv2.RoutesResponse{Routes: make([]*pluginv2.Route, len(rs))}
 	for i, r := range rs {
 		handlers[i] = r.Handler
-		out.Routes[i] = &pluginv1.Route{
-			Match:      r.Match,
-			Rewrite:    r.Rewrite,
-			Assign:     r.Assign,
-			Auth:       r.Auth,
-			HasHandler: r.Handler != nil,
-		}
+		out.Routes[i] = encodeRoute(r)
 	}
 	s.mu.Lock()
 	old := s.hostConn
@@ -85,14 +79,14 @@ func (s *server) routes(ctx context.Context, cc *grpc.ClientConn) (*pluginv1.Rou
 }
 
 // Handle answers one request.
-func (s *server) Handle(ctx context.Context, req *pluginv1.HandleRequest) (*pluginv1.HandleResponse, error) {
+func (s *server) Handle(ctx context.Context, req *pluginv2.HandleRequest) (*pluginv2.HandleResponse, error) {
 	return s.handle(ctx, req), nil
 }
 
 // Exchange answers the requests of one stream, one after the other, each
 // in the stream's goroutine. The host sends a request only on an idle
 // stream, and cancels the stream to cancel the request on it.
-func (s *server) Exchange(stream pluginv1.Plugin_ExchangeServer) error {
+func (s *server) Exchange(stream pluginv2.Plugin_ExchangeServer) error {
 	ctx := stream.Context()
 	for {
 		m, err := stream.Recv()
@@ -114,39 +108,32 @@ func (s *server) Exchange(stream pluginv1.Plugin_ExchangeServer) error {
 
 // handle runs the handler of req.Route and encodes its answer. A handler
 // that panics answers like core.NewPanicError would, and the plugin lives on.
-func (s *server) handle(ctx context.Context, m *pluginv1.HandleRequest) (out *pluginv1.HandleResponse) {
+func (s *server) handle(ctx context.Context, m *pluginv2.HandleRequest) (out *pluginv2.HandleResponse) {
 	s.mu.RLock()
 	handlers, host := s.handlers, s.host
 	s.mu.RUnlock()
 	i := int(m.GetRoute())
 	if i >= len(handlers) || handlers[i] == nil {
-		return &pluginv1.HandleResponse{Error: &pluginv1.Error{Message: fmt.Sprintf("pluginrpc: no handler for route %d", i)}}
+		return &pluginv2.HandleResponse{Error: &pluginv2.Error{Message: fmt.Appendf(nil, "pluginrpc: no handler for route %d", i)}}
 	}
 	req := decodeRequest(ctx, m.GetRequest(), host)
 	defer func() {
 		if v := recover(); v != nil {
-			out = &pluginv1.HandleResponse{Error: encodeError(core.NewPanicError(v))}
+			out = &pluginv2.HandleResponse{Error: encodeError(core.NewPanicError(v))}
 		}
 	}()
 	resp, err := handlers[i].Handle(ctx, req)
 	if err != nil {
-		return &pluginv1.HandleResponse{Error: encodeError(err)}
+		return &pluginv2.HandleResponse{Error: encodeError(err)}
 	}
 	if resp == nil {
-		return &pluginv1.HandleResponse{}
+		return &pluginv2.HandleResponse{}
 	}
-	out = &pluginv1.HandleResponse{Response: &pluginv1.Response{
-		Code:        int32(resp.Code),
-		Reason:      resp.Reason,
-		ContentType: resp.ContentType,
-		Header:      encodeHeader(resp.Header),
-		Cookies:     encodeCookies(resp.Cookies),
-		Body:        resp.Body,
-	}}
+	out = &pluginv2.HandleResponse{Response: encodeResponse(resp)}
 	if c := resp.Content; c != nil {
-		out.Response.Content = &pluginv1.Content{
+		out.Response.Content = &pluginv2.Content{
 			Handle:  s.contents.open(c.ReaderAt),
-			Name:    c.Name,
+			Name:    wire(c.Name),
 			ModTime: encodeTime(c.ModTime),
 			Size:    c.Size,
 		}
@@ -155,20 +142,8 @@ func (s *server) handle(ctx context.Context, m *pluginv1.HandleRequest) (out *pl
 }
 
 // decodeRequest rebuilds the request a handler sees.
-func decodeRequest(ctx context.Context, m *pluginv1.Request, host *remoteHost) *core.Request {
-	req := &core.Request{
-		Method:        m.GetMethod(),
-		Path:          m.GetPath(),
-		Consumed:      m.GetConsumed(),
-		Query:         m.GetQuery(),
-		Vars:          m.GetVars(),
-		Header:        decodeHeader(m.GetHeader()),
-		ContentLength: m.GetContentLength(),
-		Identity:      decodeIdentity(m.GetIdentity()),
-	}
-	if req.Header == nil {
-		req.Header = make(map[string][]string)
-	}
+func decodeRequest(ctx context.Context, m *pluginv2.Request, host *remoteHost) *core.Request {
+	req := decodeRequestFields(m)
 	if b := m.GetBody(); b.GetPresent() {
 		req.Body = &bodyReader{ctx: ctx, host: host, data: b.GetData(), token: b.GetToken(), err: b.GetError()}
 	}
@@ -176,7 +151,7 @@ func decodeRequest(ctx context.Context, m *pluginv1.Request, host *remoteHost) *
 }
 
 // Read streams the bytes of an open download.
-func (s *server) Read(req *pluginv1.ReadRequest, stream pluginv1.Plugin_ReadServer) error {
+func (s *server) Read(req *pluginv2.ReadRequest, stream pluginv2.Plugin_ReadServer) error {
 	off, n := req.GetOffset(), req.GetLength()
 	if off < 0 || n < 0 {
 		return status.Error(codes.InvalidArgument, "pluginrpc: negative offset or length")
@@ -194,7 +169,7 @@ func (s *server) Read(req *pluginv1.ReadRequest, stream pluginv1.Plugin_ReadServ
 		buf := make([]byte, min(n, chunkSize))
 		m, err := ra.ReadAt(buf, off)
 		if m > 0 {
-			if err := stream.Send(&pluginv1.ReadChunk{Data: buf[:m]}); err != nil {
+			if err := stream.Send(&pluginv2.ReadChunk{Data: buf[:m]}); err != nil {
 				return err
 			}
 			off += int64(m)
@@ -211,9 +186,9 @@ func (s *server) Read(req *pluginv1.ReadRequest, stream pluginv1.Plugin_ReadServ
 }
 
 // CloseContent releases an open download.
-func (s *server) CloseContent(_ context.Context, req *pluginv1.CloseContentRequest) (*pluginv1.CloseContentResponse, error) {
+func (s *server) CloseContent(_ context.Context, req *pluginv2.CloseContentRequest) (*pluginv2.CloseContentResponse, error) {
 	s.contents.close(req.GetHandle())
-	return &pluginv1.CloseContentResponse{}, nil
+	return &pluginv2.CloseContentResponse{}, nil
 }
 
 // shutdown releases what the server holds.
@@ -327,24 +302,41 @@ func closeReaderAt(ra io.ReaderAt) {
 
 // remoteHost is the host's services as the plugin sees them.
 type remoteHost struct {
-	client pluginv1.HostClient
+	client pluginv2.HostClient
 }
 
-// Setting asks the host for a shared setting.
+// Setting asks the host for a shared setting. The host's own error comes
+// back as it was written; a failure to reach the host is the context's
+// error when the context ended, else names the setting.
 func (h *remoteHost) Setting(ctx context.Context, name string) (string, error) {
-	resp, err := h.client.Setting(ctx, &pluginv1.SettingRequest{Name: name})
+	resp, err := h.client.Setting(ctx, &pluginv2.SettingRequest{Name: wire(name)})
 	if err != nil {
-		return "", fmt.Errorf("pluginrpc: host setting %q: %s", name, status.Convert(err).Message())
+		return "", hostCallError(ctx, err, "host setting", name)
 	}
-	return resp.GetValue(), nil
+	if e := resp.GetError(); e != nil {
+		return "", decodeError(e)
+	}
+	return string(resp.GetValue()), nil
 }
 
 // SetSetting asks the host to change a shared setting.
 func (h *remoteHost) SetSetting(ctx context.Context, name, value string) error {
-	if _, err := h.client.SetSetting(ctx, &pluginv1.SetSettingRequest{Name: name, Value: value}); err != nil {
-		return fmt.Errorf("pluginrpc: host set setting %q: %s", name, status.Convert(err).Message())
+	resp, err := h.client.SetSetting(ctx, &pluginv2.SetSettingRequest{Name: wire(name), Value: wire(value)})
+	if err != nil {
+		return hostCallError(ctx, err, "host set setting", name)
+	}
+	if e := resp.GetError(); e != nil {
+		return decodeError(e)
 	}
 	return nil
+}
+
+// hostCallError is the error of a host service call that failed in gRPC.
+func hostCallError(ctx context.Context, err error, what, name string) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return fmt.Errorf("pluginrpc: %s %q: %s", what, name, status.Convert(err).Message())
 }
 
 // bodyReader is a request body in the plugin: the inline bytes, then the
@@ -354,7 +346,7 @@ type bodyReader struct {
 	host  *remoteHost
 	data  []byte
 	token uint64
-	err   *pluginv1.BodyError
+	err   *pluginv2.BodyError
 	done  bool
 }
 
@@ -373,10 +365,10 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		if b.host == nil {
 			return 0, errors.New("pluginrpc: request body: no host")
 		}
-		resp, err := b.host.client.ReadBody(b.ctx, &pluginv1.ReadBodyRequest{Token: b.token, Max: int32(min(max(len(p), 32<<10), chunkSize))})
+		resp, err := b.host.client.ReadBody(b.ctx, &pluginv2.ReadBodyRequest{Token: b.token, Max: int32(min(max(len(p), 32<<10), chunkSize))})
 		if err != nil {
 			b.done = true
-			b.err = &pluginv1.BodyError{Message: "pluginrpc: request body: " + status.Convert(err).Message()}
+			b.err = &pluginv2.BodyError{Message: wire("pluginrpc: request body: " + status.Convert(err).Message())}
 			continue
 		}
 		b.data = resp.GetData()
@@ -391,7 +383,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 }
 
 var (
-	_ pluginv1.PluginServer = (*server)(nil)
+	_ pluginv2.PluginServer = (*server)(nil)
 	_ plugins.Host          = (*remoteHost)(nil)
 	_ io.Reader             = (*bodyReader)(nil)
 )

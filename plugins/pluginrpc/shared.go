@@ -7,16 +7,20 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv1"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
-// ProtocolVersion is the go-plugin protocol version of this package: 1 for
-// the protocol package reso.plugin.v1 (pluginv1). A host and a plugin built
-// with different versions refuse each other at the handshake.
-const ProtocolVersion = 1
+// ProtocolVersion is the go-plugin protocol version of this package: 2 for
+// the protocol package reso.plugin.v2 (pluginv2), whose text fields are
+// bytes. (Version 1, reso.plugin.v1, had string fields and failed on
+// anything not UTF-8.) A host and a plugin built with different versions
+// refuse each other at the handshake.
+const ProtocolVersion = 2
 
 // handshake is the go-plugin handshake that host and plugin share; the
-// magic cookie only tells a plugin program that a reso host started it.
+// magic cookie only tells a plugin program that a reso host started it, and
+// stays the same across protocol versions, so that a plugin of another
+// version fails on the version, with a message that says so.
 var handshake = plugin.HandshakeConfig{
 	ProtocolVersion:  ProtocolVersion,
 	MagicCookieKey:   "RESO_PLUGIN",
@@ -43,14 +47,14 @@ type grpcPlugin struct {
 // GRPCServer registers the plugin's gRPC server.
 func (p *grpcPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
 	p.srv = newServer(p.impl, broker)
-	pluginv1.RegisterPluginServer(s, p.srv)
+	pluginv2.RegisterPluginServer(s, p.srv)
 	return nil
 }
 
 // GRPCClient returns the host's end of one plugin process; exited ends when
 // the process exits.
 func (p *grpcPlugin) GRPCClient(exited context.Context, broker *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	return &conn{rpc: pluginv1.NewPluginClient(cc), broker: broker, exited: exited}, nil
+	return &conn{rpc: pluginv2.NewPluginClient(cc), broker: broker, exited: exited}, nil
 }
 
 var (
