@@ -138,9 +138,10 @@ func openError(err error) error {
 }
 
 // Handle answers the raw bytes of <directory>/<remaining path>, streamed,
-// with Range and conditional requests.
+// with Range and conditional requests. HEAD answers the same header without
+// the bytes.
 func (d *download) Handle(ctx context.Context, req *core.Request) (*core.Response, error) {
-	if req.Method != http.MethodGet {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		return nil, core.ErrMethodNotAllowed
 	}
 	root, err := openRoot(ctx, d.host)
