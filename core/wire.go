@@ -16,35 +16,36 @@ import (
 	"time"
 )
 
-// Go's net/http writes only the standard reason phrase of a status code. To
-// put an exact phrase such as "400 Invalid Path" on the wire, the server's
-// listener is wrapped with [Listen] and its ConnContext with [ConnContext]:
-// a handler then announces the phrase of the status line it is about to write
-// (see [WriteStatus]), the header is flushed at once, and the connection
-// rewrites that one status line ("HTTP/1.1 " or "HTTP/1.0 ") as it passes.
-// The announcement is withdrawn as soon as that flush returns, used or not,
-// so it never reaches another answer (net/http's own error answers, such as
-// 400 Bad Request for an unparsable request line, always keep their phrase).
+// Listen wraps ln for an http.Server whose ConnContext is [ConnContext]. The
+// connections it accepts do two things net/http alone does not.
+//
+// Exact reason phrases. Go's net/http writes only the standard reason phrase
+// of a status code. To put an exact phrase such as "400 Invalid Path" on the
+// wire, a handler announces the phrase of the status line it is about to
+// write (see [WriteStatus]), the header is flushed at once, and the
+// connection rewrites that one status line ("HTTP/1.1 " or "HTTP/1.0 ") as it
+// passes. The announcement is withdrawn as soon as that flush returns, used
+// or not, so it never reaches another answer; net/http's own error answers,
+// such as 400 Bad Request for an unparsable request line, keep their phrase.
 // Without the wrapper the standard phrase is sent; bodies still carry the
 // exact status line.
 //
-// The wrapper also keeps a client's half-close from ending the request it
-// answers. net/http reads one byte in the background while a handler runs;
-// on io.EOF it would cancel the request's context, so a client that sends a
-// request and then shuts down its write side (shutdown(SHUT_WR)) would lose
-// its answer. A connection accepted by [Listen] holds such an io.EOF back:
-// the one-byte read waits until net/http aborts it when the handler is done
-// (by setting a read deadline in the past), the read deadline passes, or the
-// connection is closed, and the next ordinary read returns io.EOF, so the
+// Half-close. net/http reads one byte in the background while a handler
+// runs; on io.EOF it would cancel the request's context, so a client that
+// sends its request and then shuts down its write side (shutdown(SHUT_WR))
+// would lose its answer. These connections hold such an io.EOF back: the
+// one-byte read waits until net/http aborts it when the handler is done (by
+// setting a read deadline in the past), the read deadline passes, or the
+// connection is closed, and then returns a timeout error, which net/http
+// ignores for an aborted read. The next ordinary read returns io.EOF, so the
 // connection ends after the answer. The client that half-closes gets its
-// full, normal answer. In turn, a client that closes its connection fully
-// ends a handler's context only when a write to it fails, as net/http does
-// for pipelined requests; a reset connection (an error other than io.EOF)
-// still ends it at once.
-
-// Listen wraps ln so that the connections it accepts can rewrite reason
-// phrases and survive a client's half-close (see above). Use it together
-// with [ConnContext].
+// full, normal answer, and so do requests it pipelined before the
+// half-close. In turn, TCP cannot tell a half-close from a full close until
+// the server writes: a client that closes its connection fully ends a
+// handler's context only when a write to it fails, as net/http does for
+// pipelined requests. A reset connection (an error other than io.EOF) still
+// ends it at once. A one-byte read by whoever hijacks the connection after
+// the client half-closed waits the same way.
 func Listen(ln net.Listener) net.Listener { return &listener{Listener: ln} }
 
 // ConnContext is an http.Server ConnContext function that makes a connection
@@ -100,7 +101,11 @@ func (c *reasonConn) announce(code int, reason string) *reasonLine {
 func (c *reasonConn) withdraw(rl *reasonLine) { c.pending.CompareAndSwap(rl, nil) }
 
 // Read reads from the connection, holding back the peer's io.EOF from
-// net/http's one-byte background read (see the comment at the top).
+// net/http's one-byte background read (see [Listen]). Reads are told apart
+// by size only: net/http's other reads ask for its buffer's free space, which
+// is one byte only in the rare case of a request header line filling all
+// but one byte of it; if the client's EOF comes just then, that (incomplete)
+// request waits for its header read deadline instead of ending at once.
 func (c *reasonConn) Read(p []byte) (int, error) {
 	if c.eof.Load() {
 		if len(p) == 1 {
