@@ -10,7 +10,8 @@ import (
 )
 
 // Bind returns a [Handler] that exposes obj read-only by path (SPEC 4.1 rule
-// 10). Only GET is served; other methods answer 405 Method Not Allowed.
+// 10). Only GET (and HEAD, answered as GET without a body) is served; other
+// methods answer 405 Method Not Allowed.
 //
 // The remaining path is split into segments (empty ones are skipped). Each
 // segment indexes a slice or array by a non-negative integer, a map with
@@ -27,7 +28,7 @@ import (
 // keeps it unchanged while the handler is in use.
 func Bind(obj any) Handler {
 	return HandlerFunc(func(ctx context.Context, req *Request) (*Response, error) {
-		if req.Method != http.MethodGet {
+		if req.Method != http.MethodGet && req.Method != http.MethodHead {
 			return nil, ErrMethodNotAllowed
 		}
 		base := strings.TrimSuffix(req.Consumed, "/")

@@ -41,7 +41,8 @@ func Prepare(r *http.Request) *Request {
 
 // WriteResponse writes resp: status line with its reason phrase, headers
 // (Content-Type defaults to text/plain), cookies and the body, or the
-// Content served with http.ServeContent. A nil resp is 200 OK, empty.
+// Content served with http.ServeContent. A nil resp is 200 OK, empty. A HEAD
+// request gets the same header, Content-Length included, and no body.
 func WriteResponse(w http.ResponseWriter, r *http.Request, resp *Response) {
 	if resp == nil {
 		resp = &Response{}

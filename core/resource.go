@@ -34,14 +34,16 @@ type Deleter interface {
 	Delete(ctx context.Context, req *Request) (any, error)
 }
 
-// Header serves HEAD.
+// Header serves HEAD. A resource without it answers HEAD with its Getter
+// (the body is then left out by the writers).
 type Header interface {
 	Head(ctx context.Context, req *Request) (any, error)
 }
 
 // Resource returns a [Handler] that dispatches to the methods res implements
 // (SPEC 4.1 rule 9): a method it does not implement answers 405 Method Not
-// Allowed. For PUT and POST the body is read first (unless a route preset
+// Allowed. HEAD goes to Head, else to Get (405 when res has neither); the
+// answer is the same as GET's, and [WriteResponse] leaves the body out. For PUT and POST the body is read first (unless a route preset
 // BODY): a request that declares neither Content-Length nor chunked
 // encoding answers 400 Invalid Content-Length, and a non-empty body whose
 // CONTENT_TYPE (the route variable, else the Content-Type header) is
@@ -81,6 +83,8 @@ func (rs *resource) Handle(ctx context.Context, req *Request) (*Response, error)
 	case http.MethodHead:
 		if h, ok := rs.res.(Header); ok {
 			call = h.Head
+		} else if g, ok := rs.res.(Getter); ok {
+			call = g.Get
 		}
 	}
 	if call == nil {

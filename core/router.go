@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -29,6 +31,14 @@ import (
 // Handler, when set, answers the request: the matched text moves from the
 // remaining path to the consumed path and the handler runs. A route without a
 // handler only rewrites, and matching continues with the next route.
+//
+// HEAD: a route whose method list has GET and not HEAD also matches HEAD,
+// as GET for the rewrite position, and the request keeps the method HEAD
+// (a rewrite of GET to GET or HEAD leaves it HEAD), so the handler answers
+// like GET and the writers send no body. A HEAD never changes state: such a
+// route whose rewrite turns GET into another method (GET /config?directory=x
+// rewritten to PUT) does not match HEAD, which goes on to the next routes. A
+// route that lists HEAD itself is matched by HEAD as written.
 type Route struct {
 	Match   string
 	Rewrite string
@@ -44,6 +54,8 @@ type route struct {
 	mask     uint64 // bit per known method, for a fast check
 	m        *matcher
 	rwMethod []string
+	headIdx  int  // position HEAD takes in methods; -1 when HEAD does not match
+	headGet  bool // HEAD matches as GET and stays HEAD through a rewrite
 	rwPath   template
 	assign   []assignment
 	handler  http.Handler
@@ -56,12 +68,15 @@ type assignment struct {
 }
 
 // Router is an http.Handler that serves an ordered route table.
-// Build it with [NewRouter]; it is safe for concurrent use.
+// Build it with [NewRouter]; it is safe for concurrent use. It reports the
+// route that answers to a [RouteRecorder] in the request's context.
 type Router struct {
 	routes   []route
 	notFound []byte
-	index    prefixIndex
-	maxCaps  int
+	// notFoundLen is the Content-Length of the 404 answer.
+	notFoundLen string
+	index       prefixIndex
+	maxCaps     int
 }
 
 // NewRouter builds a router from routes, in order. It rejects an invalid
@@ -83,6 +98,7 @@ func NewRouter(routes []Route) (*Router, error) {
 		forms.WriteByte('\n')
 	}
 	rt.notFound = []byte(forms.String())
+	rt.notFoundLen = strconv.Itoa(len(rt.notFound))
 	rt.index = buildPrefixIndex(rt.routes)
 	return rt, nil
 }
@@ -100,6 +116,7 @@ func compileRoute(r Route) (route, error) {
 	for _, m := range c.methods {
 		c.mask |= methodBit(m)
 	}
+	c.headIdx = slices.Index(c.methods, http.MethodHead)
 	if c.m, err = compileMatcher(pattern); err != nil {
 		return route{}, fmt.Errorf("pattern: %w", err)
 	}
@@ -127,6 +144,14 @@ func compileRoute(r Route) (route, error) {
 		}
 		if c.rwPath, err = parseTemplate(tpl, groups); err != nil {
 			return route{}, fmt.Errorf("rewrite: %w", err)
+		}
+	}
+	if gi := slices.Index(c.methods, http.MethodGet); c.headIdx < 0 && gi >= 0 {
+		// HEAD as GET, unless the rewrite turns GET into a method that may
+		// change state.
+		if rw := c.rewriteMethod(gi); rw == "" || rw == http.MethodGet || rw == http.MethodHead {
+			c.headIdx, c.headGet = gi, true
+			c.mask |= methodBit(http.MethodHead)
 		}
 	}
 	for _, a := range r.Assign {
@@ -185,10 +210,26 @@ func parseMethods(s string) ([]string, error) {
 	return ms, nil
 }
 
-// methodIndex returns the position of method in the route's list, or -1.
+// rewriteMethod returns the method the rewrite gives the method at position
+// i of the route's list, or "" when the route does not rewrite.
+func (c *route) rewriteMethod(i int) string {
+	switch len(c.rwMethod) {
+	case 0:
+		return ""
+	case 1:
+		return c.rwMethod[0]
+	}
+	return c.rwMethod[i]
+}
+
+// methodIndex returns the position of method in the route's list (for HEAD
+// matched as GET, the position of GET), or -1.
 func (c *route) methodIndex(method string, bit uint64) int {
 	if bit != 1<<63 && c.mask&bit == 0 {
 		return -1
+	}
+	if method == http.MethodHead {
+		return c.headIdx
 	}
 	for i, m := range c.methods {
 		if m == method {
@@ -224,16 +265,14 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if c.rwMethod != nil {
-			idx := 0
-			if len(c.rwMethod) > 1 {
-				idx = c.methodIndex(req.Method, methodBit(req.Method))
-			}
 			newTarget, err := c.rwPath.expand(target, caps)
 			if err != nil {
 				WriteError(w, r, err)
 				return
 			}
-			req.Method = c.rwMethod[idx]
+			if !c.headGet || req.Method != http.MethodHead {
+				req.Method = c.rewriteMethod(c.methodIndex(req.Method, methodBit(req.Method)))
+			}
 			req.Path, req.Query, _ = strings.Cut(newTarget, "?")
 		}
 		for _, a := range c.assign {
@@ -248,6 +287,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			n := min(len(matched), len(req.Path))
 			req.Consumed += req.Path[:n]
 			req.Path = req.Path[n:]
+			recordRoute(r.Context(), c.form)
 			c.handler.ServeHTTP(w, r.WithContext(NewContext(r.Context(), req)))
 			return
 		}
@@ -255,6 +295,7 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/plain")
+	h.Set("Content-Length", rt.notFoundLen)
 	WriteStatus(w, r, http.StatusNotFound, "Not Found")
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(rt.notFound)

@@ -3,27 +3,49 @@ package core
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
 )
 
-// Go's net/http writes only the standard reason phrase of a status code. To
-// put an exact phrase such as "400 Invalid Path" on the wire, the server's
-// listener is wrapped with [Listen] and its ConnContext with [ConnContext]:
-// a handler then announces the phrase of the status line it is about to write
-// (see [WriteStatus]) and the connection rewrites that one status line as it
-// passes. Requests on one HTTP/1.1 connection are served one after another,
-// so the announced phrase always belongs to the next status line written.
+// Listen wraps ln for an http.Server whose ConnContext is [ConnContext]. The
+// connections it accepts do two things net/http alone does not.
+//
+// Exact reason phrases. Go's net/http writes only the standard reason phrase
+// of a status code. To put an exact phrase such as "400 Invalid Path" on the
+// wire, a handler announces the phrase of the status line it is about to
+// write (see [WriteStatus]), the header is flushed at once, and the
+// connection rewrites that one status line ("HTTP/1.1 " or "HTTP/1.0 ") as it
+// passes. The announcement is withdrawn as soon as that flush returns, used
+// or not, so it never reaches another answer; net/http's own error answers,
+// such as 400 Bad Request for an unparsable request line, keep their phrase.
 // Without the wrapper the standard phrase is sent; bodies still carry the
 // exact status line.
-
-// Listen wraps ln so that the connections it accepts can rewrite reason
-// phrases. Use it together with [ConnContext].
+//
+// Half-close. net/http reads one byte in the background while a handler
+// runs; on io.EOF it would cancel the request's context, so a client that
+// sends its request and then shuts down its write side (shutdown(SHUT_WR))
+// would lose its answer. These connections hold such an io.EOF back: the
+// one-byte read waits until net/http aborts it when the handler is done (by
+// setting a read deadline in the past), the read deadline passes, or the
+// connection is closed, and then returns a timeout error, which net/http
+// ignores for an aborted read. The next ordinary read returns io.EOF, so the
+// connection ends after the answer. The client that half-closes gets its
+// full, normal answer, and so do requests it pipelined before the
+// half-close. In turn, TCP cannot tell a half-close from a full close until
+// the server writes: a client that closes its connection fully ends a
+// handler's context only when a write to it fails, as net/http does for
+// pipelined requests. A reset connection (an error other than io.EOF) still
+// ends it at once. A one-byte read by whoever hijacks the connection after
+// the client half-closed waits the same way.
 func Listen(ln net.Listener) net.Listener { return &listener{Listener: ln} }
 
 // ConnContext is an http.Server ConnContext function that makes a connection
@@ -50,6 +72,15 @@ func (l *listener) Accept() (net.Conn, error) {
 type reasonConn struct {
 	net.Conn
 	pending atomic.Pointer[reasonLine]
+
+	// eof is set once the peer's io.EOF has been seen (and held back).
+	eof atomic.Bool
+
+	// mu guards the fields below, which a held one-byte read waits on.
+	mu       sync.Mutex
+	cond     *sync.Cond // on mu; created by the first held read
+	deadline time.Time  // the read deadline last set
+	closed   bool
 }
 
 // reasonLine is an announced status line: its code and phrase.
@@ -58,20 +89,125 @@ type reasonLine struct {
 	reason string
 }
 
-// announce sets the phrase for the next status line with the given code.
-func (c *reasonConn) announce(code int, reason string) {
-	c.pending.Store(&reasonLine{code: code, reason: reason})
+// announce sets the phrase for the next status line with the given code
+// and returns the announcement, for [reasonConn.withdraw].
+func (c *reasonConn) announce(code int, reason string) *reasonLine {
+	rl := &reasonLine{code: code, reason: reason}
+	c.pending.Store(rl)
+	return rl
 }
 
-var http11 = []byte("HTTP/1.1 ")
+// withdraw drops the announcement rl if it is still pending.
+func (c *reasonConn) withdraw(rl *reasonLine) { c.pending.CompareAndSwap(rl, nil) }
+
+// Read reads from the connection, holding back the peer's io.EOF from
+// net/http's one-byte background read (see [Listen]). Reads are told apart
+// by size only: net/http's other reads ask for its buffer's free space, which
+// is one byte only in the rare case of a request header line filling all
+// but one byte of it; if the client's EOF comes just then, that (incomplete)
+// request waits for its header read deadline instead of ending at once.
+func (c *reasonConn) Read(p []byte) (int, error) {
+	if c.eof.Load() {
+		if len(p) == 1 {
+			return 0, c.hold()
+		}
+		return 0, io.EOF
+	}
+	n, err := c.Conn.Read(p)
+	if n == 0 && err == io.EOF && len(p) == 1 {
+		c.eof.Store(true)
+		return 0, c.hold()
+	}
+	return n, err
+}
+
+// hold blocks a one-byte read after the peer's io.EOF until the read
+// deadline passes (a deadline in the past is how net/http aborts its
+// background read) or the connection is closed. Deadlines set while it
+// waits count.
+func (c *reasonConn) hold() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cond == nil {
+		c.cond = sync.NewCond(&c.mu)
+	}
+	for {
+		if c.closed {
+			return c.opError(net.ErrClosed)
+		}
+		d := c.deadline
+		if d.IsZero() {
+			c.cond.Wait()
+			continue
+		}
+		wait := time.Until(d)
+		if wait <= 0 {
+			return c.opError(os.ErrDeadlineExceeded)
+		}
+		t := time.AfterFunc(wait, c.wake)
+		c.cond.Wait()
+		t.Stop()
+	}
+}
+
+// wake wakes the reads held by hold to look at the deadline again.
+func (c *reasonConn) wake() {
+	c.mu.Lock()
+	if c.cond != nil {
+		c.cond.Broadcast()
+	}
+	c.mu.Unlock()
+}
+
+func (c *reasonConn) opError(err error) error {
+	return &net.OpError{Op: "read", Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+}
+
+// setDeadline records the read deadline t for held reads and wakes them.
+func (c *reasonConn) setDeadline(t time.Time) {
+	c.mu.Lock()
+	c.deadline = t
+	if c.cond != nil {
+		c.cond.Broadcast()
+	}
+	c.mu.Unlock()
+}
+
+// SetReadDeadline sets the read deadline, also of a held read.
+func (c *reasonConn) SetReadDeadline(t time.Time) error {
+	c.setDeadline(t)
+	return c.Conn.SetReadDeadline(t)
+}
+
+// SetDeadline sets the read and write deadlines, also of a held read.
+func (c *reasonConn) SetDeadline(t time.Time) error {
+	c.setDeadline(t)
+	return c.Conn.SetDeadline(t)
+}
+
+// Close closes the connection and ends a held read.
+func (c *reasonConn) Close() error {
+	c.mu.Lock()
+	c.closed = true
+	if c.cond != nil {
+		c.cond.Broadcast()
+	}
+	c.mu.Unlock()
+	return c.Conn.Close()
+}
+
+// statusPrefix reports whether p starts with "HTTP/1.1 " or "HTTP/1.0 ".
+func statusPrefix(p []byte) bool {
+	return len(p) >= 9 && string(p[:7]) == "HTTP/1." && (p[7] == '1' || p[7] == '0') && p[8] == ' '
+}
 
 func (c *reasonConn) Write(p []byte) (int, error) {
 	pd := c.pending.Load()
-	if pd == nil || !bytes.HasPrefix(p, http11) {
+	if pd == nil || !statusPrefix(p) {
 		return c.Conn.Write(p)
 	}
-	// "HTTP/1.1 NNN phrase\r\n": an interim 100 Continue passes unchanged.
-	rest := p[len(http11):]
+	// "HTTP/1.x NNN phrase\r\n": an interim 100 Continue passes unchanged.
+	rest := p[9:]
 	if len(rest) < 4 || rest[3] != ' ' {
 		return c.Conn.Write(p)
 	}
@@ -85,7 +221,7 @@ func (c *reasonConn) Write(p []byte) (int, error) {
 	}
 	c.pending.CompareAndSwap(pd, nil)
 	line := make([]byte, 0, len(p)+len(pd.reason))
-	line = append(line, http11...)
+	line = append(line, p[:9]...)
 	line = append(line, rest[:4]...)
 	line = append(line, pd.reason...)
 	line = append(line, rest[eol:]...)
@@ -120,19 +256,57 @@ type writerOnly struct{ io.Writer }
 // WriteStatus writes the header of a response with the given code and reason
 // phrase. The phrase reaches the wire when the server was set up with
 // [Listen] and [ConnContext]; otherwise the standard phrase is sent.
+//
+// A phrase other than the standard one is put on the wire by flushing the
+// header at once (through w's Flush, found with http.ResponseController), so
+// it applies to exactly this response; set Content-Length before calling, or
+// the body of an HTTP/1.1 answer is chunked. A writer in between that cannot
+// flush gets the standard phrase.
 func WriteStatus(w http.ResponseWriter, r *http.Request, code int, reason string) {
-	if reason != "" && reason != http.StatusText(code) && validReason(reason) {
-		if c, ok := r.Context().Value(connKey{}).(*reasonConn); ok {
-			c.announce(code, reason)
-		}
+	if reason == "" || reason == http.StatusText(code) || !validReason(reason) {
+		w.WriteHeader(code)
+		return
 	}
+	c, ok := r.Context().Value(connKey{}).(*reasonConn)
+	if !ok {
+		w.WriteHeader(code)
+		return
+	}
+	rl := c.announce(code, reason)
 	w.WriteHeader(code)
+	_ = http.NewResponseController(w).Flush()
+	c.withdraw(rl)
+}
+
+// ClientGone reports whether err only says that the client of r went away:
+// err is (or wraps) context.Canceled or context.DeadlineExceeded while the
+// request's context has been cancelled, as net/http cancels it when the
+// connection fails. Such a request gets no answer; it is not a server error,
+// and [WriteError] writes nothing for it. A request whose context ended by
+// its own deadline (a timeout set by the server) is not one: it still gets
+// an answer.
+func ClientGone(r *http.Request, err error) bool {
+	if err == nil || !errors.Is(r.Context().Err(), context.Canceled) {
+		return false
+	}
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // WriteError answers the request with err: a *StatusError gives its status
 // line, anything else 500 Internal Server Error with the error text as the
-// body. The body of a status error repeats the status line as text/plain.
+// body. The body of a status error repeats the status line as text/plain;
+// Content-Length is set, also for HEAD, which gets no body.
+//
+// When [ClientGone] reports err, nothing is answered: an HTTP/1 connection
+// is closed without a response (it is going away), otherwise the handler
+// just writes nothing.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	if ClientGone(r, err) {
+		if conn, _, herr := http.NewResponseController(w).Hijack(); herr == nil {
+			_ = conn.Close()
+		}
+		return
+	}
 	se, ok := AsStatus(err)
 	body := ""
 	if ok {

@@ -1,15 +1,36 @@
 package middleware
 
 import (
+	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/reso-project/reso/core"
 )
 
-// Log returns middleware that logs one line per request to logger: method,
-// path, status code, bytes written and duration. A nil logger uses
-// slog.Default().
+// StatusClientGone is the status logged for a request that got no answer
+// because its client went away (see [core.ClientGone]); nothing is sent.
+// It is nginx's "client closed request".
+const StatusClientGone = 499
+
+// Log returns middleware that logs one line per request to logger, at level
+// Info with the message "request" and the attributes
+//
+//	method    the request method
+//	path      the request path
+//	status    the status code answered (499 when the client went away unanswered)
+//	bytes     the body bytes written
+//	duration  the time to answer
+//	query     the query string as sent ("" when none)
+//	remote    the client's address, host:port
+//	route     the route that answered: the Match of a [core.Route], such as
+//	          "GET /files(?:/|$|\?)"; "" when no route did (404)
+//
+// The route comes from a [core.RouteRecorder] that Log puts in the request's
+// context and the [core.Router] fills in. A nil logger uses slog.Default().
 func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
@@ -22,23 +43,30 @@ func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 				code := sw.code
 				if code == 0 {
 					code = http.StatusOK
+					if errors.Is(r.Context().Err(), context.Canceled) {
+						code = StatusClientGone
+					}
 				}
 				logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 					slog.String("method", r.Method),
 					slog.String("path", r.URL.Path),
 					slog.Int("status", code),
 					slog.Int64("bytes", sw.n),
-					slog.Duration("duration", time.Since(start)))
+					slog.Duration("duration", time.Since(start)),
+					slog.String("query", r.URL.RawQuery),
+					slog.String("remote", r.RemoteAddr),
+					slog.String("route", sw.route.Route))
 			}()
-			next.ServeHTTP(sw, r)
+			next.ServeHTTP(sw, r.WithContext(core.WithRouteRecorder(r.Context(), &sw.route)))
 		})
 	}
 }
 
 type statusWriter struct {
 	http.ResponseWriter
-	code int
-	n    int64
+	code  int
+	n     int64
+	route core.RouteRecorder
 }
 
 func (s *statusWriter) WriteHeader(code int) {

@@ -202,11 +202,12 @@ func openError(err error) error {
 }
 
 // Handle answers the raw bytes of <directory>/<remaining path>, streamed,
-// with Range and conditional requests. Only a regular file that is not one
-// of the server's own state files is served; anything else is 404 Not
-// Found, answered without opening it.
+// with Range and conditional requests; HEAD answers the same header without
+// the bytes. Only a regular file that is not one of the server's own state
+// files is served; anything else is 404 Not Found, answered without opening
+// it.
 func (d *download) Handle(ctx context.Context, req *core.Request) (*core.Response, error) {
-	if req.Method != http.MethodGet {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		return nil, core.ErrMethodNotAllowed
 	}
 	dir, err := d.fs.directory(ctx)
