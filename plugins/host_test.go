@@ -115,3 +115,16 @@ func TestMountPluginError(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestSettingsReadOnly(t *testing.T) {
+	s := NewSettings(map[string]string{SettingHidden: "/state/reso.db", "directory": "."}, SettingHidden)
+	if err := s.SetSetting(t.Context(), SettingHidden, ""); err == nil {
+		t.Error("a read-only setting was changed")
+	}
+	if v, _ := s.Setting(t.Context(), SettingHidden); v != "/state/reso.db" {
+		t.Errorf("hidden = %q", v)
+	}
+	if err := s.SetSetting(t.Context(), "directory", "/tmp"); err != nil {
+		t.Errorf("a writable setting: %v", err)
+	}
+}

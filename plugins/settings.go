@@ -2,19 +2,25 @@ package plugins
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 )
 
 // Settings is an in-memory [Host]: a map of shared settings safe for
-// concurrent use. The zero value is empty and ready.
+// concurrent use. The zero value is empty, writable and ready.
 type Settings struct {
-	mu sync.RWMutex
-	m  map[string]string
+	mu       sync.RWMutex
+	m        map[string]string
+	readOnly []string
 }
 
-// NewSettings returns settings holding initial.
-func NewSettings(initial map[string]string) *Settings {
-	s := &Settings{m: make(map[string]string, len(initial))}
+// NewSettings returns settings holding initial. The settings named in
+// readOnly keep their initial value: no plugin can change them (the server
+// passes [SettingHidden] here, so a plugin cannot unhide the server's own
+// state files).
+func NewSettings(initial map[string]string, readOnly ...string) *Settings {
+	s := &Settings{m: make(map[string]string, len(initial)), readOnly: slices.Clone(readOnly)}
 	for k, v := range initial {
 		s.m[k] = v
 	}
@@ -28,8 +34,11 @@ func (s *Settings) Setting(_ context.Context, name string) (string, error) {
 	return s.m[name], nil
 }
 
-// SetSetting sets name to value.
+// SetSetting sets name to value; a read-only setting is an error.
 func (s *Settings) SetSetting(_ context.Context, name, value string) error {
+	if slices.Contains(s.readOnly, name) {
+		return fmt.Errorf("plugins: setting %q is read-only", name)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {

@@ -82,7 +82,7 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		Host: plugins.NewSettings(map[string]string{
 			config.Directory:      cfg.directory,
 			plugins.SettingHidden: hidden,
-		}),
+		}, plugins.SettingHidden),
 		BodyLimit: cfg.bodyLimit,
 	}
 	closeAuth, err := setupAuth(ctx, cfg, mount, logger)
