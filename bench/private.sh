@@ -10,8 +10,9 @@ trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
 go build -o "$out/reso" ./cmd/reso
 go build -o "$out/load" ./bench/load
 source bench/lib.sh
-# Each server gets its own database: a Basic login rotates the token (SPEC
-# 3.1), which would end the cookie session measured beside it.
+# Each server gets its own database: a Basic login replaces the stored token
+# with a new one (docs/wire.md#check-order), which would end the cookie
+# session measured beside it.
 start() {
   cd "$out"
   start_server "$out/reso" "$out/$1.log" 'msg="reso listening" addr=' -addr 127.0.0.1:0 -db "$out/$1.db" -login bench@example.org:pw

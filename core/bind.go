@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// Bind returns a [Handler] that exposes obj read-only by path (SPEC 4.1 rule
-// 10). Only GET (and HEAD, answered as GET without a body) is served; other
-// methods answer 405 Method Not Allowed.
+// Bind returns a [Handler] that exposes obj read-only by path as a bound
+// object (docs/wire.md#bound-objects). Only GET (and HEAD, answered as GET
+// without a body) is served; other methods answer 405 Method Not Allowed.
 //
 // The remaining path is split into segments (empty ones are skipped). Each
 // segment indexes a slice or array by a non-negative integer, a map with

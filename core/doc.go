@@ -1,7 +1,7 @@
 // Package core is the kernel of reso: an ordered router over regular
-// expressions, the per-request context of SPEC 2.1, the unified value with its
-// JSON, XML and plain-text renderers, status errors with exact reason phrases,
-// resource dispatch and bound objects.
+// expressions, the per-request context (docs/wire.md#request-context), the
+// unified value with its JSON, XML and plain-text renderers, status errors
+// with exact reason phrases, resource dispatch and bound objects.
 //
 // core imports only the standard library. Everything above it (middleware,
 // authentication, plugins, the server binary) is built from the pieces here.

@@ -20,7 +20,7 @@ const matchMaxVisitedBits = 256 * 1024 * 8
 // leftmost-first submatches regexp's FindStringSubmatchIndex yields, but
 // reuses its scratch space: a match or a miss does not allocate.
 type matcher struct {
-	re      *regexp.Regexp // the reference, used for targets too long to backtrack
+	re      *regexp.Regexp // package regexp's own matcher, used for targets too long to backtrack
 	prog    *syntax.Prog   // nil when every match goes to re
 	names   []string       // subexpression names, index i+1 is group i+1
 	prefix  string         // literal text every match starts with

@@ -37,7 +37,8 @@ var matchInputs = []string{
 	"\xe2\x82", "\xe2\x82a", "a\xe2\x82",
 }
 
-// refMatch is the reference: regexp on ^(?:pattern), or nil.
+// refMatch is the expected result: package regexp's submatch indices of
+// ^(?:pattern) on s, or nil.
 func refMatch(re *regexp.Regexp, s string) []int {
 	return re.FindStringSubmatchIndex(s)
 }

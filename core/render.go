@@ -20,11 +20,12 @@ const (
 	TypeOctet = "application/octet-stream"
 )
 
-// Negotiate returns the media type that the type string typ chooses per SPEC
-// 2.3: typ is split on commas and white space and lower-cased; */* adds
-// application/json; the first of application/json, text/xml and text/plain
-// present wins; otherwise application/octet-stream (with the plain form).
-// An empty typ chooses application/json.
+// Negotiate returns the media type that the type string typ chooses
+// (docs/wire.md#choosing-a-representation): typ is split on commas and white
+// space and lower-cased; */* adds application/json; the first of
+// application/json, text/xml and text/plain present wins; otherwise
+// application/octet-stream (with the plain form). An empty typ chooses
+// application/json.
 func Negotiate(typ string) string {
 	var json, xml, plain, any bool
 	for i := 0; i < len(typ); {
@@ -84,8 +85,8 @@ func Render(typ string, v any) (contentType string, body []byte) {
 // (a Valuer returning itself, a pointer cycle) from recursing forever.
 const maxRenderDepth = 64
 
-// AppendJSON appends the JSON form of v (SPEC 2.3) to dst and returns the
-// extended buffer.
+// AppendJSON appends the JSON form of v (docs/wire.md#json) to dst and
+// returns the extended buffer.
 //
 // The output is byte for byte what Python's json.dumps writes with its
 // defaults (separators ", " and ": ", ensure_ascii): a [Node] is the object
@@ -105,8 +106,8 @@ func AppendJSON(dst []byte, v any) []byte {
 	return appendJSONValue(dst, v, 0)
 }
 
-// AppendXML appends the XML form of v (SPEC 2.3) to dst and returns the
-// extended buffer. There is no XML declaration and the result is a fragment:
+// AppendXML appends the XML form of v (docs/wire.md#xml) to dst and returns
+// the extended buffer. There is no XML declaration and the result is a fragment:
 // it may have several top-level elements or none.
 //
 // A [Node] is written <name>content</name>, or <name /> when its content

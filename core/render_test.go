@@ -68,7 +68,7 @@ type renderCase struct {
 	want string
 }
 
-// renderCommonJSON are cases whose JSON is fixed by the specification.
+// renderJSONCases are cases whose JSON is fixed by docs/wire.md#json.
 func renderJSONCases() []renderCase {
 	var nilNode *Node
 	var nilMap map[string]any

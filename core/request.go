@@ -7,17 +7,19 @@ import (
 	"time"
 )
 
-// Names of the request variables of SPEC 2.1 that routes may assign.
+// Names of the request variables that routes may assign
+// (docs/wire.md#request-variables).
 const (
 	VarAccept      = "ACCEPT"       // representation type; default application/json
 	VarContentType = "CONTENT_TYPE" // type of the request body
 	VarBody        = "BODY"         // a preset request body
 )
 
-// Request is the transport-neutral request context of SPEC 2.1. The router
-// keeps one in the context of every request it routes; [FromContext] returns
-// it. The same type crosses the plugin boundary, so it holds no
-// http.ResponseWriter and no connection state.
+// Request is the transport-neutral request context
+// (docs/wire.md#request-context). The router keeps one in the context of
+// every request it routes; [FromContext] returns it. The same type crosses
+// the plugin boundary, so it holds no http.ResponseWriter and no connection
+// state.
 type Request struct {
 	// Method is the request method, possibly replaced by a rewrite.
 	Method string

@@ -41,8 +41,8 @@ type Header interface {
 }
 
 // Resource returns a [Handler] that dispatches to the methods res implements
-// (SPEC 4.1 rule 9): a method it does not implement answers 405 Method Not
-// Allowed. HEAD goes to Head, else to Get (405 when res has neither); the
+// (docs/wire.md#request-bodies): a method it does not implement answers 405
+// Method Not Allowed. HEAD goes to Head, else to Get (405 when res has neither); the
 // answer is the same as GET's, and [WriteResponse] leaves the body out. For PUT and POST the body is read first (unless a route preset
 // BODY): a request that declares neither Content-Length nor chunked
 // encoding answers 400 Invalid Content-Length, and a non-empty body whose

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Route is one entry of the ordered route table of SPEC 4.1.
+// Route is one entry of the ordered route table (docs/wire.md#routes).
 //
 // Match is a method list and a pattern separated by one space, for example
 // "GET,PUT,POST /(?P<type>xml|plain)/(?P<path>.*)". The pattern is a Go

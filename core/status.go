@@ -44,7 +44,7 @@ func AsStatus(err error) (*StatusError, bool) {
 	return nil, false
 }
 
-// Common status errors of SPEC 7.
+// Common status errors (docs/wire.md#status-line-table).
 var (
 	ErrNotFound           = Status(http.StatusNotFound, "Not Found")
 	ErrMethodNotAllowed   = Status(http.StatusMethodNotAllowed, "Method Not Allowed")

@@ -1,6 +1,7 @@
 package core
 
-// The unified value of SPEC 2.2 is made of plain Go values:
+// The unified value that handlers answer with (docs/wire.md#value-shapes) is
+// made of plain Go values:
 //
 //   - [Node]: a named node (name, content)
 //   - [Record]: an ordered sequence of named fields

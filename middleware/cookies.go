@@ -7,8 +7,8 @@ import (
 
 // Cookies drops, when the answer starts, every Set-Cookie header that would
 // set a cookie to the value the request already carries, with no expiry
-// (SPEC 4.1 rule 6: cookies unchanged from the request are omitted). Added,
-// changed and expiring cookies pass.
+// (cookies unchanged from the request are omitted, docs/wire.md#responses).
+// Added, changed and expiring cookies pass.
 func Cookies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Cookie") == "" {

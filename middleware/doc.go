@@ -2,6 +2,6 @@
 // func(http.Handler) http.Handler usable in any net/http server and in alice
 // chains: [Recover] turns panics into 500 answers, [Log] logs requests with
 // slog, and [Cookies] drops Set-Cookie headers for cookies the request
-// already carries unchanged (SPEC 4.1 rule 6). The authenticator is in
+// already carries unchanged (docs/wire.md#responses). The authenticator is in
 // package auth below this one.
 package middleware

@@ -10,10 +10,10 @@ import (
 )
 
 // Recover answers a request whose handler panics with 500 Internal Server
-// Error and the panic value and stack trace as the body (SPEC 4.1 rule 8),
-// so the server keeps serving. A panic with http.ErrAbortHandler is passed
-// on, as net/http expects. When the handler had already started its answer,
-// the connection is aborted instead.
+// Error and the panic value and stack trace as the body
+// (docs/wire.md#error-bodies), so the server keeps serving. A panic with
+// http.ErrAbortHandler is passed on, as net/http expects. When the handler
+// had already started its answer, the connection is aborted instead.
 func Recover(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tw := trackWriters.Get().(*trackWriter)

@@ -57,7 +57,8 @@ const (
 )
 
 // TestReadOnlyRoutes checks every answer of the open application that does
-// not change state, byte for byte (SPEC 4.2 and 7).
+// not change state, byte for byte (docs/wire.md#example-routes and
+// docs/wire.md#status-line-table).
 func TestReadOnlyRoutes(t *testing.T) {
 	cases := []struct {
 		name   string

@@ -15,14 +15,15 @@ import (
 	"testing"
 )
 
-// Black-box tests of the authenticator (SPEC 2.7, 3.1, 5 and 7) through
+// Black-box tests of the authenticator (docs/wire.md#authentication) through
 // route 8, GET /private/<path>, over raw TCP so that status lines are exact.
 //
-// Two parts of SPEC 5 cannot be reached from outside the example
-// application: the route-group form (step 2: no route of SPEC 4.2 has the
-// groups user_id, email and token, so no 401 Not Authorized and no 404 Not
-// Found of that form) and logout (no endpoint). Both are covered by the tests
-// of middleware/auth, through a core router.
+// Two parts of the authenticator cannot be reached from outside the example
+// application: the route-group form (step 2 of docs/wire.md#check-order: no
+// route of docs/wire.md#example-routes has the groups user_id, email and
+// token, so no 401 Not Authorized and no 404 Not Found of that form) and
+// logout (no endpoint). Both are covered by the tests of middleware/auth,
+// through a core router.
 
 const (
 	authEmail     = "user@example.org"
@@ -97,7 +98,7 @@ func authWant(t *testing.T, r response, status, body string) {
 }
 
 // authLogin logs in with Basic and returns the new session's token after
-// checking the cookies of SPEC 2.7 and 3.1.
+// checking the session cookies it sets (docs/wire.md#session-cookies).
 func authLogin(t *testing.T, s *server) string {
 	t.Helper()
 	r := s.get(t, "/private/x", authBasic(authEmail, authPassword))
@@ -117,8 +118,10 @@ func authLogin(t *testing.T, s *server) string {
 	return tok.Value
 }
 
-// TestAuthBasic: SPEC 5 step 1 with Basic; SPEC 3.1 "Basic login"; SPEC 7
-// rows 401 Not Found and 401 Unauthorized (wrong password).
+// TestAuthBasic: the Authorization check with Basic (step 1 of
+// docs/wire.md#check-order); a Basic login issues a new token and sets the
+// cookies; the failures 401 Not Found (unknown e-mail) and 401 Unauthorized
+// (wrong password) of docs/wire.md#authentication-failures.
 func TestAuthBasic(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		s, _ := authStart(t, m)
@@ -151,9 +154,10 @@ func TestAuthBasic(t *testing.T) {
 	})
 }
 
-// TestAuthCookieSession: SPEC 5 step 3; SPEC 3.1 "cookie session check";
-// SPEC 7 rows 401 Unauthorized (cookie session invalid) and 401 Not
-// Authorized as Admin.
+// TestAuthCookieSession: the cookie check (step 3 of
+// docs/wire.md#check-order); a cookie session that matches no record expires
+// both cookies; the failures 401 Unauthorized (cookie session invalid) and
+// 401 Not Authorized as Admin of docs/wire.md#authentication-failures.
 func TestAuthCookieSession(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		s, secret := authStart(t, m)
@@ -204,8 +208,8 @@ func TestAuthCookieSession(t *testing.T) {
 	})
 }
 
-// TestAuthNoCredentials: SPEC 5 step 4; SPEC 7 401 Unauthorized (no
-// credentials).
+// TestAuthNoCredentials: a request without credentials (step 4 of
+// docs/wire.md#check-order) is answered 401 Unauthorized with the challenge.
 func TestAuthNoCredentials(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
@@ -219,9 +223,9 @@ func TestAuthNoCredentials(t *testing.T) {
 	})
 }
 
-// TestAuthRegister: SPEC 3.1 "register" through -login: the password may
-// contain colons, the empty password is allowed, and the record is usable
-// at once.
+// TestAuthRegister: registration of a login record
+// (docs/wire.md#login-records) through -login: the password may contain
+// colons, the empty password is allowed, and the record is usable at once.
 func TestAuthRegister(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-login", "empty@example.org:")

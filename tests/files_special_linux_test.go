@@ -10,10 +10,10 @@ import (
 	"time"
 )
 
-// TestFIFONotOpened: GET /file/fifo on a FIFO answers 404 Not Found at
-// once (SPEC 4.2: not a regular file) instead of waiting for a writer, a
-// listing leaves it out and does not wait on it either, and many such
-// requests leave the descriptors of the server and its plugin processes
+// TestFIFONotOpened: GET /file/fifo on a FIFO answers 404 Not Found at once
+// (not a regular file, docs/wire.md#file-download) instead of waiting for a
+// writer, a listing leaves it out and does not wait on it either, and many
+// such requests leave the descriptors of the server and its plugin processes
 // about where they were.
 func TestFIFONotOpened(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {

@@ -19,7 +19,8 @@ import (
 	"github.com/reso-project/reso/plugins/users"
 )
 
-// bundled returns the bundled plugins in route order (SPEC 4.2).
+// bundled returns the bundled plugins in the route order of the example
+// application (docs/wire.md#example-routes).
 func bundled(cfg *options) ([]plugins.Entry, error) {
 	u := users.Plugin{}
 	if cfg != nil && cfg.users != "" {

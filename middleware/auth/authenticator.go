@@ -16,14 +16,16 @@ import (
 	"github.com/reso-project/reso/core"
 )
 
-// DefaultRealm is the realm of SPEC 5.
+// DefaultRealm is the realm used when [Config].Realm is empty, the fixed
+// realm of the example application (docs/wire.md#authentication).
 const DefaultRealm = "localhost"
 
 // AdminEmail is the e-mail of the administrator, who has id 0 and no stored
 // record.
 const AdminEmail = "admin"
 
-// Status errors of the checks, with the status lines of SPEC 7.
+// Status errors of the checks, with the status lines of
+// docs/wire.md#authentication-failures.
 var (
 	errUnknownEmail  = core.Status(http.StatusUnauthorized, "Not Found")
 	errUnauthorized  = core.Status(http.StatusUnauthorized, "Unauthorized")
@@ -62,10 +64,10 @@ type Config struct {
 	Throttle Throttle
 }
 
-// Authenticator checks the credentials of requests in the order of SPEC 5
-// (Authorization header, route groups user_id or email with token, cookies
-// user_id and token) and keeps login records in a [Store]. Build it with
-// [New]; it is safe for concurrent use.
+// Authenticator checks the credentials of requests in the order of
+// docs/wire.md#check-order (Authorization header, route groups user_id or
+// email with token, cookies user_id and token) and keeps login records in a
+// [Store]. Build it with [New]; it is safe for concurrent use.
 type Authenticator struct {
 	store          Store
 	secret         []byte
@@ -328,7 +330,7 @@ func (a *Authenticator) challenge(w http.ResponseWriter, stale bool, err error) 
 
 func admin() *core.Identity { return &core.Identity{ID: 0, Email: AdminEmail} }
 
-// Login authenticates r with the checks of SPEC 5, in order:
+// Login authenticates r with the checks of docs/wire.md#check-order, in order:
 //
 //  1. An Authorization header: Basic (and Digest when enabled). Success
 //     stores a new token and sets the token and user_id cookies. Any other
@@ -342,12 +344,12 @@ func admin() *core.Identity { return &core.Identity{ID: 0, Email: AdminEmail} }
 //     the stored token of the record; a mismatch expires both cookies.
 //  4. Otherwise 401 Unauthorized.
 //
-// On failure it returns a *core.StatusError with the status line of SPEC 7,
-// or "429 Too Many Requests" when the client is throttled (see [Throttle]),
-// or a store error (the context's own error when the request was
-// cancelled), and leaves the headers of the answer (WWW-Authenticate,
-// Set-Cookie, Retry-After) on w for the caller to write with
-// core.WriteError; every 401 carries the challenge, a 429 none. Login
+// On failure it returns a *core.StatusError with the status line listed in
+// docs/wire.md#authentication-failures, or "429 Too Many Requests" when the
+// client is throttled (see [Throttle]), or a store error (the context's own
+// error when the request was cancelled), and leaves the headers of the answer
+// (WWW-Authenticate, Set-Cookie, Retry-After) on w for the caller to write
+// with core.WriteError; every 401 carries the challenge, a 429 none. Login
 // writes no status itself.
 func (a *Authenticator) Login(w http.ResponseWriter, r *http.Request) (*core.Identity, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
@@ -537,7 +539,7 @@ func (a *Authenticator) begin(w http.ResponseWriter, r *http.Request) (attempt, 
 	return a.throttle.begin(w, a.now(), clientAddr(r))
 }
 
-// Logout ends the session of the request's cookies (SPEC 3.1 and 5): with
+// Logout ends the session of the request's cookies (docs/wire.md#logout): with
 // both cookies user_id and token present, the token cookie is expired and,
 // when the id is not 0, the stored token is cleared if it equals the cookie
 // token. Without both cookies it does nothing. It returns only store errors.

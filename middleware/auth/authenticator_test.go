@@ -13,8 +13,10 @@ import (
 	"github.com/reso-project/reso/core"
 )
 
-// TestBasic covers step 1 of SPEC 5 with Basic credentials and the Basic
-// rows of SPEC 3.1 and 7.
+// TestBasic covers the Authorization check (step 1 of
+// docs/wire.md#check-order) with Basic credentials: a login issues a new
+// token and sets the session cookies, and its failures are answered as the
+// Basic rows of docs/wire.md#authentication-failures.
 func TestBasic(t *testing.T) {
 	f := newFixture(t, nil)
 	tests := []struct {
@@ -85,8 +87,10 @@ func TestBasicPrecedence(t *testing.T) {
 	}
 }
 
-// TestCookieSession covers step 3 of SPEC 5 and the cookie rows of SPEC 3.1
-// and 7.
+// TestCookieSession covers the cookie check (step 3 of
+// docs/wire.md#check-order): a valid session passes, an invalid one expires
+// both cookies, and failures are answered as the cookie rows of
+// docs/wire.md#authentication-failures.
 func TestCookieSession(t *testing.T) {
 	f := newFixture(t, nil)
 	r := f.get(t, "/", basic(testEmail, testPassword))
@@ -147,7 +151,9 @@ func TestCookieSession(t *testing.T) {
 	}
 }
 
-// TestLogout covers the logout rows of SPEC 3.1 and SPEC 5.
+// TestLogout covers logout (docs/wire.md#logout): with both cookies it
+// expires the token cookie and, when the id is not 0, clears the stored
+// token that equals the cookie's.
 func TestLogout(t *testing.T) {
 	f := newFixture(t, nil)
 	uid := fmt.Sprint(f.id)
@@ -217,7 +223,8 @@ func TestLogout(t *testing.T) {
 	})
 }
 
-// TestNoCredentials is step 4 of SPEC 5.
+// TestNoCredentials is a request without credentials (step 4 of
+// docs/wire.md#check-order): 401 Unauthorized with the Basic challenge.
 func TestNoCredentials(t *testing.T) {
 	f := newFixture(t, nil)
 	for _, method := range []string{"GET", "POST"} {
@@ -232,8 +239,9 @@ func TestNoCredentials(t *testing.T) {
 	}
 }
 
-// TestRegister covers the register row of SPEC 3.1 and the record rules of
-// SPEC 2.7.
+// TestRegister covers registration, which stores a record with a first
+// token and returns its new id, and the record rules of
+// docs/wire.md#login-records.
 func TestRegister(t *testing.T) {
 	f := newFixture(t, nil)
 	ctx := context.Background()

@@ -9,7 +9,8 @@ import (
 	"github.com/gorilla/securecookie"
 )
 
-// Names of the session cookies of SPEC 2.7.
+// Names of the session cookies set by the authenticator
+// (docs/wire.md#session-cookies).
 const (
 	// CookieToken is the name of the cookie that holds the session token.
 	CookieToken = "token"

@@ -1,8 +1,8 @@
-// Package auth is the authenticator of reso (SPEC 2.7, 3.1 and 5): login
-// records in a [Store] (SQLite by default, see [OpenSQLite]), session tokens
-// bound to an instance secret, and the checks that turn a request into a
-// core.Identity, as middleware that any net/http server can put in front of a
-// handler ([Required]).
+// Package auth is the authenticator of reso (docs/wire.md#authentication):
+// login records in a [Store] (SQLite by default, see [OpenSQLite]), session
+// tokens bound to an instance secret, and the checks that turn a request into
+// a core.Identity, as middleware that any net/http server can put in front of
+// a handler ([Required]).
 //
 // A login record holds an id (0 is reserved for the administrator, who has
 // no record), an e-mail, a realm, the hash MD5(<email>:<realm>:<password>)
@@ -12,7 +12,8 @@
 // in seconds. The administrator's token is MD5(admin::<secret>); see
 // [AdminToken].
 //
-// [Authenticator.Login] runs the checks in the order of SPEC 5:
+// [Authenticator.Login] runs the checks in this order
+// (docs/wire.md#check-order):
 //
 //  1. Authorization: Basic (RFC 7617), or Digest (RFC 7616, MD5, qop=auth)
 //     when [Config].Digest is set. A successful login stores a new token and
@@ -23,9 +24,9 @@
 //  4. Otherwise 401 Unauthorized with WWW-Authenticate: Basic realm="localhost".
 //
 // Failures are *core.StatusError values with the exact status lines of
-// SPEC 7 ("401 Not Found", "401 Unauthorized", "401 Not Authorized",
-// "401 Not Authorized as Admin", "404 Not Found"); core.WriteError puts them
-// on the wire.
+// docs/wire.md#authentication-failures ("401 Not Found", "401 Unauthorized",
+// "401 Not Authorized", "401 Not Authorized as Admin", "404 Not Found");
+// core.WriteError puts them on the wire.
 //
 // Cookies set by the authenticator have Path=/, HttpOnly, SameSite=Lax, and
 // Secure when the request came over TLS; with [Config].SignedCookies their

@@ -7,9 +7,11 @@ import (
 	"time"
 )
 
-// TestRouteToken covers step 2 of SPEC 5 through a core router with the
-// route groups user_id, email and token, and the route-token rows of
-// SPEC 3.1 and 7.
+// TestRouteToken covers the route-group check (step 2 of
+// docs/wire.md#check-order) through a core router with the route groups
+// user_id, email and token: the stored token passes without new cookies, the
+// stored hash issues a new token and sets the cookies, and failures are
+// answered as the route-group rows of docs/wire.md#authentication-failures.
 func TestRouteToken(t *testing.T) {
 	f := newFixture(t, nil)
 	uid := fmt.Sprint(f.id)

@@ -5,7 +5,8 @@ import (
 	"errors"
 )
 
-// Record is a login record of SPEC 2.7.
+// Record is a login record of the authenticator
+// (docs/wire.md#login-records).
 type Record struct {
 	// ID is the primary key, assigned on registration; 0 is reserved for
 	// the administrator, who has no stored record.

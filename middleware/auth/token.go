@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// Token layout of SPEC 2.7: 32 hex characters of MD5 over the instance
-// secret, the decimal id and the timestamp part, then the timestamp part: 10
-// hex characters of the zero-padded Unix time in seconds.
+// Token layout (docs/wire.md#tokens): 32 hex characters of MD5 over the
+// instance secret, the decimal id and the timestamp part, then the timestamp
+// part: 10 hex characters of the zero-padded Unix time in seconds.
 const (
 	tokenMACLen = 32
 	tokenTSLen  = 10

@@ -1,6 +1,7 @@
 // Package config is the configuration resource of the example application
-// (SPEC 2.4): GET /config shows the directory that file requests are served
-// from; GET /config?directory=<value>, PUT and POST /config change it.
+// (docs/wire.md#configuration): GET /config shows the directory that file
+// requests are served from; GET /config?directory=<value>, PUT and POST
+// /config change it.
 package config
 
 import (
@@ -22,7 +23,8 @@ var ErrInvalidDirectory = core.Status(http.StatusBadRequest, "Invalid Directory"
 // Plugin is the config plugin. Its zero value is ready.
 type Plugin struct{}
 
-// Routes returns SPEC 4.2 routes 3 and 4.
+// Routes returns routes 3 (GET /config?directory=) and 4 (/config) of the
+// example application (docs/wire.md#example-routes).
 func (Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
 	h := core.Resource(&resource{host: host})
 	return []plugins.Route{

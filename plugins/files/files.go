@@ -1,8 +1,10 @@
 // Package files is the file listing and file download of the example
-// application (SPEC 2.5 and 4.2 routes 5 and 6), served from the directory
-// held by the host's "directory" setting (see package config).
+// application (routes 5 and 6 of docs/wire.md#example-routes; see
+// docs/wire.md#file-listing and docs/wire.md#file-download), served from the
+// directory held by the host's "directory" setting (see package config).
 //
-// Going beyond the reference implementation:
+// Going beyond the earlier reference implementation whose wire behaviour reso
+// keeps (docs/wire.md#beyond-the-reference):
 //
 //   - every open, stat and listing is confined to that directory with
 //     os.Root: "..", encoded "..", and symbolic links never reach a file
@@ -36,7 +38,7 @@ import (
 	"github.com/reso-project/reso/plugins/config"
 )
 
-// Status errors of the file resources (SPEC 7).
+// Status errors of the file resources (docs/wire.md#status-line-table).
 var (
 	ErrInvalidPath = core.Status(http.StatusBadRequest, "Invalid Path")
 	ErrReadingFile = core.Status(http.StatusBadRequest, "Error Reading File")
@@ -57,7 +59,8 @@ type Plugin struct {
 	MaxPending int
 }
 
-// Routes returns SPEC 4.2 routes 5 (listing) and 6 (download).
+// Routes returns routes 5 (listing) and 6 (download) of the example
+// application (docs/wire.md#example-routes).
 func (p Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
 	fsys := &fileSystem{host: host, hidden: newHidden(host), lim: newLimiter(p.Timeout, p.MaxPending)}
 	return []plugins.Route{

@@ -1,7 +1,7 @@
 // Package private is the authenticated resource of the example application
-// (SPEC 4.2 route 8): GET /private/<path> answers the node path whose content
-// is the remaining path. The route asks the host for an identity; the plugin
-// never sees credentials.
+// (route 8 of docs/wire.md#example-routes): GET /private/<path> answers the
+// node path whose content is the remaining path. The route asks the host for
+// an identity; the plugin never sees credentials.
 package private
 
 import (
@@ -14,7 +14,8 @@ import (
 // Plugin is the private plugin. Its zero value is ready.
 type Plugin struct{}
 
-// Routes returns SPEC 4.2 route 8.
+// Routes returns route 8 (the authenticated GET /private/) of the example
+// application (docs/wire.md#example-routes).
 func (Plugin) Routes(context.Context, plugins.Host) ([]plugins.Route, error) {
 	return []plugins.Route{{Match: "GET /private/", Auth: true, Handler: core.Resource(resource{})}}, nil
 }

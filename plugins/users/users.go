@@ -1,5 +1,5 @@
-// Package users is the user collection of the example application (SPEC
-// 2.6): a list of user records bound read-only at /users.
+// Package users is the user collection of the example application
+// (docs/wire.md#users): a list of user records bound read-only at /users.
 package users
 
 import (
@@ -34,7 +34,8 @@ type Plugin struct {
 	Users core.List
 }
 
-// Routes returns SPEC 4.2 route 7.
+// Routes returns route 7 (the bound user collection) of the example
+// application (docs/wire.md#example-routes).
 func (p Plugin) Routes(context.Context, plugins.Host) ([]plugins.Route, error) {
 	list := p.Users
 	if list == nil {
