@@ -3,7 +3,6 @@ package core
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -48,7 +47,9 @@ type Header interface {
 // encoding answers 400 Invalid Content-Length, and a non-empty body whose
 // CONTENT_TYPE (the route variable, else the Content-Type header) is
 // application/json in any case must parse as JSON or the answer is 400
-// Invalid JSON content. req.Entity is then the parsed JSON, or the body text.
+// Invalid JSON content. req.Entity is then the value [DecodeJSON] returns
+// (objects as a [Record] in document order, arrays as a [List]), or the
+// body text.
 // The result is rendered in the type named by ACCEPT.
 //
 // Resource reads the whole body: limit its size in front (the plugin host
@@ -103,8 +104,10 @@ func (rs *resource) Handle(ctx context.Context, req *Request) (*Response, error)
 }
 
 func (rs *resource) readEntity(req *Request) error {
-	body, preset := req.Vars[VarBody]
-	if !preset {
+	var body []byte
+	if preset, ok := req.Vars[VarBody]; ok {
+		body = []byte(preset)
+	} else {
 		if req.ContentLength < -1 {
 			return ErrInvalidLength
 		}
@@ -112,26 +115,21 @@ func (rs *resource) readEntity(req *Request) error {
 		if err != nil {
 			return err
 		}
-		body = string(b)
+		body = b
 	}
 	ct := req.Vars[VarContentType]
 	if ct == "" && req.Header != nil {
 		ct = req.Header.Get("Content-Type")
 	}
-	if strings.EqualFold(strings.TrimSpace(ct), TypeJSON) && body != "" {
-		d := json.NewDecoder(strings.NewReader(body))
-		d.UseNumber()
-		var v any
-		if err := d.Decode(&v); err != nil {
+	if strings.EqualFold(strings.TrimSpace(ct), TypeJSON) && len(body) > 0 {
+		v, err := DecodeJSON(body)
+		if err != nil {
 			return ErrInvalidJSON
 		}
-		if _, err := d.Token(); err != io.EOF {
-			return ErrInvalidJSON
-		}
-		req.Entity = numbers(v)
+		req.Entity = v
 		return nil
 	}
-	req.Entity = body
+	req.Entity = string(body)
 	return nil
 }
 
@@ -155,25 +153,3 @@ func ReadBody(r io.Reader) ([]byte, error) {
 }
 
 var _ Handler = (*resource)(nil)
-
-// numbers turns the json.Number values of a decoded JSON value into int64
-// when integral and in range, else float64, as Python's json.loads does.
-func numbers(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
-	case []any:
-		for i := range t {
-			t[i] = numbers(t[i])
-		}
-	case map[string]any:
-		for k := range t {
-			t[k] = numbers(t[k])
-		}
-	}
-	return v
-}

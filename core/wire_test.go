@@ -137,6 +137,8 @@ func TestValueAndResource(t *testing.T) {
 		{"get", "GET /r/x HTTP/1.1\r\nHost: h\r\n\r\n", "HTTP/1.1 200 OK", "application/json", `{"hello": "x"}`},
 		{"put text", "PUT /r/ HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\nhi", "HTTP/1.1 200 OK", "application/json", `{"got": "hi"}`},
 		{"put json", "PUT /r/ HTTP/1.1\r\nHost: h\r\nContent-Type: APPLICATION/json\r\nContent-Length: 8\r\n\r\n[\"a\", 1]", "HTTP/1.1 200 OK", "application/json", `{"got": ["a", 1]}`},
+		{"put json object keeps order", "PUT /r/ HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 31\r\n\r\n{\"z\": 1, \"a\": {\"y\": 2, \"b\": 3}}", "HTTP/1.1 200 OK", "application/json", `{"got": {"z": 1, "a": {"y": 2, "b": 3}}}`},
+		{"put json repeated name", "PUT /r/ HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 24\r\n\r\n{\"z\": 1, \"a\": 2, \"z\": 3}", "HTTP/1.1 200 OK", "application/json", `{"got": {"z": 3, "a": 2}}`},
 		{"put bad json", "PUT /r/ HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{x", "HTTP/1.1 400 Invalid JSON content", "text/plain", "400 Invalid JSON content\n"},
 		{"put trailing json", "PUT /r/ HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 4\r\n\r\n1 2x", "HTTP/1.1 400 Invalid JSON content", "text/plain", "400 Invalid JSON content\n"},
 		{"put empty json", "PUT /r/ HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 200 OK", "application/json", `{"got": ""}`},

@@ -76,7 +76,7 @@ func (rs *resource) Put(ctx context.Context, req *core.Request) (any, error) {
 	switch v := req.Entity.(type) {
 	case string:
 		dir = v
-	case int64, float64, bool, nil, []any, map[string]any:
+	case int64, float64, bool, nil, core.List, core.Record:
 		return nil, ErrInvalidDirectory
 	}
 	if dir == "" || !validDirectory(dir) {

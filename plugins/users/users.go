@@ -3,11 +3,8 @@
 package users
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/reso-project/reso/core"
@@ -54,16 +51,13 @@ func Load(path string) (core.List, error) {
 	return Parse(b)
 }
 
-// Parse decodes a JSON list of user records, keeping field order.
+// Parse decodes a JSON list of user records with [core.DecodeJSON], so field
+// order is kept and a repeated name keeps its first position with its last
+// value. Every record must be an object with a string username.
 func Parse(b []byte) (core.List, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	v, err := decodeOrdered(d)
+	v, err := core.DecodeJSON(b)
 	if err != nil {
 		return nil, fmt.Errorf("users: %w", err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, fmt.Errorf("users: trailing data after the list")
 	}
 	list, ok := v.(core.List)
 	if !ok {
@@ -81,54 +75,6 @@ func Parse(b []byte) (core.List, error) {
 		}
 	}
 	return list, nil
-}
-
-// decodeOrdered decodes one JSON value with objects as core.Record.
-func decodeOrdered(d *json.Decoder) (any, error) {
-	tok, err := d.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '[':
-			list := core.List{}
-			for d.More() {
-				v, err := decodeOrdered(d)
-				if err != nil {
-					return nil, err
-				}
-				list = append(list, v)
-			}
-			_, err := d.Token()
-			return list, err
-		case '{':
-			rec := core.Record{}
-			for d.More() {
-				k, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				v, err := decodeOrdered(d)
-				if err != nil {
-					return nil, err
-				}
-				rec = append(rec, core.Field{Name: k.(string), Value: v})
-			}
-			_, err := d.Token()
-			return rec, err
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i, nil
-		}
-		f, err := t.Float64()
-		return f, err
-	default:
-		return t, nil
-	}
 }
 
 var _ plugins.Plugin = Plugin{}

@@ -22,6 +22,7 @@ func TestParse(t *testing.T) {
 		{"username not text", `[{"username": 3}]`, "", "username is not a string"},
 		{"trailing", `[] []`, "", "trailing data"},
 		{"broken", `[{"username": `, "", "users:"},
+		{"repeated name", `[{"username": "a", "x": 1, "username": "b"}]`, `[{"username": "b", "x": 1}]`, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
