@@ -15,10 +15,11 @@ import (
 //
 // The remaining path is split into segments (empty ones are skipped). Each
 // segment indexes a slice or array by a non-negative integer, a map with
-// string keys by key, a [Record] by field name, or a struct by field name
-// (the name of its json tag, else the Go name). A segment that cannot be
-// applied (not a number, out of range, absent key or field) answers 400
-// Invalid Scope; segments left after a nil value answer 404 Object Not Found.
+// string keys by key, a [Record] by field name, or a struct by the name its
+// fields render under (the name of the json tag, else the Go name; fields
+// tagged json:"-" and unexported fields cannot be reached). A segment that
+// cannot be applied (not a number, out of range, absent key or field)
+// answers 400 Invalid Scope; segments left after a nil value answer 404 Object Not Found.
 //
 // The result is the node "result": for a list, a list of nodes
 // url: <path>/<index>; for a map or Record, its fields with text values as
@@ -90,26 +91,12 @@ func bindStep(cur any, seg string) (any, bool) {
 	case reflect.Struct:
 		t := rv.Type()
 		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if f.IsExported() && fieldName(f) == seg {
+			if name, ok := structField(t.Field(i)); ok && name == seg {
 				return rv.Field(i).Interface(), true
 			}
 		}
 	}
 	return nil, false
-}
-
-func fieldName(f reflect.StructField) string {
-	if tag, ok := f.Tag.Lookup("json"); ok {
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "-" {
-			return ""
-		}
-		if name != "" {
-			return name
-		}
-	}
-	return f.Name
 }
 
 func bound(cur any, base string) any {
