@@ -100,7 +100,7 @@ func TestHeadOnTheWire(t *testing.T) {
 		{Match: "GET /bound", Handler: HTTP(Bind([]string{"a", "b"}))},
 		{Match: "GET /error", Handler: HTTP(HandlerFunc(func(context.Context, *Request) (*Response, error) { return nil, Status(400, "Invalid Path") }))},
 		{Match: "GET /content", Handler: HTTP(content)},
-	})
+	}, WithRouteList())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,8 +80,14 @@ type Router struct {
 }
 
 // NewRouter builds a router from routes, in order. It rejects an invalid
-// route with an error naming the route.
-func NewRouter(routes []Route) (*Router, error) {
+// route with an error naming the route. When no route answers a request,
+// the router answers 404 Not Found with the body "404 Not Found\n";
+// [WithRouteList] adds the route forms.
+func NewRouter(routes []Route, opts ...RouterOption) (*Router, error) {
+	var o routerOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	rt := &Router{routes: make([]route, 0, len(routes))}
 	var forms strings.Builder
 	forms.WriteString("404 Not Found\n")
@@ -94,8 +100,10 @@ func NewRouter(routes []Route) (*Router, error) {
 		if c.m.ncap > rt.maxCaps {
 			rt.maxCaps = c.m.ncap
 		}
-		forms.WriteString(r.Match)
-		forms.WriteByte('\n')
+		if o.routeList {
+			forms.WriteString(r.Match)
+			forms.WriteByte('\n')
+		}
 	}
 	rt.notFound = []byte(forms.String())
 	rt.notFoundLen = strconv.Itoa(len(rt.notFound))

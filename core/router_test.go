@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -92,22 +93,35 @@ func TestRouterKeepsWireRequest(t *testing.T) {
 }
 
 func TestRouterNotFound(t *testing.T) {
-	rt, err := NewRouter([]Route{
+	routes := []Route{
 		{Match: "GET /a", Handler: echo()},
 		{Match: "PUT /b", Rewrite: "GET /a"},
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	for _, c := range []struct{ method, target string }{{"POST", "/a"}, {"GET", "/b"}, {"GET", "/"}, {"GET", "x/a"}} {
-		w := httptest.NewRecorder()
-		rt.ServeHTTP(w, httptest.NewRequest(c.method, "http://h"+strings.TrimPrefix(c.target, "x"), nil))
-		if c.target == "x/a" {
-			continue
-		}
-		if w.Code != 404 || w.Header().Get("Content-Type") != "text/plain" || w.Body.String() != "404 Not Found\nGET /a\nPUT /b\n" {
-			t.Errorf("%s %s: %d %q %q", c.method, c.target, w.Code, w.Header(), w.Body.String())
-		}
+	for _, o := range []struct {
+		name string
+		opts []RouterOption
+		body string
+	}{
+		{"default", nil, "404 Not Found\n"},
+		{"route list", []RouterOption{WithRouteList()}, "404 Not Found\nGET /a\nPUT /b\n"},
+	} {
+		t.Run(o.name, func(t *testing.T) {
+			rt, err := NewRouter(routes, o.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct{ method, target string }{{"POST", "/a"}, {"GET", "/b"}, {"GET", "/"}, {"GET", "x/a"}} {
+				w := httptest.NewRecorder()
+				rt.ServeHTTP(w, httptest.NewRequest(c.method, "http://h"+strings.TrimPrefix(c.target, "x"), nil))
+				if c.target == "x/a" {
+					continue
+				}
+				if w.Code != 404 || w.Header().Get("Content-Type") != "text/plain" || w.Body.String() != o.body ||
+					w.Header().Get("Content-Length") != strconv.Itoa(len(o.body)) {
+					t.Errorf("%s %s: %d %q %q", c.method, c.target, w.Code, w.Header(), w.Body.String())
+				}
+			}
+		})
 	}
 }
 
@@ -161,18 +175,25 @@ func TestRouterStatusErrorsAndPanics(t *testing.T) {
 	}
 	cases := []struct {
 		target string
+		show   bool // served through ShowErrors
 		code   int
 		body   string
 	}{
-		{"/status", 400, "400 Invalid Path\n"},
-		{"/wrapped", 404, "404 Object Not Found\n"},
-		{"/fail", 500, "disk on fire"},
+		{"/status", false, 400, "400 Invalid Path\n"},
+		{"/status", true, 400, "400 Invalid Path\n"},
+		{"/wrapped", false, 404, "404 Object Not Found\n"},
+		{"/fail", false, 500, "500 Internal Server Error\n"},
+		{"/fail", true, 500, "disk on fire"},
 	}
 	for _, c := range cases {
 		w := httptest.NewRecorder()
-		rt.ServeHTTP(w, httptest.NewRequest("GET", c.target, nil))
+		var h http.Handler = rt
+		if c.show {
+			h = ShowErrors(rt)
+		}
+		h.ServeHTTP(w, httptest.NewRequest("GET", c.target, nil))
 		if w.Code != c.code || w.Body.String() != c.body || w.Header().Get("Content-Type") != "text/plain" {
-			t.Errorf("%s: %d %q", c.target, w.Code, w.Body.String())
+			t.Errorf("%s (show %v): %d %q", c.target, c.show, w.Code, w.Body.String())
 		}
 	}
 }

@@ -293,8 +293,9 @@ func ClientGone(r *http.Request, err error) bool {
 }
 
 // WriteError answers the request with err: a *StatusError gives its status
-// line, anything else 500 Internal Server Error with the error text as the
-// body. The body of a status error repeats the status line as text/plain;
+// line, anything else 500 Internal Server Error. The body repeats the
+// status line as text/plain, except that under [ShowErrors] the body of a
+// 500 for an error that is not a status error is the error's text.
 // Content-Length is set, also for HEAD, which gets no body.
 //
 // When [ClientGone] reports err, nothing is answered: an HTTP/1 connection
@@ -313,7 +314,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		body = se.Error() + "\n"
 	} else {
 		se = ErrInternal
-		body = err.Error()
+		if showErrors(r.Context()) {
+			body = err.Error()
+		} else {
+			body = se.Error() + "\n"
+		}
 	}
 	h := w.Header()
 	h.Del("Content-Length")

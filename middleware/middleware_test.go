@@ -26,7 +26,7 @@ func TestRecover(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srv := httptest.NewServer(Recover(c.handler))
+			srv := httptest.NewServer(core.ShowErrors(Recover(c.handler)))
 			defer srv.Close()
 			for i := 0; i < 2; i++ { // the server keeps serving
 				resp, err := http.Get(srv.URL)

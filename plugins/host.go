@@ -1,12 +1,16 @@
 package plugins
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 
 	"github.com/reso-project/reso/core"
 )
+
+// DefaultBodyLimit is the request body cap of a [Mount] whose BodyLimit is 0.
+const DefaultBodyLimit = 1 << 20
 
 // Entry is a named plugin in the server's ordered plugin list.
 type Entry struct {
@@ -25,7 +29,8 @@ type Mount struct {
 	// Identity returns the caller that Require authenticated, from the
 	// request context.
 	Identity func(ctx context.Context) *core.Identity
-	// BodyLimit caps request bodies in bytes (413 past it); 0 means no cap.
+	// BodyLimit caps request bodies in bytes (413 past it); 0 means
+	// [DefaultBodyLimit] and a negative value means no cap.
 	BodyLimit int64
 }
 
@@ -59,8 +64,8 @@ func (m *Mount) Routes(ctx context.Context, entries []Entry) ([]core.Route, erro
 // caller's identity and writes the response.
 func (m *Mount) handler(h core.Handler, auth bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if m.BodyLimit > 0 && r.Body != nil && r.Body != http.NoBody {
-			r.Body = http.MaxBytesReader(w, r.Body, m.BodyLimit)
+		if limit := cmp.Or(m.BodyLimit, DefaultBodyLimit); limit > 0 && r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		req := core.Prepare(r)
 		req.Body = r.Body

@@ -37,7 +37,7 @@ func serve(t *testing.T, m *Mount, entries ...Entry) *core.Router {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := core.NewRouter(table)
+	rt, err := core.NewRouter(table, core.WithRouteList())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +70,28 @@ func TestMountOrderRewriteAndBodyLimit(t *testing.T) {
 		if code, body := call(rt, c.method, c.target, c.body); code != c.code || body != c.want {
 			t.Errorf("%s %s: %d %q, want %d %q", c.method, c.target, code, body, c.code, c.want)
 		}
+	}
+}
+
+func TestMountDefaultBodyLimit(t *testing.T) {
+	big := strings.Repeat("x", DefaultBodyLimit+1)
+	for _, c := range []struct {
+		name  string
+		limit int64
+		code  int
+	}{
+		{"zero is the default", 0, 413},
+		{"negative is none", -1, 200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rt := serve(t, &Mount{Host: &Settings{}, BodyLimit: c.limit}, Entry{Name: "echo", Plugin: echoPlugin(false)})
+			if code, _ := call(rt, "PUT", "/e/x", big); code != c.code {
+				t.Errorf("PUT of %d bytes: %d, want %d", len(big), code, c.code)
+			}
+			if code, _ := call(rt, "PUT", "/e/x", big[:DefaultBodyLimit]); code != 200 {
+				t.Errorf("PUT of %d bytes: %d", DefaultBodyLimit, code)
+			}
+		})
 	}
 }
 

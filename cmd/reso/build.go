@@ -62,8 +62,8 @@ func hiddenFiles(cfg *options) (string, error) {
 	return strings.Join(paths, "\n"), nil
 }
 
-// build assembles the server's handler: (access log ->) recover -> cookies
-// -> router.
+// build assembles the server's handler: (access log ->) show errors ->
+// recover -> cookies -> router.
 func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler, func(), error) {
 	var closers []func()
 	cleanup := func() {
@@ -102,12 +102,15 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		cleanup()
 		return nil, nil, err
 	}
-	router, err := core.NewRouter(table)
+	// The example application's contract (docs/wire.md#no-matching-route,
+	// docs/wire.md#error-bodies) lists the routes in a 404 and shows error
+	// texts and panic traces in a 500; a library router does neither.
+	router, err := core.NewRouter(table, core.WithRouteList())
 	if err != nil {
 		cleanup()
 		return nil, nil, fmt.Errorf("route table: %w", err)
 	}
-	chain := alice.New(middleware.Recover, middleware.Cookies)
+	chain := alice.New(core.ShowErrors, middleware.Recover, middleware.Cookies)
 	if cfg.accessLog {
 		chain = alice.New(middleware.Log(logger)).Extend(chain)
 	}
