@@ -188,3 +188,5 @@ func noDate(s string) string {
 	}
 	return s
 }
+
+var _ Headable = ownHead{}

@@ -108,7 +108,7 @@ type Content struct {
 }
 
 // Handler is a transport-neutral resource handler: it answers a [Request]
-// with a [Response] or an error. A *StatusError gives its status line; any
+// with a [Response] or an error. A [StatusError] gives its status line; any
 // other error gives 500 Internal Server Error.
 type Handler interface {
 	Handle(ctx context.Context, req *Request) (*Response, error)

@@ -9,11 +9,7 @@ import (
 	"strings"
 )
 
-// A resource offers some of the methods GET, PUT, POST, DELETE and HEAD by
-// implementing the matching interfaces below; [Resource] dispatches to them.
-// Each returns the value to render (nil for an empty body) or an error.
-
-// Getter serves GET.
+// Getter serves GET. See [Resource].
 type Getter interface {
 	Get(ctx context.Context, req *Request) (any, error)
 }
@@ -33,9 +29,9 @@ type Deleter interface {
 	Delete(ctx context.Context, req *Request) (any, error)
 }
 
-// Header serves HEAD. A resource without it answers HEAD with its Getter
+// Headable serves HEAD. A resource without it answers HEAD with its Getter
 // (the body is then left out by the writers).
-type Header interface {
+type Headable interface {
 	Head(ctx context.Context, req *Request) (any, error)
 }
 
@@ -82,7 +78,7 @@ func (rs *resource) Handle(ctx context.Context, req *Request) (*Response, error)
 			call = d.Delete
 		}
 	case http.MethodHead:
-		if h, ok := rs.res.(Header); ok {
+		if h, ok := rs.res.(Headable); ok {
 			call = h.Head
 		} else if g, ok := rs.res.(Getter); ok {
 			call = g.Get

@@ -1,23 +1,5 @@
 package core
 
-// The unified value that handlers answer with (docs/wire.md#value-shapes) is
-// made of plain Go values:
-//
-//   - [Node]: a named node (name, content)
-//   - [Record]: an ordered sequence of named fields
-//   - [List] (or any other slice): children, each rendered on its own
-//   - scalars: string, bool, the integer and float types
-//   - nil: none
-//
-// Maps with string keys render as records in key order, structs as records
-// in field order (using the name of a json tag when present), pointers as the
-// value they point to. A type may render itself by implementing
-// [JSONAppender] or [XMLAppender], or convert itself with [Valuer]. Other
-// values that implement encoding.TextMarshaler or error render as that text,
-// nil pointers as none, and other kinds (complex numbers, channels,
-// functions) as their %v text. A value nested more than 64 levels deep
-// (counting Valuer conversions and pointer dereferences) renders as none.
-
 // Node is a named node: it renders as {name: content} in JSON and as
 // <name>content</name> in XML.
 type Node struct {

@@ -292,7 +292,7 @@ func ClientGone(r *http.Request, err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// WriteError answers the request with err: a *StatusError gives its status
+// WriteError answers the request with err: a [StatusError] gives its status
 // line, anything else 500 Internal Server Error. The body repeats the
 // status line as text/plain, except that under [ShowErrors] the body of a
 // 500 for an error that is not a status error is the error's text.
@@ -327,7 +327,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	h.Del("Etag")
 	h.Set("Content-Type", "text/plain")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	WriteStatus(w, r, se.Code, se.Reason)
+	WriteStatus(w, r, se.Code(), se.Reason())
 	if r.Method != http.MethodHead {
 		_, _ = w.Write([]byte(body))
 	}

@@ -142,10 +142,10 @@ func FuzzLogin(f *testing.F) {
 			return
 		}
 		se, ok := core.AsStatus(err)
-		if !ok || (se.Code != http.StatusUnauthorized && se.Code != http.StatusNotFound) {
+		if !ok || (se.Code() != http.StatusUnauthorized && se.Code() != http.StatusNotFound) {
 			t.Fatalf("error %v", err)
 		}
-		if se.Code == http.StatusUnauthorized && w.Header().Get("Www-Authenticate") != basicChallenge {
+		if se.Code() == http.StatusUnauthorized && w.Header().Get("Www-Authenticate") != basicChallenge {
 			t.Fatalf("401 without the challenge: %q", w.Header())
 		}
 		if strings.Contains(strings.Join(w.Header()["Set-Cookie"], "\n"), AdminToken(testSecret)) {

@@ -252,7 +252,7 @@ func decodeIdentity(id *pluginv2.Identity) *core.Identity {
 // error of an ended context.
 func encodeError(err error) *pluginv2.Error {
 	if se, ok := core.AsStatus(err); ok {
-		return &pluginv2.Error{Code: int32(se.Code), Reason: wire(se.Reason)}
+		return &pluginv2.Error{Code: int32(se.Code()), Reason: wire(se.Reason())}
 	}
 	e := &pluginv2.Error{Message: wire(err.Error())}
 	switch {
@@ -265,12 +265,14 @@ func encodeError(err error) *pluginv2.Error {
 }
 
 // decodeError is the inverse of encodeError: the host writes the result
-// exactly as it would have written the plugin's own error. The error of an
+// exactly as it would have written the plugin's own error. A status error is
+// rebuilt with core.Status, equal to the plugin's, so errors.Is(err,
+// core.ErrNotFound) holds on both sides of the boundary. The error of an
 // ended context comes back as itself (context.Canceled, ...) when that is
 // all the text said, else as the text wrapping it, so errors.Is finds it.
 func decodeError(e *pluginv2.Error) error {
 	if e.GetCode() != 0 {
-		return &core.StatusError{Code: int(e.GetCode()), Reason: string(e.GetReason())}
+		return core.Status(int(e.GetCode()), string(e.GetReason()))
 	}
 	msg := string(e.GetMessage())
 	var cause error

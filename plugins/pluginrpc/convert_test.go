@@ -68,7 +68,8 @@ func TestErrorRoundTrip(t *testing.T) {
 		{"wrapped status", fmt.Errorf("files: %w", core.ErrObjectNotFound), "404 Object Not Found"},
 		{"plain", errors.New("config: disk on fire"), "config: disk on fire"},
 		{"not utf-8", errors.New("files: open caf\xe9.txt: \xff"), "files: open caf\xe9.txt: \xff"},
-		{"status not utf-8", &core.StatusError{Code: 400, Reason: "Bad \xff"}, "400 Bad \xff"},
+		{"status not utf-8", core.Status(400, "Bad \xff"), "400 Bad Request"},
+		{"sentinel", core.ErrNotFound, "404 Not Found"},
 		{"canceled", context.Canceled, "context canceled"},
 		{"wrapped canceled", fmt.Errorf("files: %w", context.Canceled), "files: context canceled"},
 		{"deadline", fmt.Errorf("users: %w", context.DeadlineExceeded), "users: context deadline exceeded"},
@@ -80,7 +81,7 @@ func TestErrorRoundTrip(t *testing.T) {
 			if got.Error() != c.want {
 				t.Errorf("got %q, want %q", got, c.want)
 			}
-			for _, sentinel := range []error{context.Canceled, context.DeadlineExceeded} {
+			for _, sentinel := range []error{context.Canceled, context.DeadlineExceeded, core.ErrNotFound, core.ErrObjectNotFound} {
 				if errors.Is(got, sentinel) != errors.Is(c.err, sentinel) {
 					t.Errorf("errors.Is(%v) = %v, want %v", sentinel, errors.Is(got, sentinel), errors.Is(c.err, sentinel))
 				}
@@ -93,6 +94,28 @@ func TestErrorRoundTrip(t *testing.T) {
 				t.Errorf("status error: %v, want %v", isStatus, wantStatus)
 			}
 		})
+	}
+}
+
+// TestStatusErrorIsAcrossBoundary checks that a status error that crossed
+// the boundary is the same error: errors.Is finds the sentinel it was, and
+// only that one.
+func TestStatusErrorIsAcrossBoundary(t *testing.T) {
+	sentinels := []core.StatusError{core.ErrNotFound, core.ErrObjectNotFound, core.ErrInvalidScope, core.ErrMethodNotAllowed}
+	for _, sent := range sentinels {
+		t.Run(sent.Error(), func(t *testing.T) {
+			m := roundTrip(t, &pluginv2.HandleResponse{Error: encodeError(fmt.Errorf("bound: %w", sent))}, &pluginv2.HandleResponse{})
+			got := decodeError(m.GetError())
+			for _, other := range sentinels {
+				if errors.Is(got, other) != (other == sent) {
+					t.Errorf("errors.Is(%v, %v) = %v", got, other, errors.Is(got, other))
+				}
+			}
+		})
+	}
+	// A code no status line can carry is not passed on to net/http.
+	if got := decodeError(&pluginv2.Error{Code: 7, Reason: []byte("Odd")}); !errors.Is(got, core.ErrInternal) {
+		t.Errorf("code 7: %v, want %v", got, core.ErrInternal)
 	}
 }
 
