@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/reso-project/reso/middleware/auth"
+	"github.com/reso-project/reso/middleware/auth/sqlitestore"
 	"github.com/reso-project/reso/plugins"
 )
 
@@ -39,7 +40,7 @@ func openAuth(ctx context.Context, db, secretFile string, cfg *options) (*auth.A
 	if err := createPrivate(db); err != nil {
 		return nil, nil, err
 	}
-	st, err := auth.OpenSQLite(ctx, db)
+	st, err := sqlitestore.Open(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -396,11 +396,7 @@ func TestRequiredContext(t *testing.T) {
 }
 
 func TestNewConfig(t *testing.T) {
-	st, err := OpenSQLite(context.Background(), ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := newMemStore()
 	for name, cfg := range map[string]Config{
 		"no store":       {Secret: testSecret},
 		"no secret":      {Store: st},

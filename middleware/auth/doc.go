@@ -1,5 +1,5 @@
 // Package auth is the authenticator of reso (docs/wire.md#authentication):
-// login records in a [Store] (SQLite by default, see [OpenSQLite]), session
+// login records in a [Store] (package sqlitestore keeps them in SQLite), session
 // tokens bound to an instance secret, and the checks that turn a request into
 // a core.Identity, as middleware that any net/http server can put in front of
 // a handler ([Required]).

@@ -10,11 +10,12 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware/auth"
+	"github.com/reso-project/reso/middleware/auth/sqlitestore"
 )
 
 func ExampleRequired() {
 	ctx := context.Background()
-	store, err := auth.OpenSQLite(ctx, ":memory:")
+	store, err := sqlitestore.Open(ctx, ":memory:")
 	if err != nil {
 		log.Fatal(err)
 	}

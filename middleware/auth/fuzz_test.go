@@ -104,11 +104,7 @@ func FuzzParseCookies(f *testing.F) {
 // groups through every check: it must never panic, and every failure is a
 // 401 or 404 status error.
 func FuzzLogin(f *testing.F) {
-	st, err := OpenSQLite(context.Background(), ":memory:")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { st.Close() })
+	st := newMemStore()
 	a, err := New(Config{Store: st, Secret: testSecret, Digest: true})
 	if err != nil {
 		f.Fatal(err)

@@ -56,16 +56,13 @@ type fixture struct {
 // newFixture builds a fixture; edit may change the config first.
 func newFixture(t testing.TB, edit func(*Config)) *fixture {
 	t.Helper()
-	st, err := OpenSQLite(context.Background(), ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := newMemStore()
 	f := &fixture{store: st, clock: newClock()}
 	cfg := Config{Store: st, Secret: testSecret, Now: f.clock.Now}
 	if edit != nil {
 		edit(&cfg)
 	}
+	var err error
 	if f.a, err = New(cfg); err != nil {
 		t.Fatal(err)
 	}
