@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/middleware/auth/sqlitestore"
 	"github.com/reso-project/reso/plugins"
@@ -26,7 +27,7 @@ func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *
 		return nil, err
 	}
 	mount.Require = auth.Required(a)
-	mount.Identity = auth.FromContext
+	mount.Identity = core.IdentityFromContext
 	return closeStore, nil
 }
 

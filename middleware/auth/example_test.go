@@ -33,7 +33,7 @@ func ExampleRequired() {
 	}
 
 	private := auth.Required(a)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "hello %s", auth.FromContext(r.Context()).Email)
+		fmt.Fprintf(w, "hello %s", core.IdentityFromContext(r.Context()).Email)
 	}))
 	srv := httptest.NewUnstartedServer(private)
 	srv.Listener = core.Listen(srv.Listener) // exact reason phrases

@@ -130,7 +130,7 @@ func FuzzLogin(f *testing.F) {
 		req := &core.Request{Vars: map[string]string{"user_id": uid, "email": email, "token": token}}
 		r = r.WithContext(core.NewContext(r.Context(), req))
 		w := httptest.NewRecorder()
-		ident, err := a.Login(w, r)
+		ident, err := login(a, w, r)
 		if err == nil {
 			if ident == nil {
 				t.Fatal("no identity and no error")
