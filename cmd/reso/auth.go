@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/middleware/auth/sqlitestore"
 	"github.com/reso-project/reso/plugins"
@@ -16,7 +15,7 @@ import (
 // setupAuth opens the login records (-db), loads the instance secret
 // (-secret-file), applies -login, configures login throttling
 // (-login-attempts, -login-backoff) and sets the authenticator on mount for the
-// routes that need an identity.
+// routes that require or take an identity.
 func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *slog.Logger) (func(), error) {
 	a, closeStore, err := openAuth(ctx, cfg.db, cfg.secretFile, cfg)
 	if err != nil {
@@ -27,7 +26,7 @@ func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *
 		return nil, err
 	}
 	mount.Require = auth.Required(a)
-	mount.Identity = core.IdentityFromContext
+	mount.Optional = auth.Optional(a)
 	return closeStore, nil
 }
 

@@ -2,7 +2,6 @@ package pluginrpc
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,8 +30,6 @@ type testServer struct {
 	settings *plugins.Settings
 }
 
-type identityKey struct{}
-
 func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
 	t.Helper()
 	settings := plugins.NewSettings(map[string]string{"greeting": "hi there"})
@@ -47,13 +44,9 @@ func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
 					core.WriteError(w, r, core.Status(http.StatusUnauthorized, "Not Authorized Here"))
 					return
 				}
-				ctx := context.WithValue(r.Context(), identityKey{}, &core.Identity{ID: n, Email: email})
+				ctx := core.NewIdentityContext(r.Context(), &core.Identity{ID: n, Email: email})
 				next.ServeHTTP(w, r.WithContext(ctx))
 			})
-		},
-		Identity: func(ctx context.Context) *core.Identity {
-			id, _ := ctx.Value(identityKey{}).(*core.Identity)
-			return id
 		},
 	}
 	table, err := m.Routes(t.Context(), entries)
