@@ -41,18 +41,14 @@ type Request struct {
 	// ContentLength is the declared body length, -1 when the body is chunked
 	// and -2 when the request declared neither.
 	ContentLength int64
-	// Identity is the authenticated caller, set by the host for routes that
-	// require one; nil otherwise.
+	// Identity is the authenticated caller on a route that asks for one: the
+	// plugin host copies it from the request's context
+	// ([IdentityFromContext]), where authentication middleware put it. nil
+	// for an anonymous caller or a route that asks for no identity.
 	Identity *Identity
 	// Entity is the request body as read by resource dispatch: the parsed
 	// JSON value when CONTENT_TYPE is application/json, else the body text.
 	Entity any
-}
-
-// Identity is an authenticated caller.
-type Identity struct {
-	ID    int64
-	Email string
 }
 
 // Var returns the request variable called name, or "" when it is not set.

@@ -23,12 +23,18 @@ type Entry struct {
 type Mount struct {
 	// Host is offered to every plugin. Required.
 	Host Host
-	// Require wraps the handler of a route that asks for an identity; it
-	// answers unauthenticated requests itself. Required when a route sets Auth.
+	// Require wraps the handler of a route whose Identity is
+	// [IdentityRequired] (auth.Required); it answers unauthenticated
+	// requests itself. Needed when a route requires an identity.
 	Require func(http.Handler) http.Handler
-	// Identity returns the caller that Require authenticated, from the
-	// request context.
-	Identity func(ctx context.Context) *core.Identity
+	// Optional wraps the handler of a route whose Identity is
+	// [IdentityOptional] (auth.Optional): it lets anonymous requests
+	// through. Needed when a route takes an optional identity.
+	//
+	// Both put the caller in the request context
+	// (core.NewIdentityContext), where the host finds it for
+	// core.Request.Identity.
+	Optional func(http.Handler) http.Handler
 	// BodyLimit caps request bodies in bytes (413 past it); 0 means
 	// [DefaultBodyLimit] and a negative value means no cap.
 	BodyLimit int64
@@ -45,12 +51,9 @@ func (m *Mount) Routes(ctx context.Context, entries []Entry) ([]core.Route, erro
 		for _, r := range rs {
 			cr := core.Route{Match: r.Match, Rewrite: r.Rewrite, Assign: r.Assign}
 			if r.Handler != nil {
-				h := m.handler(r.Handler, r.Auth)
-				if r.Auth {
-					if m.Require == nil {
-						return nil, fmt.Errorf("plugins: %s: route %q needs an identity and no authenticator is set", e.Name, r.Match)
-					}
-					h = m.Require(h)
+				h, err := m.wrap(m.handler(r.Handler, r.Identity), r.Identity)
+				if err != nil {
+					return nil, fmt.Errorf("plugins: %s: route %q: %w", e.Name, r.Match, err)
 				}
 				cr.Handler = h
 			}
@@ -60,17 +63,36 @@ func (m *Mount) Routes(ctx context.Context, entries []Entry) ([]core.Route, erro
 	return table, nil
 }
 
+// wrap puts the authentication middleware of mode in front of h.
+func (m *Mount) wrap(h http.Handler, mode IdentityMode) (http.Handler, error) {
+	var mw func(http.Handler) http.Handler
+	switch mode {
+	case IdentityNone:
+		return h, nil
+	case IdentityOptional:
+		mw = m.Optional
+	case IdentityRequired:
+		mw = m.Require
+	default:
+		return nil, fmt.Errorf("unknown identity mode %d", mode)
+	}
+	if mw == nil {
+		return nil, fmt.Errorf("identity %s and no authenticator is set", mode)
+	}
+	return mw(h), nil
+}
+
 // handler adapts a plugin handler to net/http: it caps the body, passes the
-// caller's identity and writes the response.
-func (m *Mount) handler(h core.Handler, auth bool) http.Handler {
+// caller's identity from the request context and writes the response.
+func (m *Mount) handler(h core.Handler, mode IdentityMode) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if limit := cmp.Or(m.BodyLimit, DefaultBodyLimit); limit > 0 && r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		req := core.Prepare(r)
 		req.Body = r.Body
-		if auth && m.Identity != nil {
-			req.Identity = m.Identity(r.Context())
+		if mode != IdentityNone {
+			req.Identity = core.IdentityFromContext(r.Context())
 		}
 		core.Serve(w, r, h, req)
 	})

@@ -12,11 +12,11 @@ import (
 	"github.com/reso-project/reso/core"
 )
 
-func echoPlugin(auth bool) Plugin {
+func echoPlugin(mode IdentityMode) Plugin {
 	return PluginFunc(func(ctx context.Context, host Host) ([]Route, error) {
 		return []Route{
 			{Match: "GET /r/(?P<x>.*)", Rewrite: "GET /e/%(x)s"},
-			{Match: "GET,PUT /e/", Auth: auth, Handler: core.HandlerFunc(func(ctx context.Context, req *core.Request) (*core.Response, error) {
+			{Match: "GET,PUT /e/", Identity: mode, Handler: core.HandlerFunc(func(ctx context.Context, req *core.Request) (*core.Response, error) {
 				body, err := core.ReadBody(req.Body)
 				if err != nil {
 					return nil, err
@@ -37,7 +37,7 @@ func serve(t *testing.T, m *Mount, entries ...Entry) *core.Router {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := core.NewRouter(table, core.WithRouteList())
+	rt, err := core.NewRouter(table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func call(rt http.Handler, method, target, body string) (int, string) {
 }
 
 func TestMountOrderRewriteAndBodyLimit(t *testing.T) {
-	rt := serve(t, &Mount{Host: &Settings{}, BodyLimit: 4}, Entry{Name: "echo", Plugin: echoPlugin(false)})
+	rt := serve(t, &Mount{Host: &Settings{}, BodyLimit: 4}, Entry{Name: "echo", Plugin: echoPlugin(IdentityNone)})
 	cases := []struct {
 		method, target, body string
 		code                 int
@@ -73,60 +73,72 @@ func TestMountOrderRewriteAndBodyLimit(t *testing.T) {
 	}
 }
 
-func TestMountDefaultBodyLimit(t *testing.T) {
-	big := strings.Repeat("x", DefaultBodyLimit+1)
-	for _, c := range []struct {
-		name  string
-		limit int64
-		code  int
-	}{
-		{"zero is the default", 0, 413},
-		{"negative is none", -1, 200},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			rt := serve(t, &Mount{Host: &Settings{}, BodyLimit: c.limit}, Entry{Name: "echo", Plugin: echoPlugin(false)})
-			if code, _ := call(rt, "PUT", "/e/x", big); code != c.code {
-				t.Errorf("PUT of %d bytes: %d, want %d", len(big), code, c.code)
+// xUser is authentication middleware for the tests: the X-User header is
+// the caller; without it, required answers 401 and optional passes.
+func xUser(required bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			u := r.Header.Get("X-User")
+			if u == "" {
+				if required {
+					core.WriteError(w, r, core.Status(401, "Unauthorized"))
+					return
+				}
+				next.ServeHTTP(w, r)
+				return
 			}
-			if code, _ := call(rt, "PUT", "/e/x", big[:DefaultBodyLimit]); code != 200 {
-				t.Errorf("PUT of %d bytes: %d", DefaultBodyLimit, code)
-			}
+			next.ServeHTTP(w, r.WithContext(core.NewIdentityContext(r.Context(), &core.Identity{ID: 7, Email: u})))
 		})
 	}
 }
 
-func TestMountAuth(t *testing.T) {
-	if _, err := (&Mount{Host: &Settings{}}).Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(true)}}); err == nil ||
-		!strings.Contains(err.Error(), "p: route") {
-		t.Fatalf("an Auth route without an authenticator: %v", err)
+func TestMountIdentity(t *testing.T) {
+	for _, mode := range []IdentityMode{IdentityOptional, IdentityRequired, IdentityMode(9)} {
+		_, err := (&Mount{Host: &Settings{}}).Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(mode)}})
+		if err == nil || !strings.Contains(err.Error(), "p: route") {
+			t.Errorf("a route with identity %s without an authenticator: %v", mode, err)
+		}
 	}
-	type key struct{}
-	m := &Mount{
-		Host: &Settings{},
-		Require: func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Header.Get("X-User") == "" {
-					core.WriteError(w, r, core.Status(401, "Unauthorized"))
-					return
-				}
-				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), key{}, r.Header.Get("X-User"))))
-			})
-		},
-		Identity: func(ctx context.Context) *core.Identity {
-			email, _ := ctx.Value(key{}).(string)
-			return &core.Identity{ID: 7, Email: email}
-		},
+	m := &Mount{Host: &Settings{}, Require: xUser(true), Optional: xUser(false)}
+	if _, err := m.Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(IdentityMode(9))}}); err == nil {
+		t.Error("an unknown identity mode was mounted")
 	}
-	rt := serve(t, m, Entry{Name: "p", Plugin: echoPlugin(true)})
-	if code, body := call(rt, "GET", "/e/x", ""); code != 401 || body != "401 Unauthorized\n" {
-		t.Errorf("no identity: %d %q", code, body)
+	cases := []struct {
+		mode IdentityMode
+		user string
+		code int
+		body string
+	}{
+		{IdentityRequired, "", 401, "401 Unauthorized\n"},
+		{IdentityRequired, "ann@example.org", 200, "GET y ann@example.org "},
+		{IdentityOptional, "", 200, "GET y - "},
+		{IdentityOptional, "ann@example.org", 200, "GET y ann@example.org "},
+		// A route without identity never sees one, even when some outer
+		// middleware put one in the context.
+		{IdentityNone, "ann@example.org", 200, "GET y - "},
 	}
-	w := httptest.NewRecorder()
-	r := httptest.NewRequest("GET", "/r/y", nil)
-	r.Header.Set("X-User", "ann@example.org")
-	rt.ServeHTTP(w, r)
-	if w.Code != 200 || w.Body.String() != "GET y ann@example.org " {
-		t.Errorf("with identity: %d %q", w.Code, w.Body.String())
+	for _, c := range cases {
+		rt := serve(t, m, Entry{Name: "p", Plugin: echoPlugin(c.mode)})
+		if c.mode == IdentityNone {
+			rt2 := xUser(false)(rt)
+			w := httptest.NewRecorder()
+			r := httptest.NewRequest("GET", "/r/y", nil)
+			r.Header.Set("X-User", c.user)
+			rt2.ServeHTTP(w, r)
+			if w.Code != c.code || w.Body.String() != c.body {
+				t.Errorf("%s %q: %d %q", c.mode, c.user, w.Code, w.Body.String())
+			}
+			continue
+		}
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/r/y", nil)
+		if c.user != "" {
+			r.Header.Set("X-User", c.user)
+		}
+		rt.ServeHTTP(w, r)
+		if w.Code != c.code || w.Body.String() != c.body {
+			t.Errorf("%s %q: %d %q, want %d %q", c.mode, c.user, w.Code, w.Body.String(), c.code, c.body)
+		}
 	}
 }
 
@@ -148,5 +160,27 @@ func TestSettingsReadOnly(t *testing.T) {
 	}
 	if err := s.SetSetting(t.Context(), "directory", "/tmp"); err != nil {
 		t.Errorf("a writable setting: %v", err)
+	}
+}
+
+func TestMountDefaultBodyLimit(t *testing.T) {
+	big := strings.Repeat("x", DefaultBodyLimit+1)
+	for _, c := range []struct {
+		name  string
+		limit int64
+		code  int
+	}{
+		{"zero is the default", 0, 413},
+		{"negative is none", -1, 200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rt := serve(t, &Mount{Host: &Settings{}, BodyLimit: c.limit}, Entry{Name: "echo", Plugin: echoPlugin(IdentityNone)})
+			if code, _ := call(rt, "PUT", "/e/x", big); code != c.code {
+				t.Errorf("PUT of %d bytes: %d, want %d", len(big), code, c.code)
+			}
+			if code, _ := call(rt, "PUT", "/e/x", big[:DefaultBodyLimit]); code != 200 {
+				t.Errorf("PUT of %d bytes: %d", DefaultBodyLimit, code)
+			}
+		})
 	}
 }

@@ -2,6 +2,10 @@ package plugins
 
 // Names of the shared settings the host offers every plugin (see [Host]).
 const (
+	// SettingDirectory holds the directory the example application serves
+	// and configures (docs/wire.md#configuration): the config plugin reads
+	// and changes it, the files plugin lists and serves files under it.
+	SettingDirectory = "directory"
 	// SettingHidden holds the absolute paths of the server's own state
 	// files (the login database and its -wal, -shm and -journal companions,
 	// the instance secret), one per line. A plugin that serves files must

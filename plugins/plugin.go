@@ -10,6 +10,7 @@ package plugins
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/reso-project/reso/core"
 )
@@ -29,12 +30,46 @@ type Route struct {
 	Rewrite string
 	// Assign holds NAME=template assignments.
 	Assign []string
-	// Auth asks the host to authenticate the caller before Handler runs;
-	// the handler then finds the caller in core.Request.Identity. The plugin
-	// itself never sees credentials.
-	Auth bool
+	// Identity says whether the host authenticates the caller before
+	// Handler runs (see [IdentityMode]); the handler finds the caller in
+	// core.Request.Identity. The zero value asks for none. The plugin itself
+	// never sees a credential checked.
+	Identity IdentityMode
 	// Handler answers the route; nil makes a rewrite-only route.
 	Handler core.Handler
+}
+
+// IdentityMode says whether a route asks the host for the caller's
+// identity.
+type IdentityMode uint8
+
+// Identity modes of a [Route].
+const (
+	// IdentityNone runs the handler without a check; core.Request.Identity
+	// is nil.
+	IdentityNone IdentityMode = iota
+	// IdentityOptional runs the handler for anonymous callers (no
+	// credentials sent; Identity nil, no challenge, no cookie) and known
+	// ones (Identity set; a password login gets its session cookies). Wrong
+	// credentials are answered as on a required route (401), never served
+	// as anonymous.
+	IdentityOptional
+	// IdentityRequired runs the handler only for an authenticated caller;
+	// the host answers every other request (401, 429, ...).
+	IdentityRequired
+)
+
+// String returns "none", "optional" or "required".
+func (m IdentityMode) String() string {
+	switch m {
+	case IdentityNone:
+		return "none"
+	case IdentityOptional:
+		return "optional"
+	case IdentityRequired:
+		return "required"
+	}
+	return fmt.Sprintf("IdentityMode(%d)", uint8(m))
 }
 
 // Host is what the server offers every plugin.

@@ -8,13 +8,14 @@ import (
 	"log/slog"
 
 	"github.com/reso-project/reso/middleware/auth"
+	"github.com/reso-project/reso/middleware/auth/sqlitestore"
 	"github.com/reso-project/reso/plugins"
 )
 
 // setupAuth opens the login records (-db), loads the instance secret
 // (-secret-file), applies -login, configures login throttling
 // (-login-attempts, -login-backoff) and sets the authenticator on mount for the
-// routes that need an identity.
+// routes that require or take an identity.
 func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *slog.Logger) (func(), error) {
 	a, closeStore, err := openAuth(ctx, cfg.db, cfg.secretFile, cfg)
 	if err != nil {
@@ -25,7 +26,7 @@ func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *
 		return nil, err
 	}
 	mount.Require = auth.Required(a)
-	mount.Identity = auth.FromContext
+	mount.Optional = auth.Optional(a)
 	return closeStore, nil
 }
 
@@ -39,7 +40,7 @@ func openAuth(ctx context.Context, db, secretFile string, cfg *options) (*auth.A
 	if err := createPrivate(db); err != nil {
 		return nil, nil, err
 	}
-	st, err := auth.OpenSQLite(ctx, db)
+	st, err := sqlitestore.Open(ctx, db)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/reso-project/reso/plugins/config"
 	"github.com/reso-project/reso/plugins/files"
 	"github.com/reso-project/reso/plugins/private"
+	"github.com/reso-project/reso/plugins/represent"
 	"github.com/reso-project/reso/plugins/users"
 )
 
@@ -31,7 +32,7 @@ func bundled(cfg *options) ([]plugins.Entry, error) {
 		u.Users = list
 	}
 	return []plugins.Entry{
-		{Name: "represent", Plugin: plugins.Representation()},
+		{Name: "represent", Plugin: represent.Plugin{}},
 		{Name: "config", Plugin: config.Plugin{}},
 		{Name: "files", Plugin: files.Plugin{}},
 		{Name: "users", Plugin: u},
@@ -81,8 +82,8 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 	}
 	mount := &plugins.Mount{
 		Host: plugins.NewSettings(map[string]string{
-			config.Directory:      cfg.directory,
-			plugins.SettingHidden: hidden,
+			plugins.SettingDirectory: cfg.directory,
+			plugins.SettingHidden:    hidden,
 		}, plugins.SettingHidden),
 		BodyLimit: cfg.bodyLimit,
 	}

@@ -8,7 +8,9 @@
 //	curl localhost:8000/hello/Ada        # {"hello": "Ada"}
 //
 // It answers GET /hello with {"hello": "world"} and GET /hello/NAME with
-// {"hello": "NAME"}, in JSON, XML or plain text like every reso resource.
+// {"hello": "NAME"}, in JSON, XML or plain text like every reso resource, and
+// GET /hello-whoami with the caller's e-mail, or "anonymous": a route with an
+// optional identity.
 // See README.md beside this file.
 package main
 
@@ -37,14 +39,23 @@ type Plugin struct {
 	Logger *slog.Logger
 }
 
-// Routes returns the plugin's one route. It is called once, when the server
+// Routes returns the plugin's routes. It is called once, when the server
 // builds its route table.
 func (p Plugin) Routes(ctx context.Context, host plugins.Host) ([]plugins.Route, error) {
 	p.Logger.Info("hello-plugin ready")
-	return []plugins.Route{{
-		Match:   `GET /hello(?:/(?P<name>[^/?]*))?(?:$|\?)`,
-		Handler: core.Resource(hello{}),
-	}}, nil
+	return []plugins.Route{
+		{
+			// The server checks credentials when the caller sends some and
+			// passes the caller in req.Identity; anonymous callers pass too.
+			Match:    `GET /hello-whoami(?:$|\?)`,
+			Identity: plugins.IdentityOptional,
+			Handler:  core.Resource(whoami{}),
+		},
+		{
+			Match:   `GET /hello(?:/(?P<name>[^/?]*))?(?:$|\?)`,
+			Handler: core.Resource(hello{}),
+		},
+	}, nil
 }
 
 // hello is the resource behind the route: core.Resource calls Get for GET
@@ -61,7 +72,20 @@ func (hello) Get(_ context.Context, req *core.Request) (any, error) {
 	return core.Node{Name: "hello", Content: name}, nil
 }
 
+// whoami is the resource behind GET /hello-whoami.
+type whoami struct{}
+
+// Get answers the node whoami whose content is the caller's e-mail, or
+// "anonymous" when the caller sent no credentials.
+func (whoami) Get(_ context.Context, req *core.Request) (any, error) {
+	if req.Identity == nil {
+		return core.Node{Name: "whoami", Content: "anonymous"}, nil
+	}
+	return core.Node{Name: "whoami", Content: req.Identity.Email}, nil
+}
+
 var (
 	_ plugins.Plugin = Plugin{}
 	_ core.Getter    = hello{}
+	_ core.Getter    = whoami{}
 )

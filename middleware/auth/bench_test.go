@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,15 +36,12 @@ func (s *countingStore) ClearToken(ctx context.Context, id int64, token string) 
 	return s.Store.ClearToken(ctx, id, token)
 }
 
-// benchFixture is an authenticator over a SQLite file with one user whose
-// record has been read once; counting counts what reaches the store.
+// benchFixture is an authenticator over an in-memory store with one user;
+// counting counts what reaches the store. (Package sqlitestore benchmarks
+// the same checks over an SQLite file.)
 func benchFixture(tb testing.TB, now func() time.Time) (*Authenticator, *countingStore, int64) {
 	tb.Helper()
-	st, err := OpenSQLite(context.Background(), filepath.Join(tb.TempDir(), "reso.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { st.Close() })
+	st := newMemStore()
 	id, err := st.Register(context.Background(), testEmail, "localhost", HashPassword(testEmail, "localhost", testPassword))
 	if err != nil {
 		tb.Fatal(err)

@@ -97,38 +97,37 @@ func validCookieValue(v string) bool {
 // cookie returns a session cookie with the attributes of every cookie the
 // authenticator sets: Path=/, HttpOnly, SameSite=Lax, and Secure when the
 // request came over TLS.
-func cookie(r *http.Request, name, value string) *http.Cookie {
+func cookie(secure bool, name, value string) *http.Cookie {
 	return &http.Cookie{
 		Name:     name,
 		Value:    value,
 		Path:     "/",
 		HttpOnly: true,
-		Secure:   r.TLS != nil,
+		Secure:   secure,
 		SameSite: http.SameSiteLaxMode,
 	}
 }
 
-// setSession sets the token and user_id cookies of a new session.
-func (a *Authenticator) setSession(w http.ResponseWriter, r *http.Request, id int64, token string) error {
-	idText := itoa(id)
-	if a.codec != nil {
-		var err error
-		if idText, err = a.codec.Encode(CookieUserID, []byte(idText)); err != nil {
-			return fmt.Errorf("auth: sign cookie: %w", err)
-		}
-		if token, err = a.codec.Encode(CookieToken, []byte(token)); err != nil {
-			return fmt.Errorf("auth: sign cookie: %w", err)
-		}
+// sessionValues returns the user_id and token cookie values of a new
+// session, signed when signed cookies are on.
+func (a *Authenticator) sessionValues(id int64, token string) (userID, tok string, err error) {
+	userID = itoa(id)
+	if a.codec == nil {
+		return userID, token, nil
 	}
-	http.SetCookie(w, cookie(r, CookieToken, token))
-	http.SetCookie(w, cookie(r, CookieUserID, idText))
-	return nil
+	if userID, err = a.codec.Encode(CookieUserID, []byte(userID)); err != nil {
+		return "", "", fmt.Errorf("auth: sign cookie: %w", err)
+	}
+	if tok, err = a.codec.Encode(CookieToken, []byte(token)); err != nil {
+		return "", "", fmt.Errorf("auth: sign cookie: %w", err)
+	}
+	return userID, tok, nil
 }
 
 // expireCookie tells the client to drop a cookie: empty value, Max-Age=0
 // and an Expires in the past.
-func expireCookie(w http.ResponseWriter, r *http.Request, name string) {
-	c := cookie(r, name, "")
+func expireCookie(w http.ResponseWriter, secure bool, name string) {
+	c := cookie(secure, name, "")
 	c.MaxAge = -1
 	c.Expires = time.Unix(0, 0)
 	http.SetCookie(w, c)

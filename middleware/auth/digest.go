@@ -275,54 +275,55 @@ func digestResponse(ha1, method string, d *digestCreds) string {
 }
 
 // checkDigest verifies Digest credentials against the request, under the
-// login throttle, and returns the login record; it sets stale when the
+// login throttle, and returns the login record; it sets res.stale when the
 // credentials were right but the nonce has expired. A throttled client gets
-// errTooMany with Retry-After set on w.
-func (a *Authenticator) checkDigest(w http.ResponseWriter, r *http.Request, d *digestCreds) (rec Record, stale bool, err error) {
+// errTooMany with the delay in res.
+func (a *Authenticator) checkDigest(res *Result, r *http.Request, d *digestCreds) (rec Record, err error) {
 	if (d.algorithm != "" && !strings.EqualFold(d.algorithm, "MD5")) || d.qop != "auth" ||
 		len(d.nc) != 8 || !isHex(d.nc) || d.cnonce == "" || d.realm != a.realm ||
 		(d.userhash != "" && !strings.EqualFold(d.userhash, "false")) {
-		return Record{}, false, errUnauthorized
+		return Record{}, errUnauthorized
 	}
 	uri := r.RequestURI
 	if uri == "" {
 		uri = r.URL.RequestURI()
 	}
 	if d.uri != uri {
-		return Record{}, false, errUnauthorized
+		return Record{}, errUnauthorized
 	}
 	now := a.now()
 	valid, fresh := a.checkNonce(d.nonce, now)
 	if !valid {
-		return Record{}, false, errUnauthorized
+		return Record{}, errUnauthorized
 	}
-	at, err := a.begin(w, r)
+	at, err := a.begin(res, r)
 	if err != nil {
-		return Record{}, false, err
+		return Record{}, err
 	}
 	rec, err = a.byEmail(r.Context(), d.username)
 	if errors.Is(err, ErrNoRecord) {
 		at.fail()
-		return Record{}, false, errUnknownEmail
+		return Record{}, errUnknownEmail
 	}
 	if err != nil {
 		at.abort()
-		return Record{}, false, err
+		return Record{}, err
 	}
-	if err := at.account(w, rec.ID); err != nil {
-		return Record{}, false, err
+	if err := at.account(res, rec.ID); err != nil {
+		return Record{}, err
 	}
 	want := digestResponse(rec.Hash, r.Method, d)
 	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(d.response))) != 1 {
 		at.fail()
-		return Record{}, false, errUnauthorized
+		return Record{}, errUnauthorized
 	}
 	// The password was right, even with a stale nonce.
 	at.succeed()
 	if !fresh {
-		return Record{}, true, errUnauthorized
+		res.stale = true
+		return Record{}, errUnauthorized
 	}
-	return rec, false, nil
+	return rec, nil
 }
 
 func isHex(s string) bool {

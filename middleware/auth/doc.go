@@ -1,8 +1,10 @@
 // Package auth is the authenticator of reso (docs/wire.md#authentication):
-// login records in a [Store] (SQLite by default, see [OpenSQLite]), session
+// login records in a [Store] (package sqlitestore keeps them in SQLite), session
 // tokens bound to an instance secret, and the checks that turn a request into
 // a core.Identity, as middleware that any net/http server can put in front of
-// a handler ([Required]).
+// a handler: [Required] for a route that needs an identity, [Optional] for
+// one that serves anonymous callers too. The identity reaches the handler in
+// the request context (core.IdentityFromContext).
 //
 // A login record holds an id (0 is reserved for the administrator, who has
 // no record), an e-mail, a realm, the hash MD5(<email>:<realm>:<password>)
@@ -12,7 +14,7 @@
 // in seconds. The administrator's token is MD5(admin::<secret>); see
 // [AdminToken].
 //
-// [Authenticator.Login] runs the checks in this order
+// [Authenticator.Check] runs the checks in this order
 // (docs/wire.md#check-order):
 //
 //  1. Authorization: Basic (RFC 7617), or Digest (RFC 7616, MD5, qop=auth)
@@ -22,6 +24,13 @@
 //     context of the core router.
 //  3. Cookies user_id and token.
 //  4. Otherwise 401 Unauthorized with WWW-Authenticate: Basic realm="localhost".
+//
+// Check writes nothing to the response: it returns a [Result] (the identity,
+// or what the answer must carry: the session cookies of a new login, expired
+// cookies, the challenge, Retry-After), and [Result.Write] is the separate
+// step that sets those headers. [Required] writes every result; [Optional]
+// lets a request without any credentials pass with nothing written and
+// treats every other request as Required does.
 //
 // Failures are *core.StatusError values with the exact status lines of
 // docs/wire.md#authentication-failures ("401 Not Found", "401 Unauthorized",

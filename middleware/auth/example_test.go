@@ -10,11 +10,12 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware/auth"
+	"github.com/reso-project/reso/middleware/auth/sqlitestore"
 )
 
 func ExampleRequired() {
 	ctx := context.Background()
-	store, err := auth.OpenSQLite(ctx, ":memory:")
+	store, err := sqlitestore.Open(ctx, ":memory:")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func ExampleRequired() {
 	}
 
 	private := auth.Required(a)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "hello %s", auth.FromContext(r.Context()).Email)
+		fmt.Fprintf(w, "hello %s", core.IdentityFromContext(r.Context()).Email)
 	}))
 	srv := httptest.NewUnstartedServer(private)
 	srv.Listener = core.Listen(srv.Listener) // exact reason phrases

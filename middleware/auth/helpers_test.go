@@ -56,16 +56,13 @@ type fixture struct {
 // newFixture builds a fixture; edit may change the config first.
 func newFixture(t testing.TB, edit func(*Config)) *fixture {
 	t.Helper()
-	st, err := OpenSQLite(context.Background(), ":memory:")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := newMemStore()
 	f := &fixture{store: st, clock: newClock()}
 	cfg := Config{Store: st, Secret: testSecret, Now: f.clock.Now}
 	if edit != nil {
 		edit(&cfg)
 	}
+	var err error
 	if f.a, err = New(cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +74,8 @@ func newFixture(t testing.TB, edit func(*Config)) *fixture {
 }
 
 // handler is the server of the fixture: /logout logs out, /u/ and /e/ carry
-// the route groups, everything else needs an identity.
+// the route groups, /opt/ takes an identity when there is one, everything
+// else needs one.
 func (f *fixture) handler() http.Handler {
 	private := Required(f.a)(http.HandlerFunc(whoami))
 	rt, err := core.NewRouter([]core.Route{
@@ -90,6 +88,7 @@ func (f *fixture) handler() http.Handler {
 		})},
 		{Match: "GET /u/(?P<user_id>[0-9]+)/(?P<token>[0-9a-f]+)", Handler: private},
 		{Match: "GET /e/(?P<email>[^/]+)/(?P<token>[^/]+)", Handler: private},
+		{Match: "GET /opt/", Handler: Optional(f.a)(http.HandlerFunc(whoamiOptional))},
 		{Match: "GET,POST /", Handler: private},
 	})
 	if err != nil {
@@ -100,12 +99,21 @@ func (f *fixture) handler() http.Handler {
 
 // whoami answers with the identity of the request.
 func whoami(w http.ResponseWriter, r *http.Request) {
-	id := FromContext(r.Context())
+	id := core.IdentityFromContext(r.Context())
 	if id == nil {
 		http.Error(w, "no identity", http.StatusInternalServerError)
 		return
 	}
 	fmt.Fprintf(w, "%d %s", id.ID, id.Email)
+}
+
+// whoamiOptional answers with the identity of the request, or "anonymous".
+func whoamiOptional(w http.ResponseWriter, r *http.Request) {
+	if id := core.IdentityFromContext(r.Context()); id != nil {
+		fmt.Fprintf(w, "%d %s", id.ID, id.Email)
+		return
+	}
+	fmt.Fprint(w, "anonymous")
 }
 
 // newServer starts a real HTTP server whose status lines carry the exact
@@ -239,4 +247,12 @@ func wantExpired(t testing.TB, r result, names ...string) {
 			t.Errorf("cookie %s, want empty, Path=/, Max-Age=0, Expires in the past", c)
 		}
 	}
+}
+
+// login is the check of Required: Check, then the headers of its result on
+// w.
+func login(a *Authenticator, w http.ResponseWriter, r *http.Request) (*core.Identity, error) {
+	res, err := a.Check(r)
+	res.Write(w)
+	return res.Identity, err
 }

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,11 +156,11 @@ func hostOf(s string) string {
 	return s
 }
 
-// refuse sets Retry-After for a delay that ends at until and returns
-// errTooMany.
-func refuse(w http.ResponseWriter, now time.Time, until int64) error {
+// refuse puts the Retry-After of a delay that ends at until in res and
+// returns errTooMany.
+func refuse(res *Result, now time.Time, until int64) error {
 	secs := (until - now.UnixNano() + int64(time.Second) - 1) / int64(time.Second)
-	w.Header()["Retry-After"] = []string{strconv.FormatInt(max(secs, 1), 10)}
+	res.retryAfter = max(secs, 1)
 	return errTooMany
 }
 
@@ -195,14 +194,14 @@ type attempt struct {
 }
 
 // begin starts an attempt from addr: 429 when addr is throttled.
-func (t *throttle) begin(w http.ResponseWriter, now time.Time, addr netip.Addr) (attempt, error) {
+func (t *throttle) begin(res *Result, now time.Time, addr netip.Addr) (attempt, error) {
 	at := attempt{t: t, now: now, addr: addr}
 	if t == nil {
 		return at, nil
 	}
 	c := t.addrs.charge(now, addr, t.addrFree, false, true, false, t)
 	if c.blocked {
-		return at, refuse(w, now, c.until)
+		return at, refuse(res, now, c.until)
 	}
 	at.addrCharge = c
 	return at, nil
@@ -210,7 +209,7 @@ func (t *throttle) begin(w http.ResponseWriter, now time.Time, addr netip.Addr) 
 
 // account continues the attempt on the record id: 429 when the pair of id
 // and the address is throttled.
-func (at *attempt) account(w http.ResponseWriter, id int64) error {
+func (at *attempt) account(res *Result, id int64) error {
 	t := at.t
 	if t == nil {
 		return nil
@@ -220,7 +219,7 @@ func (at *attempt) account(w http.ResponseWriter, id int64) error {
 	c := t.pairs.charge(at.now, k, t.free, false, true, false, t)
 	if c.blocked {
 		at.abort()
-		return refuse(w, at.now, c.until)
+		return refuse(res, at.now, c.until)
 	}
 	if c.ok && t.accounts.count(at.now, id, t) >= t.accountFree {
 		// The account is under attack: the pair's delay counts from its
@@ -287,12 +286,12 @@ func (at *attempt) abort() {
 // failed records a failed unguessable credential (a session or
 // administrator token) from addr: 429 when addr is throttled, else the
 // failure is charged to addr and nil is returned.
-func (t *throttle) failed(w http.ResponseWriter, now time.Time, addr netip.Addr) error {
+func (t *throttle) failed(res *Result, now time.Time, addr netip.Addr) error {
 	if t == nil {
 		return nil
 	}
 	if c := t.addrs.charge(now, addr, t.addrFree, false, true, true, t); c.blocked {
-		return refuse(w, now, c.until)
+		return refuse(res, now, c.until)
 	}
 	return nil
 }

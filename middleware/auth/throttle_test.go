@@ -358,7 +358,7 @@ func TestLoginCancelled(t *testing.T) {
 	req := httptest.NewRequestWithContext(ctx, "GET", "/", nil)
 	req.SetBasicAuth(testEmail, testPassword)
 	w := httptest.NewRecorder()
-	id, err := f.a.Login(w, req)
+	id, err := login(f.a, w, req)
 	if err != nil || id == nil || id.ID != f.id {
 		t.Fatalf("Login with a cancelled context: %v, %v", id, err)
 	}
@@ -389,7 +389,7 @@ func TestLoginCancelled(t *testing.T) {
 	}
 	req = httptest.NewRequestWithContext(ctx, "GET", "/", nil)
 	req.SetBasicAuth(testEmail, testPassword)
-	_, err = a.Login(httptest.NewRecorder(), req)
+	_, err = login(a, httptest.NewRecorder(), req)
 	if !errors.Is(err, context.Canceled) || err.Error() != context.Canceled.Error() {
 		t.Errorf("cancelled read: %v, want %v", err, context.Canceled)
 	}

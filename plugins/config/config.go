@@ -14,9 +14,6 @@ import (
 	"github.com/reso-project/reso/plugins"
 )
 
-// Directory is the name of the shared host setting that holds the directory.
-const Directory = "directory"
-
 // ErrInvalidDirectory answers a body that is not a text or JSON string, or empty.
 var ErrInvalidDirectory = core.Status(http.StatusBadRequest, "Invalid Directory")
 
@@ -55,7 +52,7 @@ type shown struct {
 
 // Get answers the node config with its field directory.
 func (rs *resource) Get(ctx context.Context, _ *core.Request) (any, error) {
-	dir, err := rs.host.Setting(ctx, Directory)
+	dir, err := rs.host.Setting(ctx, plugins.SettingDirectory)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -82,7 +79,7 @@ func (rs *resource) Put(ctx context.Context, req *core.Request) (any, error) {
 	if dir == "" || !validDirectory(dir) {
 		return nil, ErrInvalidDirectory
 	}
-	if err := rs.host.SetSetting(ctx, Directory, dir); err != nil {
+	if err := rs.host.SetSetting(ctx, plugins.SettingDirectory, dir); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return nil, nil

@@ -26,13 +26,13 @@ func TestPut(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			host := plugins.NewSettings(map[string]string{Directory: "."})
+			host := plugins.NewSettings(map[string]string{plugins.SettingDirectory: "."})
 			rs := &resource{host: host}
 			_, err := rs.Put(context.Background(), &core.Request{Entity: c.entity})
 			if !errors.Is(err, c.err) {
 				t.Fatalf("error %v, want %v", err, c.err)
 			}
-			if got, _ := host.Setting(context.Background(), Directory); got != c.want {
+			if got, _ := host.Setting(context.Background(), plugins.SettingDirectory); got != c.want {
 				t.Errorf("directory %q, want %q", got, c.want)
 			}
 		})

@@ -35,7 +35,6 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/config"
 )
 
 // Status errors of the file resources (docs/wire.md#status-line-table).
@@ -78,7 +77,7 @@ type fileSystem struct {
 
 // directory returns the configured directory.
 func (fsys *fileSystem) directory(ctx context.Context) (string, error) {
-	dir, err := fsys.host.Setting(ctx, config.Directory)
+	dir, err := fsys.host.Setting(ctx, plugins.SettingDirectory)
 	if err != nil {
 		return "", fmt.Errorf("files: %w", err)
 	}

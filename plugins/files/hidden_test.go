@@ -14,7 +14,6 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/config"
 )
 
 // stateDir lays out a served directory holding the server's state files
@@ -75,7 +74,7 @@ func fetch(t *testing.T, d *download, path string) (string, error) {
 
 func TestHiddenStateFiles(t *testing.T) {
 	dir, hidden := stateDir(t)
-	fsys := testFS(plugins.NewSettings(map[string]string{config.Directory: dir, plugins.SettingHidden: hidden}))
+	fsys := testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: hidden}))
 	l, d := &listing{fsys}, &download{fsys}
 
 	v, err := l.Get(context.Background(), &core.Request{})
@@ -141,7 +140,7 @@ func TestHiddenOutsideDirectory(t *testing.T) {
 	if err := os.Link(db, filepath.Join(dir, "copy")); err != nil {
 		t.Fatal(err)
 	}
-	d := &download{testFS(plugins.NewSettings(map[string]string{config.Directory: dir, plugins.SettingHidden: db}))}
+	d := &download{testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: db}))}
 	if _, err := fetch(t, d, "copy"); err != core.ErrNotFound {
 		t.Errorf("hard link: %v, want %v", err, core.ErrNotFound)
 	}
@@ -163,7 +162,7 @@ func TestHiddenFailsClosed(t *testing.T) {
 		t.Error("served without the setting")
 	}
 	long := filepath.Join(dir, strings.Repeat("x", 300)) // ENAMETOOLONG
-	d = &download{testFS(plugins.NewSettings(map[string]string{config.Directory: dir, plugins.SettingHidden: long}))}
+	d = &download{testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: long}))}
 	_, err := fetch(t, d, "ok.txt")
 	if _, isStatus := core.AsStatus(err); err == nil || isStatus || strings.Contains(err.Error(), dir) {
 		t.Errorf("unreadable state file: %v, want an error without its path", err)

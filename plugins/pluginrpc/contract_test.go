@@ -2,7 +2,6 @@ package pluginrpc
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +20,7 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/represent"
 )
 
 // testServer serves a route table built from plugin entries the way
@@ -30,8 +30,6 @@ type testServer struct {
 	srv      *httptest.Server
 	settings *plugins.Settings
 }
-
-type identityKey struct{}
 
 func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
 	t.Helper()
@@ -47,13 +45,9 @@ func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
 					core.WriteError(w, r, core.Status(http.StatusUnauthorized, "Not Authorized Here"))
 					return
 				}
-				ctx := context.WithValue(r.Context(), identityKey{}, &core.Identity{ID: n, Email: email})
+				ctx := core.NewIdentityContext(r.Context(), &core.Identity{ID: n, Email: email})
 				next.ServeHTTP(w, r.WithContext(ctx))
 			})
-		},
-		Identity: func(ctx context.Context) *core.Identity {
-			id, _ := ctx.Value(identityKey{}).(*core.Identity)
-			return id
 		},
 	}
 	table, err := m.Routes(t.Context(), entries)
@@ -267,7 +261,7 @@ func TestContract(t *testing.T) {
 	ps := transports(t)
 	for _, name := range order {
 		t.Run(name, func(t *testing.T) {
-			s := newTestServer(t, plugins.Entry{Name: "represent", Plugin: plugins.Representation()}, plugins.Entry{Name: "test", Plugin: ps[name]})
+			s := newTestServer(t, plugins.Entry{Name: "represent", Plugin: represent.Plugin{}}, plugins.Entry{Name: "test", Plugin: ps[name]})
 			for _, c := range suite() {
 				answer := s.raw(t, c.request)
 				answers[name] = append(answers[name], answer)

@@ -57,7 +57,8 @@ func encodeRoute(r plugins.Route) *pluginv2.Route {
 		Match:      wire(r.Match),
 		Rewrite:    wire(r.Rewrite),
 		Assign:     wireList(r.Assign),
-		Auth:       r.Auth,
+		Auth:       r.Identity == plugins.IdentityRequired,
+		Identity:   pluginv2.IdentityMode(r.Identity),
 		HasHandler: r.Handler != nil,
 	}
 }
@@ -65,11 +66,27 @@ func encodeRoute(r plugins.Route) *pluginv2.Route {
 // decodeRoute rebuilds a route without its handler.
 func decodeRoute(r *pluginv2.Route) plugins.Route {
 	return plugins.Route{
-		Match:   string(r.GetMatch()),
-		Rewrite: string(r.GetRewrite()),
-		Assign:  stringList(r.GetAssign()),
-		Auth:    r.GetAuth(),
+		Match:    string(r.GetMatch()),
+		Rewrite:  string(r.GetRewrite()),
+		Assign:   stringList(r.GetAssign()),
+		Identity: decodeIdentityMode(r),
 	}
+}
+
+// decodeIdentityMode returns the identity mode of r: its identity field, or
+// required when only the older auth flag is set. An unknown mode is kept, so
+// that the host refuses the route rather than serve it unchecked.
+func decodeIdentityMode(r *pluginv2.Route) plugins.IdentityMode {
+	if m := r.GetIdentity(); m != pluginv2.IdentityMode_IDENTITY_MODE_NONE {
+		if m < 0 || m > 255 {
+			return plugins.IdentityMode(255)
+		}
+		return plugins.IdentityMode(m)
+	}
+	if r.GetAuth() {
+		return plugins.IdentityRequired
+	}
+	return plugins.IdentityNone
 }
 
 // encodeRequest encodes everything of req but its body.

@@ -150,7 +150,7 @@ const notUTF8 = "caf\xe9 \xff\xfe"
 // protocol version 1 refused to marshal it).
 func TestNotUTF8RoundTrip(t *testing.T) {
 	t.Run("route", func(t *testing.T) {
-		r := plugins.Route{Match: "GET /" + notUTF8, Rewrite: "GET /x" + notUTF8, Assign: []string{"A=" + notUTF8}, Auth: true}
+		r := plugins.Route{Match: "GET /" + notUTF8, Rewrite: "GET /x" + notUTF8, Assign: []string{"A=" + notUTF8}, Identity: plugins.IdentityRequired}
 		got := decodeRoute(roundTrip(t, encodeRoute(r), &pluginv2.Route{}))
 		if !reflect.DeepEqual(got, r) {
 			t.Errorf("got %#v\nwant %#v", got, r)
@@ -226,3 +226,24 @@ func (h failingHost) Setting(context.Context, string) (string, error)  { return 
 func (h failingHost) SetSetting(context.Context, string, string) error { return h.err }
 
 var _ plugins.Host = failingHost{}
+
+// TestIdentityModeRoundTrip checks that every identity mode crosses the
+// protocol, that the older auth flag still marks required routes both
+// ways, and that an unknown mode is not read as none.
+func TestIdentityModeRoundTrip(t *testing.T) {
+	for _, mode := range []plugins.IdentityMode{plugins.IdentityNone, plugins.IdentityOptional, plugins.IdentityRequired} {
+		enc := encodeRoute(plugins.Route{Match: "GET /", Identity: mode})
+		if enc.GetAuth() != (mode == plugins.IdentityRequired) {
+			t.Errorf("%s: auth flag %v", mode, enc.GetAuth())
+		}
+		if got := decodeRoute(roundTrip(t, enc, &pluginv2.Route{})).Identity; got != mode {
+			t.Errorf("%s: decoded %s", mode, got)
+		}
+	}
+	if got := decodeRoute(&pluginv2.Route{Auth: true}).Identity; got != plugins.IdentityRequired {
+		t.Errorf("an older peer's auth flag: %s, want required", got)
+	}
+	if got := decodeRoute(&pluginv2.Route{Identity: 9}).Identity; got == plugins.IdentityNone || got == plugins.IdentityOptional {
+		t.Errorf("an unknown mode decoded as %s", got)
+	}
+}

@@ -100,7 +100,7 @@ func (testPlugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route,
 	return []plugins.Route{
 		{Match: `GET,PUT,POST /alias/(?P<rest>.*)`, Rewrite: "GET,PUT,POST /echo/%(rest)s", Assign: []string{"ALIASED=yes"}},
 		{Match: `GET,PUT,POST,DELETE /echo`, Handler: h(echo)},
-		{Match: `GET /private`, Auth: true, Handler: h(echo)},
+		{Match: `GET /private`, Identity: plugins.IdentityRequired, Handler: h(echo)},
 		{Match: `GET /status`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
 			return nil, fmt.Errorf("wrapped: %w", core.Status(418, "Not A Teapot Today"))
 		})},

@@ -17,7 +17,7 @@ type Plugin struct{}
 // Routes returns route 8 (the authenticated GET /private/) of the example
 // application (docs/wire.md#example-routes).
 func (Plugin) Routes(context.Context, plugins.Host) ([]plugins.Route, error) {
-	return []plugins.Route{{Match: "GET /private/", Auth: true, Handler: core.Resource(resource{})}}, nil
+	return []plugins.Route{{Match: "GET /private/", Identity: plugins.IdentityRequired, Handler: core.Resource(resource{})}}, nil
 }
 
 type resource struct{}

@@ -41,6 +41,56 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// IdentityMode mirrors plugins.IdentityMode.
+type IdentityMode int32
+
+const (
+	IdentityMode_IDENTITY_MODE_NONE     IdentityMode = 0
+	IdentityMode_IDENTITY_MODE_OPTIONAL IdentityMode = 1
+	IdentityMode_IDENTITY_MODE_REQUIRED IdentityMode = 2
+)
+
+// Enum value maps for IdentityMode.
+var (
+	IdentityMode_name = map[int32]string{
+		0: "IDENTITY_MODE_NONE",
+		1: "IDENTITY_MODE_OPTIONAL",
+		2: "IDENTITY_MODE_REQUIRED",
+	}
+	IdentityMode_value = map[string]int32{
+		"IDENTITY_MODE_NONE":     0,
+		"IDENTITY_MODE_OPTIONAL": 1,
+		"IDENTITY_MODE_REQUIRED": 2,
+	}
+)
+
+func (x IdentityMode) Enum() *IdentityMode {
+	p := new(IdentityMode)
+	*p = x
+	return p
+}
+
+func (x IdentityMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (IdentityMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_plugin_proto_enumTypes[0].Descriptor()
+}
+
+func (IdentityMode) Type() protoreflect.EnumType {
+	return &file_plugin_proto_enumTypes[0]
+}
+
+func (x IdentityMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use IdentityMode.Descriptor instead.
+func (IdentityMode) EnumDescriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{0}
+}
+
 // Cause is the context error an Error is or wraps.
 type Cause int32
 
@@ -77,11 +127,11 @@ func (x Cause) String() string {
 }
 
 func (Cause) Descriptor() protoreflect.EnumDescriptor {
-	return file_plugin_proto_enumTypes[0].Descriptor()
+	return file_plugin_proto_enumTypes[1].Descriptor()
 }
 
 func (Cause) Type() protoreflect.EnumType {
-	return &file_plugin_proto_enumTypes[0]
+	return &file_plugin_proto_enumTypes[1]
 }
 
 func (x Cause) Number() protoreflect.EnumNumber {
@@ -90,7 +140,7 @@ func (x Cause) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Cause.Descriptor instead.
 func (Cause) EnumDescriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{0}
+	return file_plugin_proto_rawDescGZIP(), []int{1}
 }
 
 type RoutesRequest struct {
@@ -198,7 +248,14 @@ type Route struct {
 	Match   []byte                 `protobuf:"bytes,1,opt,name=match,proto3" json:"match,omitempty"`
 	Rewrite []byte                 `protobuf:"bytes,2,opt,name=rewrite,proto3" json:"rewrite,omitempty"`
 	Assign  [][]byte               `protobuf:"bytes,3,rep,name=assign,proto3" json:"assign,omitempty"`
-	Auth    bool                   `protobuf:"varint,4,opt,name=auth,proto3" json:"auth,omitempty"`
+	// auth is true for a route that requires an identity. It is kept for
+	// peers that predate identity; new peers read identity and set auth only
+	// for IDENTITY_MODE_REQUIRED, so that an older host still protects
+	// required routes (and serves optional ones without an identity).
+	Auth bool `protobuf:"varint,4,opt,name=auth,proto3" json:"auth,omitempty"`
+	// identity is the route's identity mode; NONE with auth set means
+	// REQUIRED (a peer that predates this field).
+	Identity IdentityMode `protobuf:"varint,6,opt,name=identity,proto3,enum=reso.plugin.v2.IdentityMode" json:"identity,omitempty"`
 	// has_handler is false for a rewrite-only route.
 	HasHandler    bool `protobuf:"varint,5,opt,name=has_handler,json=hasHandler,proto3" json:"has_handler,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -261,6 +318,13 @@ func (x *Route) GetAuth() bool {
 		return x.Auth
 	}
 	return false
+}
+
+func (x *Route) GetIdentity() IdentityMode {
+	if x != nil {
+		return x.Identity
+	}
+	return IdentityMode_IDENTITY_MODE_NONE
 }
 
 func (x *Route) GetHasHandler() bool {
@@ -1719,12 +1783,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0ehost_broker_id\x18\x01 \x01(\rR\fhostBrokerId\"l\n" +
 	"\x0eRoutesResponse\x12-\n" +
 	"\x06routes\x18\x01 \x03(\v2\x15.reso.plugin.v2.RouteR\x06routes\x12+\n" +
-	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"\x84\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"\xbe\x01\n" +
 	"\x05Route\x12\x14\n" +
 	"\x05match\x18\x01 \x01(\fR\x05match\x12\x18\n" +
 	"\arewrite\x18\x02 \x01(\fR\arewrite\x12\x16\n" +
 	"\x06assign\x18\x03 \x03(\fR\x06assign\x12\x12\n" +
-	"\x04auth\x18\x04 \x01(\bR\x04auth\x12\x1f\n" +
+	"\x04auth\x18\x04 \x01(\bR\x04auth\x128\n" +
+	"\bidentity\x18\x06 \x01(\x0e2\x1c.reso.plugin.v2.IdentityModeR\bidentity\x12\x1f\n" +
 	"\vhas_handler\x18\x05 \x01(\bR\n" +
 	"hasHandler\"X\n" +
 	"\rHandleRequest\x12\x14\n" +
@@ -1823,7 +1888,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x10ReadBodyResponse\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x10\n" +
 	"\x03eof\x18\x02 \x01(\bR\x03eof\x12/\n" +
-	"\x05error\x18\x03 \x01(\v2\x19.reso.plugin.v2.BodyErrorR\x05error*H\n" +
+	"\x05error\x18\x03 \x01(\v2\x19.reso.plugin.v2.BodyErrorR\x05error*^\n" +
+	"\fIdentityMode\x12\x16\n" +
+	"\x12IDENTITY_MODE_NONE\x10\x00\x12\x1a\n" +
+	"\x16IDENTITY_MODE_OPTIONAL\x10\x01\x12\x1a\n" +
+	"\x16IDENTITY_MODE_REQUIRED\x10\x02*H\n" +
 	"\x05Cause\x12\x0e\n" +
 	"\n" +
 	"CAUSE_NONE\x10\x00\x12\x12\n" +
@@ -1853,78 +1922,80 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_plugin_proto_goTypes = []any{
-	(Cause)(0),                   // 0: reso.plugin.v2.Cause
-	(*RoutesRequest)(nil),        // 1: reso.plugin.v2.RoutesRequest
-	(*RoutesResponse)(nil),       // 2: reso.plugin.v2.RoutesResponse
-	(*Route)(nil),                // 3: reso.plugin.v2.Route
-	(*HandleRequest)(nil),        // 4: reso.plugin.v2.HandleRequest
-	(*Request)(nil),              // 5: reso.plugin.v2.Request
-	(*Body)(nil),                 // 6: reso.plugin.v2.Body
-	(*BodyError)(nil),            // 7: reso.plugin.v2.BodyError
-	(*Var)(nil),                  // 8: reso.plugin.v2.Var
-	(*Header)(nil),               // 9: reso.plugin.v2.Header
-	(*Identity)(nil),             // 10: reso.plugin.v2.Identity
-	(*HandleResponse)(nil),       // 11: reso.plugin.v2.HandleResponse
-	(*Error)(nil),                // 12: reso.plugin.v2.Error
-	(*Response)(nil),             // 13: reso.plugin.v2.Response
-	(*Cookie)(nil),               // 14: reso.plugin.v2.Cookie
-	(*Time)(nil),                 // 15: reso.plugin.v2.Time
-	(*Content)(nil),              // 16: reso.plugin.v2.Content
-	(*ReadRequest)(nil),          // 17: reso.plugin.v2.ReadRequest
-	(*ReadChunk)(nil),            // 18: reso.plugin.v2.ReadChunk
-	(*CloseContentRequest)(nil),  // 19: reso.plugin.v2.CloseContentRequest
-	(*CloseContentResponse)(nil), // 20: reso.plugin.v2.CloseContentResponse
-	(*SettingRequest)(nil),       // 21: reso.plugin.v2.SettingRequest
-	(*SettingResponse)(nil),      // 22: reso.plugin.v2.SettingResponse
-	(*SetSettingRequest)(nil),    // 23: reso.plugin.v2.SetSettingRequest
-	(*SetSettingResponse)(nil),   // 24: reso.plugin.v2.SetSettingResponse
-	(*ReadBodyRequest)(nil),      // 25: reso.plugin.v2.ReadBodyRequest
-	(*ReadBodyResponse)(nil),     // 26: reso.plugin.v2.ReadBodyResponse
+	(IdentityMode)(0),            // 0: reso.plugin.v2.IdentityMode
+	(Cause)(0),                   // 1: reso.plugin.v2.Cause
+	(*RoutesRequest)(nil),        // 2: reso.plugin.v2.RoutesRequest
+	(*RoutesResponse)(nil),       // 3: reso.plugin.v2.RoutesResponse
+	(*Route)(nil),                // 4: reso.plugin.v2.Route
+	(*HandleRequest)(nil),        // 5: reso.plugin.v2.HandleRequest
+	(*Request)(nil),              // 6: reso.plugin.v2.Request
+	(*Body)(nil),                 // 7: reso.plugin.v2.Body
+	(*BodyError)(nil),            // 8: reso.plugin.v2.BodyError
+	(*Var)(nil),                  // 9: reso.plugin.v2.Var
+	(*Header)(nil),               // 10: reso.plugin.v2.Header
+	(*Identity)(nil),             // 11: reso.plugin.v2.Identity
+	(*HandleResponse)(nil),       // 12: reso.plugin.v2.HandleResponse
+	(*Error)(nil),                // 13: reso.plugin.v2.Error
+	(*Response)(nil),             // 14: reso.plugin.v2.Response
+	(*Cookie)(nil),               // 15: reso.plugin.v2.Cookie
+	(*Time)(nil),                 // 16: reso.plugin.v2.Time
+	(*Content)(nil),              // 17: reso.plugin.v2.Content
+	(*ReadRequest)(nil),          // 18: reso.plugin.v2.ReadRequest
+	(*ReadChunk)(nil),            // 19: reso.plugin.v2.ReadChunk
+	(*CloseContentRequest)(nil),  // 20: reso.plugin.v2.CloseContentRequest
+	(*CloseContentResponse)(nil), // 21: reso.plugin.v2.CloseContentResponse
+	(*SettingRequest)(nil),       // 22: reso.plugin.v2.SettingRequest
+	(*SettingResponse)(nil),      // 23: reso.plugin.v2.SettingResponse
+	(*SetSettingRequest)(nil),    // 24: reso.plugin.v2.SetSettingRequest
+	(*SetSettingResponse)(nil),   // 25: reso.plugin.v2.SetSettingResponse
+	(*ReadBodyRequest)(nil),      // 26: reso.plugin.v2.ReadBodyRequest
+	(*ReadBodyResponse)(nil),     // 27: reso.plugin.v2.ReadBodyResponse
 }
 var file_plugin_proto_depIdxs = []int32{
-	3,  // 0: reso.plugin.v2.RoutesResponse.routes:type_name -> reso.plugin.v2.Route
-	12, // 1: reso.plugin.v2.RoutesResponse.error:type_name -> reso.plugin.v2.Error
-	5,  // 2: reso.plugin.v2.HandleRequest.request:type_name -> reso.plugin.v2.Request
-	8,  // 3: reso.plugin.v2.Request.vars:type_name -> reso.plugin.v2.Var
-	9,  // 4: reso.plugin.v2.Request.header:type_name -> reso.plugin.v2.Header
-	6,  // 5: reso.plugin.v2.Request.body:type_name -> reso.plugin.v2.Body
-	10, // 6: reso.plugin.v2.Request.identity:type_name -> reso.plugin.v2.Identity
-	7,  // 7: reso.plugin.v2.Body.error:type_name -> reso.plugin.v2.BodyError
-	13, // 8: reso.plugin.v2.HandleResponse.response:type_name -> reso.plugin.v2.Response
-	12, // 9: reso.plugin.v2.HandleResponse.error:type_name -> reso.plugin.v2.Error
-	0,  // 10: reso.plugin.v2.Error.cause:type_name -> reso.plugin.v2.Cause
-	9,  // 11: reso.plugin.v2.Response.header:type_name -> reso.plugin.v2.Header
-	14, // 12: reso.plugin.v2.Response.cookies:type_name -> reso.plugin.v2.Cookie
-	16, // 13: reso.plugin.v2.Response.content:type_name -> reso.plugin.v2.Content
-	15, // 14: reso.plugin.v2.Cookie.expires:type_name -> reso.plugin.v2.Time
-	15, // 15: reso.plugin.v2.Content.mod_time:type_name -> reso.plugin.v2.Time
-	12, // 16: reso.plugin.v2.SettingResponse.error:type_name -> reso.plugin.v2.Error
-	12, // 17: reso.plugin.v2.SetSettingResponse.error:type_name -> reso.plugin.v2.Error
-	7,  // 18: reso.plugin.v2.ReadBodyResponse.error:type_name -> reso.plugin.v2.BodyError
-	1,  // 19: reso.plugin.v2.Plugin.Routes:input_type -> reso.plugin.v2.RoutesRequest
-	4,  // 20: reso.plugin.v2.Plugin.Handle:input_type -> reso.plugin.v2.HandleRequest
-	4,  // 21: reso.plugin.v2.Plugin.Exchange:input_type -> reso.plugin.v2.HandleRequest
-	17, // 22: reso.plugin.v2.Plugin.Read:input_type -> reso.plugin.v2.ReadRequest
-	19, // 23: reso.plugin.v2.Plugin.CloseContent:input_type -> reso.plugin.v2.CloseContentRequest
-	21, // 24: reso.plugin.v2.Host.Setting:input_type -> reso.plugin.v2.SettingRequest
-	23, // 25: reso.plugin.v2.Host.SetSetting:input_type -> reso.plugin.v2.SetSettingRequest
-	25, // 26: reso.plugin.v2.Host.ReadBody:input_type -> reso.plugin.v2.ReadBodyRequest
-	2,  // 27: reso.plugin.v2.Plugin.Routes:output_type -> reso.plugin.v2.RoutesResponse
-	11, // 28: reso.plugin.v2.Plugin.Handle:output_type -> reso.plugin.v2.HandleResponse
-	11, // 29: reso.plugin.v2.Plugin.Exchange:output_type -> reso.plugin.v2.HandleResponse
-	18, // 30: reso.plugin.v2.Plugin.Read:output_type -> reso.plugin.v2.ReadChunk
-	20, // 31: reso.plugin.v2.Plugin.CloseContent:output_type -> reso.plugin.v2.CloseContentResponse
-	22, // 32: reso.plugin.v2.Host.Setting:output_type -> reso.plugin.v2.SettingResponse
-	24, // 33: reso.plugin.v2.Host.SetSetting:output_type -> reso.plugin.v2.SetSettingResponse
-	26, // 34: reso.plugin.v2.Host.ReadBody:output_type -> reso.plugin.v2.ReadBodyResponse
-	27, // [27:35] is the sub-list for method output_type
-	19, // [19:27] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	4,  // 0: reso.plugin.v2.RoutesResponse.routes:type_name -> reso.plugin.v2.Route
+	13, // 1: reso.plugin.v2.RoutesResponse.error:type_name -> reso.plugin.v2.Error
+	0,  // 2: reso.plugin.v2.Route.identity:type_name -> reso.plugin.v2.IdentityMode
+	6,  // 3: reso.plugin.v2.HandleRequest.request:type_name -> reso.plugin.v2.Request
+	9,  // 4: reso.plugin.v2.Request.vars:type_name -> reso.plugin.v2.Var
+	10, // 5: reso.plugin.v2.Request.header:type_name -> reso.plugin.v2.Header
+	7,  // 6: reso.plugin.v2.Request.body:type_name -> reso.plugin.v2.Body
+	11, // 7: reso.plugin.v2.Request.identity:type_name -> reso.plugin.v2.Identity
+	8,  // 8: reso.plugin.v2.Body.error:type_name -> reso.plugin.v2.BodyError
+	14, // 9: reso.plugin.v2.HandleResponse.response:type_name -> reso.plugin.v2.Response
+	13, // 10: reso.plugin.v2.HandleResponse.error:type_name -> reso.plugin.v2.Error
+	1,  // 11: reso.plugin.v2.Error.cause:type_name -> reso.plugin.v2.Cause
+	10, // 12: reso.plugin.v2.Response.header:type_name -> reso.plugin.v2.Header
+	15, // 13: reso.plugin.v2.Response.cookies:type_name -> reso.plugin.v2.Cookie
+	17, // 14: reso.plugin.v2.Response.content:type_name -> reso.plugin.v2.Content
+	16, // 15: reso.plugin.v2.Cookie.expires:type_name -> reso.plugin.v2.Time
+	16, // 16: reso.plugin.v2.Content.mod_time:type_name -> reso.plugin.v2.Time
+	13, // 17: reso.plugin.v2.SettingResponse.error:type_name -> reso.plugin.v2.Error
+	13, // 18: reso.plugin.v2.SetSettingResponse.error:type_name -> reso.plugin.v2.Error
+	8,  // 19: reso.plugin.v2.ReadBodyResponse.error:type_name -> reso.plugin.v2.BodyError
+	2,  // 20: reso.plugin.v2.Plugin.Routes:input_type -> reso.plugin.v2.RoutesRequest
+	5,  // 21: reso.plugin.v2.Plugin.Handle:input_type -> reso.plugin.v2.HandleRequest
+	5,  // 22: reso.plugin.v2.Plugin.Exchange:input_type -> reso.plugin.v2.HandleRequest
+	18, // 23: reso.plugin.v2.Plugin.Read:input_type -> reso.plugin.v2.ReadRequest
+	20, // 24: reso.plugin.v2.Plugin.CloseContent:input_type -> reso.plugin.v2.CloseContentRequest
+	22, // 25: reso.plugin.v2.Host.Setting:input_type -> reso.plugin.v2.SettingRequest
+	24, // 26: reso.plugin.v2.Host.SetSetting:input_type -> reso.plugin.v2.SetSettingRequest
+	26, // 27: reso.plugin.v2.Host.ReadBody:input_type -> reso.plugin.v2.ReadBodyRequest
+	3,  // 28: reso.plugin.v2.Plugin.Routes:output_type -> reso.plugin.v2.RoutesResponse
+	12, // 29: reso.plugin.v2.Plugin.Handle:output_type -> reso.plugin.v2.HandleResponse
+	12, // 30: reso.plugin.v2.Plugin.Exchange:output_type -> reso.plugin.v2.HandleResponse
+	19, // 31: reso.plugin.v2.Plugin.Read:output_type -> reso.plugin.v2.ReadChunk
+	21, // 32: reso.plugin.v2.Plugin.CloseContent:output_type -> reso.plugin.v2.CloseContentResponse
+	23, // 33: reso.plugin.v2.Host.Setting:output_type -> reso.plugin.v2.SettingResponse
+	25, // 34: reso.plugin.v2.Host.SetSetting:output_type -> reso.plugin.v2.SetSettingResponse
+	27, // 35: reso.plugin.v2.Host.ReadBody:output_type -> reso.plugin.v2.ReadBodyResponse
+	28, // [28:36] is the sub-list for method output_type
+	20, // [20:28] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1937,7 +2008,7 @@ func file_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   2,

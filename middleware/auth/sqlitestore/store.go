@@ -1,4 +1,8 @@
-package auth
+// Package sqlitestore keeps the login records of package auth in an SQLite
+// database through the pure Go driver modernc.org/sqlite. It lives apart
+// from package auth so that a program that embeds the authenticator with a
+// store of its own does not link SQLite.
+package sqlitestore
 
 import (
 	"context"
@@ -14,6 +18,8 @@ import (
 	"syscall"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+
+	"github.com/reso-project/reso/middleware/auth"
 )
 
 // busyTimeoutMS is how long a connection waits for a lock held by another
@@ -29,19 +35,20 @@ const schema = `CREATE TABLE IF NOT EXISTS logins (
 	UNIQUE (email, realm)
 )`
 
-// SQLiteStore is a [Store] in an SQLite database, through the pure Go driver
+// Store is an [auth.Store] in an SQLite database, through the pure Go driver
 // modernc.org/sqlite. The database runs in WAL mode with synchronous=NORMAL
 // and a busy timeout; all writes go through one writer connection in
 // BEGIN IMMEDIATE transactions, reads through a small pool of read-only
-// connections. Open it with [OpenSQLite].
-type SQLiteStore struct {
+// connections. It also implements [auth.Lister] and [auth.Remover]. Open it
+// with [Open].
+type Store struct {
 	w *sql.DB // one connection: every write, BEGIN IMMEDIATE
 	r *sql.DB // read-only pool; the same as w for an in-memory database
 
 	byID, byEmail *sql.Stmt
 }
 
-// OpenSQLite opens (creating when missing) the SQLite database file at path
+// Open opens (creating when missing) the SQLite database file at path
 // and its login table. The path ":memory:" (or "") opens a private in-memory
 // database that keeps nothing after Close.
 //
@@ -51,8 +58,8 @@ type SQLiteStore struct {
 // read-only file system), "not a reso database" (a file that is not an
 // SQLite database, or one whose tables are not reso's), and the text of the
 // system error otherwise ("not a directory", "no such file or directory").
-func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
-	s := &SQLiteStore{}
+func Open(ctx context.Context, path string) (*Store, error) {
+	s := &Store{}
 	mem := path == "" || path == ":memory:"
 	var wdsn, rdsn, abs string
 	if mem {
@@ -62,7 +69,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 	} else {
 		var err error
 		if abs, err = filepath.Abs(path); err != nil {
-			return nil, fmt.Errorf("auth: database %q: %w", path, err)
+			return nil, fmt.Errorf("sqlitestore: database %q: %w", path, err)
 		}
 		nonEmpty, err := checkFile(path, abs)
 		if err != nil {
@@ -80,7 +87,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 		rdsn = uri + "?_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")&_pragma=query_only(1)"
 	}
-	fail := func(err error) (*SQLiteStore, error) {
+	fail := func(err error) (*Store, error) {
 		s.Close()
 		return nil, openError(path, abs, err)
 	}
@@ -128,7 +135,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLiteStore, error) {
 // sqliteMagic starts every SQLite database file.
 const sqliteMagic = "SQLite format 3\x00"
 
-// Primary SQLite result codes that OpenSQLite names in words.
+// Primary SQLite result codes that Open names in words.
 const (
 	sqliteReadOnly = 8  // SQLITE_READONLY
 	sqliteCantOpen = 14 // SQLITE_CANTOPEN
@@ -148,15 +155,15 @@ func checkFile(path, abs string) (nonEmpty bool, err error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return false, nil // created by SQLite; openError names a directory problem
 	case errors.Is(err, syscall.EROFS):
-		return false, fmt.Errorf("auth: database %q is read-only: on a read-only file system", path)
+		return false, fmt.Errorf("sqlitestore: database %q is read-only: on a read-only file system", path)
 	case errors.Is(err, fs.ErrPermission):
 		if g, rerr := os.Open(abs); rerr == nil {
 			g.Close()
-			return false, fmt.Errorf("auth: database %q is read-only: the file may be read but not written (permission denied)", path)
+			return false, fmt.Errorf("sqlitestore: database %q is read-only: the file may be read but not written (permission denied)", path)
 		}
-		return false, fmt.Errorf("auth: database %q: %w", path, err)
+		return false, fmt.Errorf("sqlitestore: database %q: %w", path, err)
 	default:
-		return false, fmt.Errorf("auth: database %q: %w", path, err)
+		return false, fmt.Errorf("sqlitestore: database %q: %w", path, err)
 	}
 	defer f.Close()
 	var head [len(sqliteMagic)]byte
@@ -165,9 +172,9 @@ func checkFile(path, abs string) (nonEmpty bool, err error) {
 	case n == 0 && (err == io.EOF || err == nil):
 		return false, nil // an empty file is an empty database
 	case err != nil && err != io.ErrUnexpectedEOF:
-		return false, fmt.Errorf("auth: database %q: %w", path, err)
+		return false, fmt.Errorf("sqlitestore: database %q: %w", path, err)
 	case string(head[:n]) != sqliteMagic:
-		return false, fmt.Errorf("auth: database %q: %w (not an SQLite file)", path, errNotReso)
+		return false, fmt.Errorf("sqlitestore: database %q: %w (not an SQLite file)", path, errNotReso)
 	}
 	return true, nil
 }
@@ -249,36 +256,36 @@ func openError(path, abs string, err error) error {
 	}
 	switch {
 	case errors.Is(err, errNotReso):
-		return fmt.Errorf("auth: database %q: %w", path, err)
+		return fmt.Errorf("sqlitestore: database %q: %w", path, err)
 	case code == sqliteNotADB:
-		return fmt.Errorf("auth: database %q: %w (%v)", path, errNotReso, err)
+		return fmt.Errorf("sqlitestore: database %q: %w (%v)", path, errNotReso, err)
 	case abs != "" && (code == sqliteCantOpen || code == sqliteReadOnly):
 		// SQLite creates the database, its -wal and its -shm files in the
 		// directory of the file: find out whether it may.
 		dir := filepath.Dir(abs)
 		if _, serr := os.Stat(dir); serr != nil {
-			return fmt.Errorf("auth: database %q: directory: %w", path, serr)
+			return fmt.Errorf("sqlitestore: database %q: directory: %w", path, serr)
 		}
 		probe, perr := os.CreateTemp(dir, ".reso-probe-*")
 		if perr == nil {
 			probe.Close()
 			os.Remove(probe.Name())
 		} else if errors.Is(perr, syscall.EROFS) {
-			return fmt.Errorf("auth: database %q is read-only: on a read-only file system (%v)", path, err)
+			return fmt.Errorf("sqlitestore: database %q is read-only: on a read-only file system (%v)", path, err)
 		} else {
 			var pe *fs.PathError
 			if errors.As(perr, &pe) {
 				perr = pe.Err // the probe's name says nothing
 			}
-			return fmt.Errorf("auth: database %q: directory %q may not be written (SQLite keeps its -wal and -shm files there): %w", path, dir, perr)
+			return fmt.Errorf("sqlitestore: database %q: directory %q may not be written (SQLite keeps its -wal and -shm files there): %w", path, dir, perr)
 		}
 		if code == sqliteReadOnly {
-			return fmt.Errorf("auth: database %q is read-only: %w", path, err)
+			return fmt.Errorf("sqlitestore: database %q is read-only: %w", path, err)
 		}
 	case code == sqliteReadOnly:
-		return fmt.Errorf("auth: database %q is read-only: %w", path, err)
+		return fmt.Errorf("sqlitestore: database %q is read-only: %w", path, err)
 	}
-	return fmt.Errorf("auth: open database %q: %w", path, err)
+	return fmt.Errorf("sqlitestore: open database %q: %w", path, err)
 }
 
 // escapeURIPath escapes the characters that end or escape the path of an
@@ -288,81 +295,81 @@ func escapeURIPath(p string) string {
 }
 
 // write runs fn in a BEGIN IMMEDIATE transaction on the writer connection.
-func (s *SQLiteStore) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("auth: begin: %w", err)
+		return fmt.Errorf("sqlitestore: begin: %w", err)
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("auth: commit: %w", err)
+		return fmt.Errorf("sqlitestore: commit: %w", err)
 	}
 	return nil
 }
 
-// Register implements [Store].
-func (s *SQLiteStore) Register(ctx context.Context, email, realm, hash string) (int64, error) {
+// Register implements [auth.Store].
+func (s *Store) Register(ctx context.Context, email, realm, hash string) (int64, error) {
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO logins (email, realm, hash) VALUES (?, ?, ?)
 			ON CONFLICT (email, realm) DO UPDATE SET hash = excluded.hash RETURNING id`,
 			email, realm, hash).Scan(&id)
 		if err != nil {
-			return fmt.Errorf("auth: register %q: %w", email, err)
+			return fmt.Errorf("sqlitestore: register %q: %w", email, err)
 		}
 		return nil
 	})
 	return id, err
 }
 
-func scanRecord(row *sql.Row) (Record, error) {
-	var rec Record
+func scanRecord(row *sql.Row) (auth.Record, error) {
+	var rec auth.Record
 	err := row.Scan(&rec.ID, &rec.Email, &rec.Realm, &rec.Hash, &rec.Token)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Record{}, ErrNoRecord
+		return auth.Record{}, auth.ErrNoRecord
 	}
 	if err != nil {
-		return Record{}, fmt.Errorf("auth: read login record: %w", err)
+		return auth.Record{}, fmt.Errorf("sqlitestore: read login record: %w", err)
 	}
 	return rec, nil
 }
 
-// ByID implements [Store]. A read cut short by ctx returns ctx's error.
-func (s *SQLiteStore) ByID(ctx context.Context, id int64) (Record, error) {
+// ByID implements [auth.Store]. A read cut short by ctx returns ctx's error.
+func (s *Store) ByID(ctx context.Context, id int64) (auth.Record, error) {
 	rec, err := scanRecord(s.byID.QueryRowContext(ctx, id))
 	return rec, readError(ctx, err)
 }
 
-// ByEmail implements [Store]. A read cut short by ctx returns ctx's error.
-func (s *SQLiteStore) ByEmail(ctx context.Context, email, realm string) (Record, error) {
+// ByEmail implements [auth.Store]. A read cut short by ctx returns ctx's error.
+func (s *Store) ByEmail(ctx context.Context, email, realm string) (auth.Record, error) {
 	rec, err := scanRecord(s.byEmail.QueryRowContext(ctx, email, realm))
 	return rec, readError(ctx, err)
 }
 
-// SetToken implements [Store].
-func (s *SQLiteStore) SetToken(ctx context.Context, id int64, token string) error {
+// SetToken implements [auth.Store].
+func (s *Store) SetToken(ctx context.Context, id int64, token string) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE logins SET token = ? WHERE id = ?", token, id)
 		if err != nil {
-			return fmt.Errorf("auth: set token of %d: %w", id, err)
+			return fmt.Errorf("sqlitestore: set token of %d: %w", id, err)
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return ErrNoRecord
+			return auth.ErrNoRecord
 		}
 		return nil
 	})
 }
 
-// ClearToken implements [Store].
-func (s *SQLiteStore) ClearToken(ctx context.Context, id int64, token string) (bool, error) {
+// ClearToken implements [auth.Store].
+func (s *Store) ClearToken(ctx context.Context, id int64, token string) (bool, error) {
 	var done bool
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE logins SET token = '' WHERE id = ? AND token = ? AND token <> ''", id, token)
 		if err != nil {
-			return fmt.Errorf("auth: clear token of %d: %w", id, err)
+			return fmt.Errorf("sqlitestore: clear token of %d: %w", id, err)
 		}
 		n, err := res.RowsAffected()
 		done = err == nil && n > 0
@@ -372,7 +379,7 @@ func (s *SQLiteStore) ClearToken(ctx context.Context, id int64, token string) (b
 }
 
 // Close closes the database.
-func (s *SQLiteStore) Close() error {
+func (s *Store) Close() error {
 	for _, st := range []*sql.Stmt{s.byID, s.byEmail} {
 		if st != nil {
 			st.Close()
@@ -385,4 +392,16 @@ func (s *SQLiteStore) Close() error {
 	return errors.Join(err, s.w.Close())
 }
 
-var _ Store = (*SQLiteStore)(nil)
+// readError returns the error of a read: the context's own error when ctx
+// ended (the client went away; no server failure), else err.
+func readError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, auth.ErrNoRecord) {
+		return cerr
+	}
+	return err
+}
+
+var _ auth.Store = (*Store)(nil)

@@ -1,23 +1,23 @@
-package auth
+package sqlitestore
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/reso-project/reso/middleware/auth"
 )
 
-func TestSQLiteStore(t *testing.T) {
+func TestStore(t *testing.T) {
 	for _, path := range []string{":memory:", filepath.Join(t.TempDir(), "a?b#c%d.db")} {
 		t.Run(path, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := OpenSQLite(ctx, path)
+			s, err := Open(ctx, path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +37,7 @@ func TestSQLiteStore(t *testing.T) {
 			for range 20 {
 				wg.Go(func() {
 					rec, err := s.ByEmail(ctx, "a@b", "localhost")
-					if err != nil || rec != (Record{ID: id, Email: "a@b", Realm: "localhost", Hash: "h4"}) {
+					if err != nil || rec != (auth.Record{ID: id, Email: "a@b", Realm: "localhost", Hash: "h4"}) {
 						t.Errorf("ByEmail = %+v, %v", rec, err)
 					}
 				})
@@ -49,13 +49,13 @@ func TestSQLiteStore(t *testing.T) {
 			if rec, err := s.ByID(ctx, id); err != nil || rec.Token != "tok" || rec.Hash != "h4" {
 				t.Errorf("ByID = %+v, %v", rec, err)
 			}
-			if err := s.SetToken(ctx, 99, "x"); !errors.Is(err, ErrNoRecord) {
+			if err := s.SetToken(ctx, 99, "x"); !errors.Is(err, auth.ErrNoRecord) {
 				t.Errorf("SetToken(99) = %v", err)
 			}
-			if _, err := s.ByID(ctx, 99); !errors.Is(err, ErrNoRecord) {
+			if _, err := s.ByID(ctx, 99); !errors.Is(err, auth.ErrNoRecord) {
 				t.Errorf("ByID(99) = %v", err)
 			}
-			if _, err := s.ByEmail(ctx, "a@b", "nowhere"); !errors.Is(err, ErrNoRecord) {
+			if _, err := s.ByEmail(ctx, "a@b", "nowhere"); !errors.Is(err, auth.ErrNoRecord) {
 				t.Errorf("ByEmail in another realm = %v", err)
 			}
 			if ok, err := s.ClearToken(ctx, id, "other"); ok || err != nil {
@@ -74,10 +74,10 @@ func TestSQLiteStore(t *testing.T) {
 	}
 }
 
-func TestSQLiteWAL(t *testing.T) {
+func TestWAL(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "reso.db")
-	s, err := OpenSQLite(ctx, path)
+	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,213 +102,10 @@ func TestSQLiteWAL(t *testing.T) {
 	}
 }
 
-// TestRestart checks that records and tokens survive closing and reopening
-// the database with the same secret.
-func TestRestart(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	dbPath, secretPath := filepath.Join(dir, "reso.db"), filepath.Join(dir, "secret")
-
-	start := func() (*Authenticator, *SQLiteStore, *fixture) {
-		secret, err := LoadSecret(secretPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := OpenSQLite(ctx, dbPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := New(Config{Store: st, Secret: secret})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := &fixture{a: a, store: st}
-		f.srv = newServer(t, f.handler())
-		return a, st, f
-	}
-
-	a, st, f := start()
-	id, err := a.Register(ctx, testEmail, testPassword)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := f.get(t, "/", basic(testEmail, testPassword))
-	tok := wantSession(t, r, id)
-	hash := f.stored(t, id).Hash
-	f.srv.Close()
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	a2, st2, f2 := start()
-	defer st2.Close()
-	// The server registers its -login user at every start: same password,
-	// same session.
-	if id2, err := a2.Register(ctx, testEmail, testPassword); err != nil || id2 != id {
-		t.Fatalf("register after restart: %d, %v", id2, err)
-	}
-	rec := f2.stored(t, id)
-	if rec.Email != testEmail || rec.Token != tok || rec.Hash != hash {
-		t.Fatalf("record after restart %+v", rec)
-	}
-	if r := f2.get(t, "/", cookies(fmt.Sprint(id), tok)); r.status != "200 OK" {
-		t.Errorf("cookie session after restart: %q", r.status)
-	}
-	if r := f2.get(t, "/u/"+fmt.Sprint(id)+"/"+tok); r.status != "200 OK" {
-		t.Errorf("route token after restart: %q", r.status)
-	}
-	if r := f2.get(t, "/", basic(testEmail, testPassword)); r.status != "200 OK" {
-		t.Errorf("Basic after restart: %q", r.status)
-	}
-	if r := f2.get(t, "/e/admin/"+AdminToken(f2.a.secret)); r.status != "200 OK" {
-		t.Errorf("administrator after restart: %q", r.status)
-	}
-}
-
-// TestConcurrentLogins runs 100 concurrent Basic logins against a real
-// SQLite file, each by its own user, with a cold cache: no busy errors, and
-// every issued token is stored.
-func TestConcurrentLogins(t *testing.T) {
-	const n = 100
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "reso.db")
-	st, err := OpenSQLite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clk := newClock()
-	a, err := New(Config{Store: st, Secret: testSecret, Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Registration itself, concurrently.
-	ids := make([]int64, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			id, err := a.Register(ctx, fmt.Sprintf("u%d@example.com", i), fmt.Sprint("pw", i))
-			if err != nil {
-				t.Errorf("register %d: %v", i, err)
-			}
-			ids[i] = id
-		})
-	}
-	wg.Wait()
-	st.Close()
-
-	// A new process: new store, empty cache, a later second.
-	st, err = OpenSQLite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	clk.Advance(time.Second)
-	a, err = New(Config{Store: st, Secret: testSecret, Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{a: a, store: st, clock: clk}
-	f.srv = newServer(t, f.handler())
-	f.srv.Client().Transport.(interface{ CloseIdleConnections() }).CloseIdleConnections()
-
-	tokens := make([]string, n)
-	for i := range n {
-		wg.Go(func() {
-			r := f.get(t, "/", basic(fmt.Sprintf("u%d@example.com", i), fmt.Sprint("pw", i)))
-			if r.status != "200 OK" {
-				t.Errorf("login %d: %q %q", i, r.status, r.body)
-				return
-			}
-			if c := r.cookie(CookieToken); c != nil {
-				tokens[i] = c.Value
-			}
-		})
-	}
-	wg.Wait()
-
-	// Read back through a separate connection to the file.
-	check, err := OpenSQLite(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer check.Close()
-	seen := map[int64]bool{}
-	for i, id := range ids {
-		if seen[id] {
-			t.Errorf("id %d given twice", id)
-		}
-		seen[id] = true
-		rec, err := check.ByID(ctx, id)
-		if err != nil || rec.Token != tokens[i] || !validToken(testSecret, id, rec.Token) {
-			t.Errorf("user %d: stored %+v, %v; cookie token %q", i, rec, err, tokens[i])
-		}
-	}
-}
-
-// TestConcurrentSessions hammers one user with logins, logouts and cookie
-// checks at once (run with -race); afterwards memory and the database agree.
-func TestConcurrentSessions(t *testing.T) {
-	ctx := context.Background()
-	st, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "reso.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	clk := newClock()
-	a, err := New(Config{Store: st, Secret: testSecret, Now: clk.Now, MaxCached: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{a: a, store: st, clock: clk}
-	f.srv = newServer(t, f.handler())
-	var ids []int64
-	for i := range 8 {
-		id, err := a.Register(ctx, fmt.Sprintf("u%d@example.com", i), "pw")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	var wg sync.WaitGroup
-	for g := range 16 {
-		wg.Go(func() {
-			for i := range 20 {
-				u := (g + i) % len(ids)
-				email := fmt.Sprintf("u%d@example.com", u)
-				switch i % 4 {
-				case 0:
-					clk.Advance(time.Second)
-					f.get(t, "/", basic(email, "pw"))
-				case 1:
-					tok, _ := st.ByID(ctx, ids[u])
-					f.get(t, "/", cookies(fmt.Sprint(ids[u]), tok.Token))
-				case 2:
-					tok, _ := st.ByID(ctx, ids[u])
-					f.get(t, "/logout", cookies(fmt.Sprint(ids[u]), tok.Token))
-				case 3:
-					if _, err := a.Register(ctx, email, "pw"); err != nil {
-						t.Error(err)
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for _, id := range ids {
-		db, _ := st.ByID(ctx, id)
-		if mem, ok := a.cache.id(id); ok && mem != db {
-			t.Errorf("memory %+v, database %+v", mem, db)
-		}
-	}
-	if len(a.cache.byID) > 4 || len(a.cache.byEmail) > 4 {
-		t.Errorf("cache holds %d records, %d e-mails; want at most 4", len(a.cache.byID), len(a.cache.byEmail))
-	}
-}
-
-func TestOpenSQLiteError(t *testing.T) {
-	_, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"))
-	if err == nil || !strings.HasPrefix(err.Error(), "auth: ") {
-		t.Errorf("OpenSQLite in a missing directory: %v", err)
+func TestOpenError(t *testing.T) {
+	_, err := Open(context.Background(), filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"))
+	if err == nil || !strings.HasPrefix(err.Error(), "sqlitestore: ") {
+		t.Errorf("Open in a missing directory: %v", err)
 	}
 }
 
@@ -329,9 +126,9 @@ func rootBypasses(t *testing.T) bool {
 	return true
 }
 
-// TestOpenSQLiteErrors checks that the errors of OpenSQLite name the
+// TestOpenErrors checks that the errors of Open name the
 // problem in words.
-func TestOpenSQLiteErrors(t *testing.T) {
+func TestOpenErrors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "plain.txt")
@@ -378,7 +175,7 @@ func TestOpenSQLiteErrors(t *testing.T) {
 		}
 		t.Cleanup(func() { os.Chmod(locked, 0o755) })
 		ro := filepath.Join(dir, "ro.db")
-		s, err := OpenSQLite(ctx, ro)
+		s, err := Open(ctx, ro)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -391,7 +188,7 @@ func TestOpenSQLiteErrors(t *testing.T) {
 		// SQLite cannot create its -wal and -shm files beside it.
 		lockedDB := filepath.Join(dir, "later", "reso.db")
 		os.Mkdir(filepath.Dir(lockedDB), 0o755)
-		s, err = OpenSQLite(ctx, lockedDB)
+		s, err = Open(ctx, lockedDB)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,14 +213,14 @@ func TestOpenSQLiteErrors(t *testing.T) {
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := OpenSQLite(ctx, tt.path)
+			s, err := Open(ctx, tt.path)
 			if err == nil {
 				s.Close()
-				t.Fatalf("OpenSQLite(%q): no error", tt.path)
+				t.Fatalf("Open(%q): no error", tt.path)
 			}
 			t.Logf("%v", err)
-			if !strings.HasPrefix(err.Error(), "auth: ") || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("OpenSQLite(%q) = %q, want it to say %q", tt.path, err, tt.want)
+			if !strings.HasPrefix(err.Error(), "sqlitestore: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Open(%q) = %q, want it to say %q", tt.path, err, tt.want)
 			}
 		})
 	}
@@ -445,13 +242,13 @@ func TestOpenSQLiteErrors(t *testing.T) {
 	}
 }
 
-// TestOpenSQLiteEmptyFile: an empty file is an empty database.
-func TestOpenSQLiteEmptyFile(t *testing.T) {
+// TestOpenEmptyFile: an empty file is an empty database.
+func TestOpenEmptyFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.db")
 	if err := os.WriteFile(path, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenSQLite(context.Background(), path)
+	s, err := Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
