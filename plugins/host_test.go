@@ -37,7 +37,7 @@ func serve(t *testing.T, m *Mount, entries ...Entry) *core.Router {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := core.NewRouter(table)
+	rt, err := core.NewRouter(table, core.WithRouteList())
 	if err != nil {
 		t.Fatal(err)
 	}
