@@ -107,7 +107,7 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		cleanup()
 		return nil, nil, fmt.Errorf("route table: %w", err)
 	}
-	chain := alice.New(middleware.Recover, middleware.Cookies)
+	chain := alice.New(middleware.RecoverWith(middleware.RecoverOptions{Trace: true}), middleware.Cookies)
 	if cfg.accessLog {
 		chain = alice.New(middleware.Log(logger)).Extend(chain)
 	}

@@ -64,7 +64,7 @@ func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(middleware.Recover(middleware.Cookies(router)))
+	srv := httptest.NewUnstartedServer(middleware.RecoverWith(middleware.RecoverOptions{Trace: true})(middleware.Cookies(router)))
 	srv.Listener = core.Listen(srv.Listener)
 	srv.Config.ConnContext = core.ConnContext
 	srv.Start()
