@@ -3,7 +3,6 @@ package core
 import (
 	"io"
 	"net/http"
-	"strconv"
 )
 
 // HTTP returns an http.Handler that answers with h. The request context of
@@ -71,7 +70,7 @@ func WriteResponse(w http.ResponseWriter, r *http.Request, resp *Response) {
 	if code == 0 {
 		code = http.StatusOK
 	}
-	h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	h["Content-Length"] = contentLength(len(resp.Body))
 	WriteStatus(w, r, code, resp.Reason)
 	if r.Method != http.MethodHead && len(resp.Body) > 0 {
 		_, _ = w.Write(resp.Body)
@@ -79,13 +78,48 @@ func WriteResponse(w http.ResponseWriter, r *http.Request, resp *Response) {
 }
 
 // Value returns a 200 response with v rendered in the representation the
-// request asks for (its ACCEPT variable). A nil v gives an empty body.
+// request asks for (its ACCEPT variable), as [Render] renders it. A nil v
+// gives an empty body.
+//
+// For a request context of the [Router], the first response Value makes is
+// part of the router's state of the request, with the body rendered into a
+// reused buffer: it is valid until the route's handler returns, like the
+// request context itself, so a handler answers with it and keeps no part of
+// it.
 func Value(req *Request, v any) *Response {
-	if v == nil {
-		return &Response{}
+	x := req.x
+	if x == nil || x.respUsed {
+		if v == nil {
+			return &Response{}
+		}
+		ct, body := Render(req.Accept(), v)
+		return &Response{ContentType: ct, Body: body}
 	}
-	ct, body := Render(req.Accept(), v)
-	return &Response{ContentType: ct, Body: body}
+	x.respUsed = true
+	x.resp = Response{}
+	if v == nil {
+		return &x.resp
+	}
+	if x.buf == nil {
+		x.buf = make([]byte, 0, 512)
+	}
+	ct, body := appendRendered(x.buf[:0], req.Accept(), v)
+	x.buf = body[:0]
+	x.resp.ContentType, x.resp.Body = ct, body
+	return &x.resp
+}
+
+// appendRendered appends v rendered as [Render] does to dst and returns the
+// Content-Type and the extended buffer.
+func appendRendered(dst []byte, typ string, v any) (string, []byte) {
+	switch t := Negotiate(typ); t {
+	case TypeJSON:
+		return t, AppendJSON(dst, v)
+	case TypeXML:
+		return t, AppendXML(dst, v)
+	default:
+		return t, AppendText(dst, v)
+	}
 }
 
 // contentTypes holds the header values of the types Render chooses, shared

@@ -49,6 +49,10 @@ type Request struct {
 	// Entity is the request body as read by resource dispatch: the parsed
 	// JSON value when CONTENT_TYPE is application/json, else the body text.
 	Entity any
+
+	// x is the router's state of the request, which this Request is part
+	// of; nil for a Request made otherwise.
+	x *reqState
 }
 
 // Var returns the request variable called name, or "" when it is not set.
@@ -126,6 +130,8 @@ func NewContext(ctx context.Context, req *Request) context.Context {
 }
 
 // FromContext returns the request context stored in ctx by the router, or nil.
+// The router's request context is valid until the route's handler returns:
+// the router reuses it for a later request (see [Router]).
 func FromContext(ctx context.Context) *Request {
 	req, _ := ctx.Value(requestKey{}).(*Request)
 	return req

@@ -248,11 +248,36 @@ func (c *route) methodIndex(method string, bit uint64) int {
 }
 
 // ServeHTTP routes r through the table.
+//
+// The request context (see [FromContext]) is the one r's context carries
+// already, if any (a router inside a handler continues the outer router's);
+// otherwise the router makes one, valid until the route's handler returns,
+// and reuses it for a later request. On a connection accepted by a [Listen]
+// listener with [ConnContext], r's own context answers [FromContext] with it;
+// elsewhere the handler gets r with a derived context.
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := FromContext(r.Context())
-	if req == nil {
-		req = newRequest(r)
+	ctx := r.Context()
+	if req := FromContext(ctx); req != nil {
+		rt.route(w, r, req, false)
+		return
 	}
+	if c, ok := ctx.Value(connKey{}).(*reasonConn); ok {
+		if x := c.state.claim(r); x != nil {
+			defer c.state.release(x)
+			rt.route(w, r, &x.req, false)
+			return
+		}
+	}
+	x := reqStates.Get().(*reqState)
+	rt.route(w, r, x.start(r), true)
+	// Not reached after a panic: that state is left to the collector.
+	x.finish()
+	reqStates.Put(x)
+}
+
+// route routes r with the request context req; attach derives a request
+// whose context carries req for the handler.
+func (rt *Router) route(w http.ResponseWriter, r *http.Request, req *Request, attach bool) {
 	var capsBuf [32]int
 	caps := capsBuf[:]
 	if rt.maxCaps > len(caps) {
@@ -296,7 +321,10 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			req.Consumed += req.Path[:n]
 			req.Path = req.Path[n:]
 			recordRoute(r.Context(), c.form)
-			c.handler.ServeHTTP(w, r.WithContext(NewContext(r.Context(), req)))
+			if attach {
+				r = r.WithContext(NewContext(r.Context(), req))
+			}
+			c.handler.ServeHTTP(w, r)
 			return
 		}
 		target = joinTarget(req.Path, req.Query)
@@ -348,20 +376,13 @@ func joinTarget(path, query string) string {
 
 // newRequest builds the request context of r.
 func newRequest(r *http.Request) *Request {
-	cl := r.ContentLength
-	switch {
-	case len(r.TransferEncoding) > 0:
-		cl = -1
-	case r.Header.Get("Content-Length") == "":
-		cl = -2
-	}
 	return &Request{
 		Method:        r.Method,
 		Path:          r.URL.Path,
 		Query:         r.URL.RawQuery,
 		Header:        r.Header,
 		Body:          r.Body,
-		ContentLength: cl,
+		ContentLength: contentLengthOf(r),
 	}
 }
 

@@ -49,10 +49,13 @@ import (
 func Listen(ln net.Listener) net.Listener { return &listener{Listener: ln} }
 
 // ConnContext is an http.Server ConnContext function that makes a connection
-// accepted by a [Listen] listener reachable from request contexts.
+// accepted by a [Listen] listener reachable from request contexts. It also
+// lets the [Router] keep the request context of each request on such a
+// connection with the connection, instead of deriving a context and a copy
+// of the *http.Request for it.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if rc, ok := c.(*reasonConn); ok {
-		return context.WithValue(ctx, connKey{}, rc)
+		return &connContext{Context: ctx, c: rc}
 	}
 	return ctx
 }
@@ -72,6 +75,9 @@ func (l *listener) Accept() (net.Conn, error) {
 type reasonConn struct {
 	net.Conn
 	pending atomic.Pointer[reasonLine]
+
+	// state holds the state of the request being routed (see [Router]).
+	state connState
 
 	// eof is set once the peer's io.EOF has been seen (and held back).
 	eof atomic.Bool

@@ -1,7 +1,9 @@
 package middleware
 
 import (
+	"bufio"
 	"io"
+	"net"
 	"net/http"
 )
 
@@ -9,6 +11,9 @@ import (
 // set a cookie to the value the request already carries, with no expiry
 // (cookies unchanged from the request are omitted, docs/wire.md#responses).
 // Added, changed and expiring cookies pass.
+//
+// The writer passed on keeps Flush, Hijack, ReadFrom and Unwrap, so
+// http.ResponseController and io.Copy's sendfile path work through it.
 func Cookies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Cookie") == "" {
@@ -70,5 +75,26 @@ func (c *cookieWriter) ReadFrom(r io.Reader) (int64, error) {
 	return io.Copy(c.ResponseWriter, r)
 }
 
+// FlushError sends the header, filtered, and what is buffered, for
+// http.ResponseController.
+func (c *cookieWriter) FlushError() error {
+	c.filter()
+	return http.NewResponseController(c.ResponseWriter).Flush()
+}
+
+// Flush implements http.Flusher.
+func (c *cookieWriter) Flush() { _ = c.FlushError() }
+
+// Hijack implements http.Hijacker.
+func (c *cookieWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(c.ResponseWriter).Hijack()
+}
+
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (c *cookieWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+var (
+	_ http.Flusher  = (*cookieWriter)(nil)
+	_ http.Hijacker = (*cookieWriter)(nil)
+	_ io.ReaderFrom = (*cookieWriter)(nil)
+)

@@ -3,11 +3,15 @@ package middleware_test
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"strings"
 
 	"github.com/justinas/alice"
 
+	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
 )
 
@@ -31,4 +35,49 @@ func Example() {
 	// Output:
 	// / 200 0
 	// /panic 500 0
+}
+
+// An access log line per request, with the route that answered. The time
+// and the duration are left out here to keep the output stable.
+func ExampleLog() {
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "duration" {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	router, err := core.NewRouter([]core.Route{
+		{Match: "GET /hello", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "hello")
+		})},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h := middleware.Log(logger)(router)
+	r := httptest.NewRequest("GET", "/hello?name=x", nil) // from 192.0.2.1:1234
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	// Output:
+	// level=INFO msg=request method=GET path=/hello status=200 bytes=5 query="name=x" remote=192.0.2.1:1234 route="GET /hello"
+}
+
+// Recover answers a panic with a bare 500; the stack trace goes into the
+// body only under core.ShowErrors, as in reso's own server.
+func ExampleRecover() {
+	boom := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("oops") })
+	for _, h := range []http.Handler{
+		middleware.Recover(boom),
+		core.ShowErrors(middleware.Recover(boom)),
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+		first, _, _ := strings.Cut(w.Body.String(), "\n")
+		fmt.Println(w.Code, first)
+	}
+	// Output:
+	// 500 500 Internal Server Error
+	// 500 panic: oops
 }

@@ -1,10 +1,12 @@
 package middleware
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -21,7 +23,8 @@ const StatusClientGone = 499
 //
 //	method    the request method
 //	path      the request path
-//	status    the status code answered (499 when the client went away unanswered)
+//	status    the status code answered (499 when the client went away unanswered,
+//	          101 when the handler took the connection over, as for an upgrade)
 //	bytes     the body bytes written
 //	duration  the time to answer
 //	query     the query string as sent ("" when none)
@@ -31,6 +34,9 @@ const StatusClientGone = 499
 //
 // The route comes from a [core.RouteRecorder] that Log puts in the request's
 // context and the [core.Router] fills in. A nil logger uses slog.Default().
+//
+// The writer passed on keeps Flush, Hijack, ReadFrom and Unwrap, so
+// http.ResponseController and io.Copy's sendfile path work through it.
 func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
@@ -43,8 +49,11 @@ func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 				code := sw.code
 				if code == 0 {
 					code = http.StatusOK
-					if errors.Is(r.Context().Err(), context.Canceled) {
+					switch {
+					case errors.Is(r.Context().Err(), context.Canceled):
 						code = StatusClientGone
+					case sw.hijacked:
+						code = http.StatusSwitchingProtocols
 					}
 				}
 				logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
@@ -64,9 +73,10 @@ func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 
 type statusWriter struct {
 	http.ResponseWriter
-	code  int
-	n     int64
-	route core.RouteRecorder
+	code     int
+	n        int64
+	hijacked bool
+	route    core.RouteRecorder
 }
 
 func (s *statusWriter) WriteHeader(code int) {
@@ -95,5 +105,32 @@ func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 	return n, err
 }
 
+// FlushError sends the header and what is buffered, for
+// http.ResponseController.
+func (s *statusWriter) FlushError() error {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return http.NewResponseController(s.ResponseWriter).Flush()
+}
+
+// Flush implements http.Flusher.
+func (s *statusWriter) Flush() { _ = s.FlushError() }
+
+// Hijack implements http.Hijacker.
+func (s *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, rw, err := http.NewResponseController(s.ResponseWriter).Hijack()
+	if err == nil {
+		s.hijacked = true
+	}
+	return c, rw, err
+}
+
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+var (
+	_ http.Flusher  = (*statusWriter)(nil)
+	_ http.Hijacker = (*statusWriter)(nil)
+	_ io.ReaderFrom = (*statusWriter)(nil)
+)

@@ -15,18 +15,21 @@ import (
 )
 
 func TestRecover(t *testing.T) {
+	panics := func(http.ResponseWriter, *http.Request) { panic("kaboom") }
 	cases := []struct {
 		name    string
+		mw      func(http.Handler) http.Handler
 		handler http.HandlerFunc
 		code    int
 		body    string
 	}{
-		{"panic", func(http.ResponseWriter, *http.Request) { panic("kaboom") }, 500, "panic: kaboom\n\ngoroutine"},
-		{"no panic", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "fine") }, 200, "fine"},
+		{"panic, no trace by default", Recover, panics, 500, "500 Internal Server Error\n"},
+		{"panic with trace under ShowErrors", recoverShowing, panics, 500, "panic: kaboom\n\ngoroutine"},
+		{"no panic", Recover, func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "fine") }, 200, "fine"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			srv := httptest.NewServer(core.ShowErrors(Recover(c.handler)))
+			srv := httptest.NewServer(c.mw(c.handler))
 			defer srv.Close()
 			for i := 0; i < 2; i++ { // the server keeps serving
 				resp, err := http.Get(srv.URL)
@@ -38,15 +41,25 @@ func TestRecover(t *testing.T) {
 				if resp.StatusCode != c.code || !strings.HasPrefix(string(b), c.body) {
 					t.Errorf("%d %.60q", resp.StatusCode, b)
 				}
+				if c.code == 500 && !strings.Contains(c.body, "kaboom") && strings.Contains(string(b), "kaboom") {
+					t.Errorf("the panic value leaked: %q", b)
+				}
 			}
 		})
 	}
 }
 
+// TestRecoverAfterHeader: a panic after WriteHeader and a flush (found by
+// type assertion, which the wrapper must keep) aborts the connection.
 func TestRecoverAfterHeader(t *testing.T) {
 	srv := httptest.NewServer(Recover(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(200)
-		w.(http.Flusher).Flush()
+		f, ok := w.(http.Flusher)
+		if !ok {
+			t.Error("Recover's writer is not an http.Flusher")
+			return
+		}
+		f.Flush()
 		panic("late")
 	})))
 	defer srv.Close()
@@ -110,3 +123,7 @@ func TestLog(t *testing.T) {
 		}
 	}
 }
+
+// recoverShowing is Recover behind core.ShowErrors, as reso's server has it:
+// a panic's trace goes into the 500 body.
+func recoverShowing(next http.Handler) http.Handler { return core.ShowErrors(Recover(next)) }
