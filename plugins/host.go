@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/reso-project/reso/core"
 )
@@ -27,11 +28,21 @@ type Mount struct {
 	Identity func(ctx context.Context) *core.Identity
 	// BodyLimit caps request bodies in bytes (413 past it); 0 means no cap.
 	BodyLimit int64
+	// Sessions is the door of session routes (Route.Session): it turns a
+	// request into a message session. Nil answers session routes with
+	// 501 Sessions Not Supported.
+	Sessions SessionTransport
+	// KeepAlive is the silence after which an open stream gets a
+	// keep-alive (see core.StreamOptions); 0 means core.DefaultKeepAlive.
+	KeepAlive time.Duration
+
+	live live // open streams and sessions, end hooks, plugins to close
 }
 
 // Routes asks every plugin for its routes and returns the route table.
 func (m *Mount) Routes(ctx context.Context, entries []Entry) ([]core.Route, error) {
 	var table []core.Route
+	m.live.setEntries(entries)
 	for _, e := range entries {
 		rs, err := e.Plugin.Routes(ctx, m.Host)
 		if err != nil {
@@ -39,8 +50,16 @@ func (m *Mount) Routes(ctx context.Context, entries []Entry) ([]core.Route, erro
 		}
 		for _, r := range rs {
 			cr := core.Route{Match: r.Match, Rewrite: r.Rewrite, Assign: r.Assign}
-			if r.Handler != nil {
-				h := m.handler(r.Handler, r.Auth)
+			if r.Handler != nil && r.Session != nil {
+				return nil, fmt.Errorf("plugins: %s: route %q has both a handler and a session handler", e.Name, r.Match)
+			}
+			if r.Handler != nil || r.Session != nil {
+				var h http.Handler
+				if r.Session != nil {
+					h = m.sessionHandler(r.Session, r.Auth)
+				} else {
+					h = m.handler(r.Handler, r.Auth)
+				}
 				if r.Auth {
 					if m.Require == nil {
 						return nil, fmt.Errorf("plugins: %s: route %q needs an identity and no authenticator is set", e.Name, r.Match)
@@ -67,6 +86,14 @@ func (m *Mount) handler(h core.Handler, auth bool) http.Handler {
 		if auth && m.Identity != nil {
 			req.Identity = m.Identity(r.Context())
 		}
-		core.Serve(w, r, h, req)
+		resp, err := h.Handle(r.Context(), req)
+		switch {
+		case err != nil:
+			core.WriteError(w, r, err)
+		case resp != nil && resp.Stream != nil:
+			core.WriteStream(w, r, resp, core.StreamOptions{KeepAlive: m.KeepAlive, Stop: m.live.stopping()})
+		default:
+			core.WriteResponse(w, r, resp)
+		}
 	})
 }

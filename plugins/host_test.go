@@ -55,7 +55,7 @@ func call(rt http.Handler, method, target, body string) (int, string) {
 }
 
 func TestMountOrderRewriteAndBodyLimit(t *testing.T) {
-	rt := serve(t, &Mount{Host: &Settings{}, BodyLimit: 4}, Entry{Name: "echo", Plugin: echoPlugin(false)})
+	rt := serve(t, &Mount{Host: &SettingsMap{}, BodyLimit: 4}, Entry{Name: "echo", Plugin: echoPlugin(false)})
 	cases := []struct {
 		method, target, body string
 		code                 int
@@ -74,13 +74,13 @@ func TestMountOrderRewriteAndBodyLimit(t *testing.T) {
 }
 
 func TestMountAuth(t *testing.T) {
-	if _, err := (&Mount{Host: &Settings{}}).Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(true)}}); err == nil ||
+	if _, err := (&Mount{Host: &SettingsMap{}}).Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(true)}}); err == nil ||
 		!strings.Contains(err.Error(), "p: route") {
 		t.Fatalf("an Auth route without an authenticator: %v", err)
 	}
 	type key struct{}
 	m := &Mount{
-		Host: &Settings{},
+		Host: &SettingsMap{},
 		Require: func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Header.Get("X-User") == "" {
@@ -110,7 +110,7 @@ func TestMountAuth(t *testing.T) {
 
 func TestMountPluginError(t *testing.T) {
 	bad := PluginFunc(func(context.Context, Host) ([]Route, error) { return nil, errors.New("no routes today") })
-	_, err := (&Mount{Host: &Settings{}}).Routes(context.Background(), []Entry{{Name: "bad", Plugin: bad}})
+	_, err := (&Mount{Host: &SettingsMap{}}).Routes(context.Background(), []Entry{{Name: "bad", Plugin: bad}})
 	if err == nil || !strings.Contains(err.Error(), "bad: no routes today") {
 		t.Fatalf("%v", err)
 	}

@@ -28,7 +28,7 @@ import (
 // lines, a body limit, and a stand-in authenticator.
 type testServer struct {
 	srv      *httptest.Server
-	settings *plugins.Settings
+	settings *plugins.SettingsMap
 }
 
 type identityKey struct{}

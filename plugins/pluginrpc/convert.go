@@ -59,6 +59,7 @@ func encodeRoute(r plugins.Route) *pluginv2.Route {
 		Assign:     wireList(r.Assign),
 		Auth:       r.Auth,
 		HasHandler: r.Handler != nil,
+		HasSession: r.Session != nil,
 	}
 }
 

@@ -93,7 +93,11 @@ var downloadData = func() []byte {
 
 var downloadTime = time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
 
-func (testPlugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
+func (testPlugin) Routes(_ context.Context, offered plugins.Host) ([]plugins.Route, error) {
+	host, ok := offered.(plugins.Settings)
+	if !ok {
+		return nil, errors.New("test plugin: the host offers no settings")
+	}
 	h := func(f func(ctx context.Context, req *core.Request) (*core.Response, error)) core.Handler {
 		return core.HandlerFunc(f)
 	}
@@ -263,7 +267,7 @@ func (valueResource) Get(context.Context, *core.Request) (any, error) {
 // trackedReader counts closes in the host setting "closed".
 type trackedReader struct {
 	*bytes.Reader
-	host   plugins.Host
+	host   plugins.Settings
 	ctx    context.Context
 	closed atomic.Bool
 }
