@@ -33,7 +33,7 @@ type server struct {
 	broker   *plugin.GRPCBroker
 	contents *contentTable
 
-	streams  *eventTable
+	streams *eventTable
 
 	mu       sync.RWMutex
 	handlers []core.Handler
