@@ -41,10 +41,15 @@ func Prepare(r *http.Request) *Request {
 // WriteResponse writes resp: status line with its reason phrase, headers
 // (Content-Type defaults to text/plain), cookies and the body, or the
 // Content served with http.ServeContent. A nil resp is 200 OK, empty. A HEAD
-// request gets the same header, Content-Length included, and no body.
+// request gets the same header, Content-Length included, and no body. A
+// Stream is written with [WriteStream] and default options.
 func WriteResponse(w http.ResponseWriter, r *http.Request, resp *Response) {
 	if resp == nil {
 		resp = &Response{}
+	}
+	if resp.Stream != nil {
+		WriteStream(w, r, resp, StreamOptions{})
+		return
 	}
 	h := w.Header()
 	for k, v := range resp.Header {

@@ -95,6 +95,11 @@ type Response struct {
 	// Content, when not nil, is served instead of Body with the semantics of
 	// http.ServeContent: streamed, with Range and conditional requests.
 	Content *Content
+	// Stream, when not nil, is served instead of Body: a streamed answer
+	// of events, written with [WriteStream] (Server-Sent Events or
+	// newline-delimited JSON) until the source ends or the client goes
+	// away. ContentType is then chosen by the framing.
+	Stream EventSource
 }
 
 // Content is a file-like body served with Range and conditional requests.

@@ -2,6 +2,7 @@ package plugins_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 
@@ -12,10 +13,14 @@ import (
 
 // greeter is a plugin with one route; it reads a shared setting from the host.
 var greeter = plugins.PluginFunc(func(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
+	settings, ok := host.(plugins.Settings)
+	if !ok {
+		return nil, errors.New("greeter: the host offers no settings")
+	}
 	return []plugins.Route{{
 		Match: "GET /hello",
 		Handler: core.HandlerFunc(func(ctx context.Context, req *core.Request) (*core.Response, error) {
-			name, err := host.Setting(ctx, "name")
+			name, err := settings.Setting(ctx, "name")
 			if err != nil {
 				return nil, err
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/reso-project/reso/core"
 )
@@ -38,11 +39,21 @@ type Mount struct {
 	// BodyLimit caps request bodies in bytes (413 past it); 0 means
 	// [DefaultBodyLimit] and a negative value means no cap.
 	BodyLimit int64
+	// Sessions is the door of session routes (Route.Session): it turns a
+	// request into a message session. Nil answers session routes with
+	// 501 Sessions Not Supported.
+	Sessions SessionTransport
+	// KeepAlive is the silence after which an open stream gets a
+	// keep-alive (see core.StreamOptions); 0 means core.DefaultKeepAlive.
+	KeepAlive time.Duration
+
+	live live // open streams and sessions, end hooks, plugins to close
 }
 
 // Routes asks every plugin for its routes and returns the route table.
 func (m *Mount) Routes(ctx context.Context, entries []Entry) ([]core.Route, error) {
 	var table []core.Route
+	m.live.setEntries(entries)
 	for _, e := range entries {
 		rs, err := e.Plugin.Routes(ctx, m.Host)
 		if err != nil {
@@ -50,8 +61,17 @@ func (m *Mount) Routes(ctx context.Context, entries []Entry) ([]core.Route, erro
 		}
 		for _, r := range rs {
 			cr := core.Route{Match: r.Match, Rewrite: r.Rewrite, Assign: r.Assign}
-			if r.Handler != nil {
-				h, err := m.wrap(m.handler(r.Handler, r.Identity), r.Identity)
+			if r.Handler != nil && r.Session != nil {
+				return nil, fmt.Errorf("plugins: %s: route %q has both a handler and a session handler", e.Name, r.Match)
+			}
+			if r.Handler != nil || r.Session != nil {
+				var h http.Handler
+				if r.Session != nil {
+					h = m.sessionHandler(r.Session, r.Identity)
+				} else {
+					h = m.handler(r.Handler, r.Identity)
+				}
+				h, err := m.wrap(h, r.Identity)
 				if err != nil {
 					return nil, fmt.Errorf("plugins: %s: route %q: %w", e.Name, r.Match, err)
 				}
@@ -94,6 +114,14 @@ func (m *Mount) handler(h core.Handler, mode IdentityMode) http.Handler {
 		if mode != IdentityNone {
 			req.Identity = core.IdentityFromContext(r.Context())
 		}
-		core.Serve(w, r, h, req)
+		resp, err := h.Handle(r.Context(), req)
+		switch {
+		case err != nil:
+			core.WriteError(w, r, err)
+		case resp != nil && resp.Stream != nil:
+			core.WriteStream(w, r, resp, core.StreamOptions{KeepAlive: m.KeepAlive, Stop: m.live.stopping()})
+		default:
+			core.WriteResponse(w, r, resp)
+		}
 	})
 }

@@ -37,6 +37,10 @@ type Route struct {
 	Identity IdentityMode
 	// Handler answers the route; nil makes a rewrite-only route.
 	Handler core.Handler
+	// Session, when set instead of Handler, makes a session route: the
+	// host's session transport (see [Mount].Sessions) turns the request
+	// into a message session and Session serves it.
+	Session core.SessionHandler
 }
 
 // IdentityMode says whether a route asks the host for the caller's
@@ -72,12 +76,40 @@ func (m IdentityMode) String() string {
 	return fmt.Sprintf("IdentityMode(%d)", uint8(m))
 }
 
-// Host is what the server offers every plugin.
-type Host interface {
+// Host is what the server offers every plugin. Each service is a small
+// capability interface that a plugin finds by type assertion, such as
+// [Settings]:
+//
+//	settings, ok := host.(plugins.Settings)
+//
+// so a new service never changes this interface or the plugins that do not
+// use it. Out of process, the plugin's host offers exactly the services the
+// server's host offers, so the assertion gives the same answer.
+type Host interface{}
+
+// Settings is the host service of shared settings.
+type Settings interface {
 	// Setting returns the value of a shared setting ("" when unset).
 	Setting(ctx context.Context, name string) (string, error)
 	// SetSetting changes a shared setting.
 	SetSetting(ctx context.Context, name, value string) error
+}
+
+// Closer is the optional capability of a plugin that holds something to
+// release (files, connections, goroutines): the host calls Close once at
+// shutdown, after the server stopped taking requests, in reverse plugin
+// order; ctx bounds the time it has. An isolated plugin's Close runs in its
+// process before the host stops it.
+type Closer interface {
+	Close(ctx context.Context) error
+}
+
+// Shutdowner is implemented by a plugin that stands for a plugin elsewhere,
+// such as a pluginrpc client, whose own Close ends a process: the host
+// calls Shutdown where it would call [Closer].Close, and Shutdown passes it
+// on.
+type Shutdowner interface {
+	Shutdown(ctx context.Context) error
 }
 
 // PluginFunc adapts a function to [Plugin].

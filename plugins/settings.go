@@ -7,9 +7,10 @@ import (
 	"sync"
 )
 
-// Settings is an in-memory [Host]: a map of shared settings safe for
-// concurrent use. The zero value is empty, writable and ready.
-type Settings struct {
+// SettingsMap is an in-memory [Host] that offers [Settings]: a map of
+// shared settings safe for concurrent use. The zero value is empty, writable
+// and ready.
+type SettingsMap struct {
 	mu       sync.RWMutex
 	m        map[string]string
 	readOnly []string
@@ -19,8 +20,8 @@ type Settings struct {
 // readOnly keep their initial value: no plugin can change them (the server
 // passes [SettingHidden] here, so a plugin cannot unhide the server's own
 // state files).
-func NewSettings(initial map[string]string, readOnly ...string) *Settings {
-	s := &Settings{m: make(map[string]string, len(initial)), readOnly: slices.Clone(readOnly)}
+func NewSettings(initial map[string]string, readOnly ...string) *SettingsMap {
+	s := &SettingsMap{m: make(map[string]string, len(initial)), readOnly: slices.Clone(readOnly)}
 	for k, v := range initial {
 		s.m[k] = v
 	}
@@ -28,14 +29,14 @@ func NewSettings(initial map[string]string, readOnly ...string) *Settings {
 }
 
 // Setting returns the value of name, "" when unset.
-func (s *Settings) Setting(_ context.Context, name string) (string, error) {
+func (s *SettingsMap) Setting(_ context.Context, name string) (string, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.m[name], nil
 }
 
 // SetSetting sets name to value; a read-only setting is an error.
-func (s *Settings) SetSetting(_ context.Context, name, value string) error {
+func (s *SettingsMap) SetSetting(_ context.Context, name, value string) error {
 	if slices.Contains(s.readOnly, name) {
 		return fmt.Errorf("plugins: setting %q is read-only", name)
 	}
@@ -48,4 +49,7 @@ func (s *Settings) SetSetting(_ context.Context, name, value string) error {
 	return nil
 }
 
-var _ Host = (*Settings)(nil)
+var (
+	_ Host     = (*SettingsMap)(nil)
+	_ Settings = (*SettingsMap)(nil)
+)

@@ -103,6 +103,15 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		cleanup()
 		return nil, nil, err
 	}
+	// Before the plugin processes end: every plugin's Close, in reverse
+	// order (isolated ones in their process).
+	closers = append(closers, func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
+		defer cancel()
+		if err := mount.Close(cctx); err != nil {
+			logger.Error("closing plugins", "err", err)
+		}
+	})
 	// The example application's contract (docs/wire.md#no-matching-route,
 	// docs/wire.md#error-bodies) lists the routes in a 404 and shows error
 	// texts and panic traces in a 500; a library router does neither.
@@ -115,5 +124,16 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 	if cfg.accessLog {
 		chain = alice.New(middleware.Log(logger)).Extend(chain)
 	}
-	return chain.Then(router), cleanup, nil
+	return goAwayHandler{chain.Then(router), mount.GoAway}, cleanup, nil
 }
+
+// goAwayHandler is the server's handler with the mount's GoAway, which
+// serve calls when shutdown begins: open streams end and open sessions get
+// a going-away close within the grace period.
+type goAwayHandler struct {
+	http.Handler
+	goAway func()
+}
+
+// GoAway ends open streams and sessions.
+func (h goAwayHandler) GoAway() { h.goAway() }

@@ -31,7 +31,8 @@ func describeListen(err error) string {
 	return err.Error()
 }
 
-// serve serves h on ln until ctx ends, then shuts down gracefully: requests
+// serve serves h on ln until ctx ends, then shuts down gracefully: open
+// streams and sessions end at once (when h has a GoAway method), requests
 // in flight get cfg.shutdownTimeout to finish; those still running after it
 // are logged and cut, and serve returns nil.
 func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, logger *slog.Logger) error {
@@ -44,6 +45,11 @@ func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, l
 		MaxHeaderBytes:    64 << 10,
 		ConnContext:       core.ConnContext,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	if g, ok := h.(interface{ GoAway() }); ok {
+		// Streams and sessions never finish by themselves: end them when
+		// shutdown begins, so that Shutdown can complete.
+		srv.RegisterOnShutdown(g.GoAway)
 	}
 	logger.Info("reso listening", "addr", ln.Addr().String(), "version", versionString())
 	errc := make(chan error, 1)

@@ -10,15 +10,23 @@
 // It answers GET /hello with {"hello": "world"} and GET /hello/NAME with
 // {"hello": "NAME"}, in JSON, XML or plain text like every reso resource, and
 // GET /hello-whoami with the caller's e-mail, or "anonymous": a route with an
-// optional identity.
+// optional identity. GET /hello-events/NAME streams three greetings:
+// Server-Sent Events for a client that accepts text/event-stream, else one
+// JSON line each:
+//
+//	curl -N -H 'Accept: text/event-stream' localhost:8000/hello-events/Ada
+//
 // See README.md beside this file.
 package main
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
@@ -52,11 +60,60 @@ func (p Plugin) Routes(ctx context.Context, host plugins.Host) ([]plugins.Route,
 			Handler:  core.Resource(whoami{}),
 		},
 		{
+			Match:   `GET /hello-events(?:/(?P<name>[^/?]*))?(?:$|\?)`,
+			Handler: core.HandlerFunc(helloEvents),
+		},
+		{
 			Match:   `GET /hello(?:/(?P<name>[^/?]*))?(?:$|\?)`,
 			Handler: core.Resource(hello{}),
 		},
 	}, nil
 }
+
+// helloEvents answers with a stream of three greetings; the host writes them as Server-Sent Events or JSON lines,
+// flushes each and keeps the stream alive.
+func helloEvents(_ context.Context, req *core.Request) (*core.Response, error) {
+	name := req.Var("name")
+	if name == "" {
+		name = "world"
+	}
+	return &core.Response{Stream: &greetings{name: name}}, nil
+}
+
+// greetings is the event source of /hello-events: three events, then the
+// end (io.EOF).
+type greetings struct {
+	name string
+	n    int
+}
+
+// Next returns the next greeting. It returns when ctx ends: the client went
+// away or the server is shutting down.
+func (g *greetings) Next(ctx context.Context) (core.Event, error) {
+	if g.n == 3 {
+		return core.Event{}, io.EOF
+	}
+	g.n++
+	if g.n > 1 {
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return core.Event{}, ctx.Err()
+		}
+	}
+	return core.Event{
+		ID:    strconv.Itoa(g.n),
+		Name:  "greeting",
+		Value: core.Node{Name: "hello", Content: core.Record{{Name: "name", Value: g.name}, {Name: "n", Value: g.n}}},
+	}, nil
+}
+
+// Close releases the source; the host calls it once, however the stream
+// ended. Greetings hold nothing.
+func (g *greetings) Close() error { return nil }
+
+// pause is the time between two greetings.
+const pause = 10 * time.Millisecond
 
 // hello is the resource behind the route: core.Resource calls Get for GET
 // and answers 405 Method Not Allowed for the other methods.
@@ -85,7 +142,8 @@ func (whoami) Get(_ context.Context, req *core.Request) (any, error) {
 }
 
 var (
-	_ plugins.Plugin = Plugin{}
-	_ core.Getter    = hello{}
-	_ core.Getter    = whoami{}
+	_ plugins.Plugin   = Plugin{}
+	_ core.Getter      = hello{}
+	_ core.Getter      = whoami{}
+	_ core.EventSource = (*greetings)(nil)
 )

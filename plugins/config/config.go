@@ -6,6 +6,7 @@ package config
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync/atomic"
@@ -23,7 +24,11 @@ type Plugin struct{}
 // Routes returns routes 3 (GET /config?directory=) and 4 (/config) of the
 // example application (docs/wire.md#example-routes).
 func (Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
-	h := core.Resource(&resource{host: host})
+	settings, ok := host.(plugins.Settings)
+	if !ok {
+		return nil, errors.New("config: the host offers no settings")
+	}
+	h := core.Resource(&resource{host: settings})
 	return []plugins.Route{
 		{
 			Match:   `GET /config\?directory=(?P<directory>[^&]*)`,
@@ -40,7 +45,7 @@ func (Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, err
 }
 
 type resource struct {
-	host plugins.Host
+	host plugins.Settings
 	last atomic.Pointer[shown] // the value of the last directory shown
 }
 

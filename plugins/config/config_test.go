@@ -40,7 +40,7 @@ func TestPut(t *testing.T) {
 }
 
 func TestGetDefault(t *testing.T) {
-	rs := &resource{host: &plugins.Settings{}}
+	rs := &resource{host: &plugins.SettingsMap{}}
 	v, err := rs.Get(context.Background(), &core.Request{})
 	if err != nil {
 		t.Fatal(err)

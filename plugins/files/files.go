@@ -61,7 +61,11 @@ type Plugin struct {
 // Routes returns routes 5 (listing) and 6 (download) of the example
 // application (docs/wire.md#example-routes).
 func (p Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
-	fsys := &fileSystem{host: host, hidden: newHidden(host), lim: newLimiter(p.Timeout, p.MaxPending)}
+	settings, ok := host.(plugins.Settings)
+	if !ok {
+		return nil, errors.New("files: the host offers no settings")
+	}
+	fsys := &fileSystem{host: settings, hidden: newHidden(settings), lim: newLimiter(p.Timeout, p.MaxPending)}
 	return []plugins.Route{
 		{Match: `GET /files(?:/|$|\?)`, Handler: core.Resource(&listing{fsys})},
 		{Match: `GET /file/`, Handler: &download{fsys}},
@@ -70,7 +74,7 @@ func (p Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, e
 
 // fileSystem is what the two routes share.
 type fileSystem struct {
-	host   plugins.Host
+	host   plugins.Settings
 	hidden *hidden
 	lim    *limiter
 }

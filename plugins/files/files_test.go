@@ -86,6 +86,6 @@ func TestDownloadConfined(t *testing.T) {
 }
 
 // testFS returns the state the routes of a Plugin share, on host.
-func testFS(host plugins.Host) *fileSystem {
+func testFS(host plugins.Settings) *fileSystem {
 	return &fileSystem{host: host, hidden: newHidden(host), lim: newLimiter(0, 0)}
 }

@@ -29,7 +29,7 @@ const settingTTL = time.Second
 // -journal files of the database come and go while the server runs; a
 // cached "absent" could let a new one through.
 type hidden struct {
-	host plugins.Host
+	host plugins.Settings
 	ttl  time.Duration
 	now  func() time.Time
 
@@ -41,7 +41,7 @@ type hiddenPaths struct {
 	paths []string
 }
 
-func newHidden(host plugins.Host) *hidden {
+func newHidden(host plugins.Settings) *hidden {
 	return &hidden{host: host, ttl: settingTTL, now: time.Now}
 }
 

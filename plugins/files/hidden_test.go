@@ -147,7 +147,7 @@ func TestHiddenOutsideDirectory(t *testing.T) {
 }
 
 // failingHost fails every setting.
-type failingHost struct{ *plugins.Settings }
+type failingHost struct{ *plugins.SettingsMap }
 
 func (failingHost) Setting(context.Context, string) (string, error) {
 	return "", errors.New("host gone")
@@ -175,7 +175,7 @@ func TestHiddenFailsClosed(t *testing.T) {
 
 // countingHost counts the times the hidden setting is asked for.
 type countingHost struct {
-	*plugins.Settings
+	*plugins.SettingsMap
 	n atomic.Int32
 }
 
@@ -183,11 +183,11 @@ func (h *countingHost) Setting(ctx context.Context, name string) (string, error)
 	if name == plugins.SettingHidden {
 		h.n.Add(1)
 	}
-	return h.Settings.Setting(ctx, name)
+	return h.SettingsMap.Setting(ctx, name)
 }
 
 func TestHiddenSettingCached(t *testing.T) {
-	host := &countingHost{Settings: plugins.NewSettings(map[string]string{plugins.SettingHidden: "/a\n\n/b \n"})}
+	host := &countingHost{SettingsMap: plugins.NewSettings(map[string]string{plugins.SettingHidden: "/a\n\n/b \n"})}
 	h := newHidden(host)
 	now := time.Unix(1700000000, 0)
 	h.now = func() time.Time { return now }

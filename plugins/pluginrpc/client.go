@@ -285,7 +285,7 @@ func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Host) ([]*plug
 		pluginv2.RegisterHostServer(s, hs)
 		return s
 	})
-	resp, err := cn.rpc.Routes(ctx, &pluginv2.RoutesRequest{HostBrokerId: id})
+	resp, err := cn.rpc.Routes(ctx, &pluginv2.RoutesRequest{HostBrokerId: id, Capabilities: capabilities(host)})
 	if err != nil {
 		return nil, fmt.Errorf("pluginrpc: plugin %q: routes: %s", c.cfg.Name, status.Convert(err).Message())
 	}
@@ -325,6 +325,9 @@ func (c *Client) Routes(ctx context.Context, host plugins.Host) ([]plugins.Route
 		if r.GetHasHandler() {
 			built[i].Handler = &remoteHandler{c: c, route: uint32(i)}
 		}
+		if r.GetHasSession() {
+			built[i].Session = &remoteSession{c: c, route: uint32(i)}
+		}
 	}
 	c.built = built
 	return slices.Clone(built), nil
@@ -344,6 +347,27 @@ func (c *Client) PID() int {
 func (c *Client) Close() error {
 	c.cancel()
 	<-c.done
+	return nil
+}
+
+// Shutdown calls the plugin's Close (plugins.Closer), if it has one, in
+// its process, and returns its error; the process keeps running until
+// Close. The host calls it at shutdown (see plugins.Mount.Close).
+func (c *Client) Shutdown(ctx context.Context) error {
+	cn := c.cur.Load()
+	if cn == nil {
+		return nil
+	}
+	resp, err := cn.rpc.Close(ctx, &pluginv2.ClosePluginRequest{})
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return fmt.Errorf("pluginrpc: plugin %q: close: %s", c.cfg.Name, status.Convert(err).Message())
+	}
+	if e := resp.GetError(); e != nil {
+		return decodeError(e)
+	}
 	return nil
 }
 
@@ -409,6 +433,9 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 		return nil, nil
 	}
 	out := decodeResponseFields(r)
+	if h := r.GetStream(); h != 0 {
+		out.Stream = &remoteEvents{rpc: cn.rpc, handle: h}
+	}
 	if ct := r.GetContent(); ct != nil {
 		out.Content = &core.Content{
 			Name:     string(ct.GetName()),
@@ -578,9 +605,18 @@ type hostServer struct {
 	bodies *bodyTable
 }
 
+// errNoSettings answers a settings call when the host offers none (the
+// plugin's host did not offer them either, so only a plugin that ignored
+// that gets it).
+var errNoSettings = errors.New("pluginrpc: the host offers no settings")
+
 // Setting returns a shared setting; the host's error crosses in band.
 func (s *hostServer) Setting(ctx context.Context, req *pluginv2.SettingRequest) (*pluginv2.SettingResponse, error) {
-	v, err := s.host.Setting(ctx, string(req.GetName()))
+	settings, ok := s.host.(plugins.Settings)
+	if !ok {
+		return &pluginv2.SettingResponse{Error: encodeError(errNoSettings)}, nil
+	}
+	v, err := settings.Setting(ctx, string(req.GetName()))
 	if err != nil {
 		return &pluginv2.SettingResponse{Error: encodeError(err)}, nil
 	}
@@ -589,7 +625,11 @@ func (s *hostServer) Setting(ctx context.Context, req *pluginv2.SettingRequest) 
 
 // SetSetting changes a shared setting; the host's error crosses in band.
 func (s *hostServer) SetSetting(ctx context.Context, req *pluginv2.SetSettingRequest) (*pluginv2.SetSettingResponse, error) {
-	if err := s.host.SetSetting(ctx, string(req.GetName()), string(req.GetValue())); err != nil {
+	settings, ok := s.host.(plugins.Settings)
+	if !ok {
+		return &pluginv2.SetSettingResponse{Error: encodeError(errNoSettings)}, nil
+	}
+	if err := settings.SetSetting(ctx, string(req.GetName()), string(req.GetValue())); err != nil {
 		return &pluginv2.SetSettingResponse{Error: encodeError(err)}, nil
 	}
 	return &pluginv2.SetSettingResponse{}, nil
@@ -620,6 +660,7 @@ func (s *hostServer) ReadBody(_ context.Context, req *pluginv2.ReadBodyRequest) 
 
 var (
 	_ plugins.Plugin      = (*Client)(nil)
+	_ plugins.Shutdowner  = (*Client)(nil)
 	_ io.Closer           = (*Client)(nil)
 	_ core.Handler        = (*remoteHandler)(nil)
 	_ pluginv2.HostServer = (*hostServer)(nil)

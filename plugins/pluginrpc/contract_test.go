@@ -28,15 +28,23 @@ import (
 // lines, a body limit, and a stand-in authenticator.
 type testServer struct {
 	srv      *httptest.Server
-	settings *plugins.Settings
+	settings *plugins.SettingsMap
+	mount    *plugins.Mount
+	// pipes receives the client end of every session the server accepts.
+	pipes chan core.Session
+
+	mu    sync.Mutex
+	ended map[string]int // end hook calls per session id
 }
 
 func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
 	t.Helper()
 	settings := plugins.NewSettings(map[string]string{"greeting": "hi there"})
+	pipes := make(chan core.Session, 16)
 	m := &plugins.Mount{
 		Host:      settings,
 		BodyLimit: 1 << 20,
+		Sessions:  pipeTransport(pipes),
 		Require: func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				id, email, ok := strings.Cut(r.Header.Get("X-User"), " ")
@@ -50,6 +58,12 @@ func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
 			})
 		},
 	}
+	ts := &testServer{settings: settings, mount: m, pipes: pipes, ended: make(map[string]int)}
+	m.OnSessionEnd(func(id string) {
+		ts.mu.Lock()
+		ts.ended[id]++
+		ts.mu.Unlock()
+	})
 	table, err := m.Routes(t.Context(), entries)
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +77,22 @@ func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
 	srv.Config.ConnContext = core.ConnContext
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return &testServer{srv: srv, settings: settings}
+	ts.srv = srv
+	return ts
 }
+
+// pipeTransport is the session transport of the tests: each session is an
+// in-memory pipe whose client end goes to pipes.
+type pipeTransport chan core.Session
+
+// Accept returns the server end of a new pipe.
+func (p pipeTransport) Accept(_ http.ResponseWriter, _ *http.Request, id string) (core.Session, error) {
+	server, client := core.Pipe(id)
+	p <- client
+	return server, nil
+}
+
+var _ plugins.SessionTransport = pipeTransport(nil)
 
 var dateLine = regexp.MustCompile(`(?m)^Date: .*\r\n`)
 

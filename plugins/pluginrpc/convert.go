@@ -60,6 +60,7 @@ func encodeRoute(r plugins.Route) *pluginv2.Route {
 		Auth:       r.Identity == plugins.IdentityRequired,
 		Identity:   pluginv2.IdentityMode(r.Identity),
 		HasHandler: r.Handler != nil,
+		HasSession: r.Session != nil,
 	}
 }
 

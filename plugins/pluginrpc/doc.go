@@ -41,9 +41,31 @@
 //     sequentially ahead of http.ServeContent, and a Range request starts a
 //     stream at its offset. The plugin closes the content when the host
 //     closes it, or after [ContentIdle] without use.
-//   - The plugin reaches the host's services ([plugins.Host]: the shared
-//     settings) through go-plugin's broker; it shares no memory with the
-//     host.
+//   - A streamed answer ([core.Response].Stream) stays open in the plugin;
+//     the host reads it through the server-streaming call Events. The
+//     plugin renders each event's value with [core.RenderEvent] exactly as
+//     the host would, and the host writes the bytes with its own framing
+//     (Server-Sent Events or NDJSON, keep-alives), so a stream is byte for
+//     byte the same compiled in or isolated. gRPC's flow control carries a
+//     slow client's back-pressure to the source; cancelling the call (the
+//     client went away, the server shuts down) ends the source's context,
+//     and the plugin closes the source once.
+//   - Sessions (plugins.Route.Session) cross as one bidirectional gRPC
+//     stream (Session) per session, so an isolated plugin serves sessions
+//     like a compiled-in one. The transport that owns the client's
+//     connection (the WebSocket) stays in the host, and the host assigns
+//     the session's id and runs the end hooks ([plugins.Mount].OnSessionEnd):
+//     when the plugin process dies, the call breaks, the host closes the
+//     session with 1011 and still runs them once. State tied to a session
+//     (transient resources) thus lives in the host and is released however
+//     the session ends.
+//   - At shutdown the host calls Close, which runs the plugin's Close
+//     ([plugins.Closer]) in its process, before it stops the process.
+//   - The plugin reaches the host's services ([plugins.Host]'s capability
+//     interfaces, such as [plugins.Settings]) through go-plugin's broker; it
+//     shares no memory with the host. The host names the capabilities it
+//     offers, and the plugin's host offers exactly those, so a type
+//     assertion answers as it would in process.
 //
 // A plugin process that exits or is killed costs only its own routes: they
 // answer [ErrUnavailable] (503 Plugin Unavailable) while the client restarts

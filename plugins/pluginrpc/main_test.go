@@ -93,7 +93,12 @@ var downloadData = func() []byte {
 
 var downloadTime = time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
 
-func (testPlugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
+func (testPlugin) Routes(_ context.Context, offered plugins.Host) ([]plugins.Route, error) {
+	host, ok := offered.(plugins.Settings)
+	if !ok {
+		return nil, errors.New("test plugin: the host offers no settings")
+	}
+	closeHost.Store(&host)
 	h := func(f func(ctx context.Context, req *core.Request) (*core.Response, error)) core.Handler {
 		return core.HandlerFunc(f)
 	}
@@ -174,6 +179,20 @@ func (testPlugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route,
 		{Match: `GET /users(?:/|$|\?)`, Handler: core.Bind(users.Example())},
 		{Match: `GET /pid`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
 			return &core.Response{Body: []byte(fmt.Sprint(os.Getpid()))}, nil
+		})},
+		{Match: `GET /events/many`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			return &core.Response{Stream: &manyEvents{}}, nil
+		})},
+		{Match: `GET /events/wait`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
+			return &core.Response{Code: 202, Reason: "Streaming For You", Stream: &waitEvents{host: host}}, nil
+		})},
+		{Match: `GET /session/echo`, Session: core.SessionHandlerFunc(echoSession)},
+		{Match: `GET /session/hold`, Session: core.SessionHandlerFunc(func(ctx context.Context, req *core.Request, s core.Session) error {
+			if err := s.Send(ctx, core.Message{Data: []byte("ready " + req.Path)}); err != nil {
+				return err
+			}
+			_, err := s.Recv(ctx)
+			return err
 		})},
 		{Match: `GET /exit`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
 			os.Exit(7)
@@ -263,7 +282,7 @@ func (valueResource) Get(context.Context, *core.Request) (any, error) {
 // trackedReader counts closes in the host setting "closed".
 type trackedReader struct {
 	*bytes.Reader
-	host   plugins.Host
+	host   plugins.Settings
 	ctx    context.Context
 	closed atomic.Bool
 }
@@ -278,7 +297,89 @@ func (r *trackedReader) Close() error {
 	return r.host.SetSetting(r.ctx, "closed", fmt.Sprint(n+1))
 }
 
+// closeHost is the host of the last Routes call, for Close.
+var closeHost atomic.Pointer[plugins.Settings]
+
+// Close records in the host setting "plugin-closed" that it ran.
+func (testPlugin) Close(ctx context.Context) error {
+	if h := closeHost.Load(); h != nil {
+		return (*h).SetSetting(ctx, "plugin-closed", "yes")
+	}
+	return errors.New("test plugin: closed before Routes")
+}
+
+// manyEvents gives manyCount events of about 4 KiB each, with ids, names
+// and values that show any byte lost or reordered, then io.EOF.
+type manyEvents struct{ n int }
+
+const manyCount = 300
+
+func (e *manyEvents) Next(ctx context.Context) (core.Event, error) {
+	if e.n == manyCount {
+		return core.Event{}, io.EOF
+	}
+	e.n++
+	ev := core.Event{ID: fmt.Sprint(e.n), Value: core.Node{Name: "event", Content: core.Record{
+		{Name: "n", Value: e.n}, {Name: "text", Value: "h\u00e9llo <&>\n" + strings.Repeat(string(rune('a'+e.n%26)), 4000)},
+	}}}
+	if e.n%3 == 0 {
+		ev.Name = "third"
+	}
+	return ev, nil
+}
+
+func (e *manyEvents) Close() error { return nil }
+
+// waitEvents gives one event, then waits for its context to end and
+// records in host settings that it did ("stream-cancelled") and how many
+// times it was closed ("stream-closed").
+type waitEvents struct {
+	host plugins.Settings
+	sent bool
+}
+
+func (e *waitEvents) Next(ctx context.Context) (core.Event, error) {
+	if !e.sent {
+		e.sent = true
+		return core.Event{ID: "1", Name: "first", Value: "waiting"}, nil
+	}
+	<-ctx.Done()
+	_ = e.host.SetSetting(context.WithoutCancel(ctx), "stream-cancelled", "yes")
+	return core.Event{}, ctx.Err()
+}
+
+func (e *waitEvents) Close() error {
+	v, _ := e.host.Setting(context.Background(), "stream-closed")
+	n := 0
+	fmt.Sscan(v, &n)
+	return e.host.SetSetting(context.Background(), "stream-closed", fmt.Sprint(n+1))
+}
+
+// echoSession sends every message back as it came; "close" closes the
+// session with 4000 "bye".
+func echoSession(ctx context.Context, _ *core.Request, s core.Session) error {
+	for {
+		m, err := s.Recv(ctx)
+		if err != nil {
+			var ce *core.CloseError
+			if errors.As(err, &ce) {
+				return nil // the client closed
+			}
+			return err
+		}
+		if !m.Binary && string(m.Data) == "close" {
+			return s.Close(4000, "bye")
+		}
+		if err := s.Send(ctx, m); err != nil {
+			return err
+		}
+	}
+}
+
 var (
-	_ plugins.Plugin = testPlugin{}
-	_ io.ReaderAt    = (*trackedReader)(nil)
+	_ plugins.Closer   = testPlugin{}
+	_ core.EventSource = (*manyEvents)(nil)
+	_ core.EventSource = (*waitEvents)(nil)
+	_ plugins.Plugin   = testPlugin{}
+	_ io.ReaderAt      = (*trackedReader)(nil)
 )

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,14 +33,17 @@ type server struct {
 	broker   *plugin.GRPCBroker
 	contents *contentTable
 
+	streams *eventTable
+
 	mu       sync.RWMutex
 	handlers []core.Handler
+	sessions []core.SessionHandler
 	host     *remoteHost
 	hostConn *grpc.ClientConn
 }
 
 func newServer(impl plugins.Plugin, broker *plugin.GRPCBroker) *server {
-	return &server{impl: impl, broker: broker, contents: newContentTable(ContentIdle)}
+	return &server{impl: impl, broker: broker, contents: newContentTable(ContentIdle), streams: newEventTable(ContentIdle)}
 }
 
 // Routes dials the host's services and asks the plugin for its routes.
@@ -51,26 +55,27 @@ func (s *server) Routes(ctx context.Context, req *pluginv2.RoutesRequest) (*plug
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "pluginrpc: dial the host: %v", err)
 	}
-	return s.routes(ctx, cc)
+	return s.routes(ctx, cc, stringList(req.GetCapabilities()))
 }
 
 // routes asks the plugin for its routes, with the host reached through cc.
-func (s *server) routes(ctx context.Context, cc *grpc.ClientConn) (*pluginv2.RoutesResponse, error) {
+func (s *server) routes(ctx context.Context, cc *grpc.ClientConn, capabilities []string) (*pluginv2.RoutesResponse, error) {
 	host := &remoteHost{client: pluginv2.NewHostClient(cc)}
-	rs, err := s.impl.Routes(ctx, host)
+	rs, err := s.impl.Routes(ctx, host.view(capabilities))
 	if err != nil {
 		cc.Close()
 		return &pluginv2.RoutesResponse{Error: encodeError(err)}, nil
 	}
 	handlers := make([]core.Handler, len(rs))
+	sessions := make([]core.SessionHandler, len(rs))
 	out := &pluginv2.RoutesResponse{Routes: make([]*pluginv2.Route, len(rs))}
 	for i, r := range rs {
-		handlers[i] = r.Handler
+		handlers[i], sessions[i] = r.Handler, r.Session
 		out.Routes[i] = encodeRoute(r)
 	}
 	s.mu.Lock()
 	old := s.hostConn
-	s.handlers, s.host, s.hostConn = handlers, host, cc
+	s.handlers, s.sessions, s.host, s.hostConn = handlers, sessions, host, cc
 	s.mu.Unlock()
 	if old != nil {
 		old.Close()
@@ -101,6 +106,9 @@ func (s *server) Exchange(stream pluginv2.Plugin_ExchangeServer) error {
 			if c := resp.GetResponse().GetContent(); c != nil {
 				s.contents.close(c.GetHandle())
 			}
+			if h := resp.GetResponse().GetStream(); h != 0 {
+				s.streams.close(h)
+			}
 			return err
 		}
 	}
@@ -130,6 +138,9 @@ func (s *server) handle(ctx context.Context, m *pluginv2.HandleRequest) (out *pl
 		return &pluginv2.HandleResponse{}
 	}
 	out = &pluginv2.HandleResponse{Response: encodeResponse(resp)}
+	if resp.Stream != nil {
+		out.Response.Stream = s.streams.open(resp.Stream, req, core.EventStream(req.Header))
+	}
 	if c := resp.Content; c != nil {
 		out.Response.Content = &pluginv2.Content{
 			Handle:  s.contents.open(c.ReaderAt),
@@ -194,6 +205,7 @@ func (s *server) CloseContent(_ context.Context, req *pluginv2.CloseContentReque
 // shutdown releases what the server holds.
 func (s *server) shutdown() {
 	s.contents.closeAll()
+	s.streams.closeAll()
 	s.mu.Lock()
 	if s.hostConn != nil {
 		s.hostConn.Close()
@@ -305,6 +317,32 @@ type remoteHost struct {
 	client pluginv2.HostClient
 }
 
+// view returns the host the plugin sees: one that offers exactly the
+// capabilities the host named (plugins.Host's capability interfaces), so
+// that a type assertion in the plugin answers as it would in process.
+func (h *remoteHost) view(capabilities []string) plugins.Host {
+	if slices.Contains(capabilities, capSettings) {
+		return settingsHost{h}
+	}
+	return hostOnly{}
+}
+
+// hostOnly is a host that offers no service.
+type hostOnly struct{}
+
+// settingsHost is a host that offers plugins.Settings.
+type settingsHost struct{ h *remoteHost }
+
+// Setting asks the host for a shared setting.
+func (s settingsHost) Setting(ctx context.Context, name string) (string, error) {
+	return s.h.Setting(ctx, name)
+}
+
+// SetSetting asks the host to change a shared setting.
+func (s settingsHost) SetSetting(ctx context.Context, name, value string) error {
+	return s.h.SetSetting(ctx, name, value)
+}
+
 // Setting asks the host for a shared setting. The host's own error comes
 // back as it was written; a failure to reach the host is the context's
 // error when the context ended, else names the setting.
@@ -384,6 +422,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 
 var (
 	_ pluginv2.PluginServer = (*server)(nil)
-	_ plugins.Host          = (*remoteHost)(nil)
+	_ plugins.Host          = hostOnly{}
+	_ plugins.Settings      = settingsHost{}
 	_ io.Reader             = (*bodyReader)(nil)
 )

@@ -146,7 +146,11 @@ func (Cause) EnumDescriptor() ([]byte, []int) {
 type RoutesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Broker id on which the host serves the Host service.
-	HostBrokerId  uint32 `protobuf:"varint,1,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
+	HostBrokerId uint32 `protobuf:"varint,1,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
+	// capabilities names the host services the host offers (plugins.Host's
+	// capability interfaces): "settings". The plugin's host offers exactly
+	// these, so a type assertion gives the same answer as in process.
+	Capabilities  [][]byte `protobuf:"bytes,20,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -186,6 +190,13 @@ func (x *RoutesRequest) GetHostBrokerId() uint32 {
 		return x.HostBrokerId
 	}
 	return 0
+}
+
+func (x *RoutesRequest) GetCapabilities() [][]byte {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
 }
 
 type RoutesResponse struct {
@@ -257,7 +268,9 @@ type Route struct {
 	// REQUIRED (a peer that predates this field).
 	Identity IdentityMode `protobuf:"varint,6,opt,name=identity,proto3,enum=reso.plugin.v2.IdentityMode" json:"identity,omitempty"`
 	// has_handler is false for a rewrite-only route.
-	HasHandler    bool `protobuf:"varint,5,opt,name=has_handler,json=hasHandler,proto3" json:"has_handler,omitempty"`
+	HasHandler bool `protobuf:"varint,5,opt,name=has_handler,json=hasHandler,proto3" json:"has_handler,omitempty"`
+	// has_session is true for a session route (plugins.Route.Session).
+	HasSession    bool `protobuf:"varint,20,opt,name=has_session,json=hasSession,proto3" json:"has_session,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -330,6 +343,13 @@ func (x *Route) GetIdentity() IdentityMode {
 func (x *Route) GetHasHandler() bool {
 	if x != nil {
 		return x.HasHandler
+	}
+	return false
+}
+
+func (x *Route) GetHasSession() bool {
+	if x != nil {
+		return x.HasSession
 	}
 	return false
 }
@@ -922,7 +942,10 @@ type Response struct {
 	// content, when set, is an open download to read with Read.
 	Content *Content `protobuf:"bytes,6,opt,name=content,proto3" json:"content,omitempty"`
 	// content_type is core.Response.ContentType ("" for the one in header).
-	ContentType   []byte `protobuf:"bytes,7,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	ContentType []byte `protobuf:"bytes,7,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	// stream, when not zero, is the handle of an open streamed answer
+	// (core.Response.Stream) to read with Events.
+	Stream        uint64 `protobuf:"varint,20,opt,name=stream,proto3" json:"stream,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1004,6 +1027,13 @@ func (x *Response) GetContentType() []byte {
 		return x.ContentType
 	}
 	return nil
+}
+
+func (x *Response) GetStream() uint64 {
+	if x != nil {
+		return x.Stream
+	}
+	return 0
 }
 
 // Cookie mirrors net/http.Cookie.
@@ -1774,16 +1804,698 @@ func (x *ReadBodyResponse) GetError() *BodyError {
 	return nil
 }
 
+type EventsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventsRequest) Reset() {
+	*x = EventsRequest{}
+	mi := &file_plugin_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventsRequest) ProtoMessage() {}
+
+func (x *EventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
+func (*EventsRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *EventsRequest) GetHandle() uint64 {
+	if x != nil {
+		return x.Handle
+	}
+	return 0
+}
+
+// EventMessage is one event of a streamed answer, its value rendered by
+// the plugin (core.RenderEvent) for the framing the request asks for.
+type EventMessage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            []byte                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Name          []byte                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Data          []byte                 `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventMessage) Reset() {
+	*x = EventMessage{}
+	mi := &file_plugin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventMessage) ProtoMessage() {}
+
+func (x *EventMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventMessage.ProtoReflect.Descriptor instead.
+func (*EventMessage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *EventMessage) GetId() []byte {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
+func (x *EventMessage) GetName() []byte {
+	if x != nil {
+		return x.Name
+	}
+	return nil
+}
+
+func (x *EventMessage) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type CloseEventsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseEventsRequest) Reset() {
+	*x = CloseEventsRequest{}
+	mi := &file_plugin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseEventsRequest) ProtoMessage() {}
+
+func (x *CloseEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseEventsRequest.ProtoReflect.Descriptor instead.
+func (*CloseEventsRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *CloseEventsRequest) GetHandle() uint64 {
+	if x != nil {
+		return x.Handle
+	}
+	return 0
+}
+
+type CloseEventsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseEventsResponse) Reset() {
+	*x = CloseEventsResponse{}
+	mi := &file_plugin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseEventsResponse) ProtoMessage() {}
+
+func (x *CloseEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseEventsResponse.ProtoReflect.Descriptor instead.
+func (*CloseEventsResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{29}
+}
+
+// SessionUp is what the host sends on a Session call.
+type SessionUp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*SessionUp_Open
+	//	*SessionUp_Message
+	//	*SessionUp_Closed
+	Kind          isSessionUp_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionUp) Reset() {
+	*x = SessionUp{}
+	mi := &file_plugin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionUp) ProtoMessage() {}
+
+func (x *SessionUp) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionUp.ProtoReflect.Descriptor instead.
+func (*SessionUp) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *SessionUp) GetKind() isSessionUp_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *SessionUp) GetOpen() *SessionOpen {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionUp_Open); ok {
+			return x.Open
+		}
+	}
+	return nil
+}
+
+func (x *SessionUp) GetMessage() *SessionMessage {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionUp_Message); ok {
+			return x.Message
+		}
+	}
+	return nil
+}
+
+func (x *SessionUp) GetClosed() *SessionClose {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionUp_Closed); ok {
+			return x.Closed
+		}
+	}
+	return nil
+}
+
+type isSessionUp_Kind interface {
+	isSessionUp_Kind()
+}
+
+type SessionUp_Open struct {
+	Open *SessionOpen `protobuf:"bytes,1,opt,name=open,proto3,oneof"`
+}
+
+type SessionUp_Message struct {
+	Message *SessionMessage `protobuf:"bytes,2,opt,name=message,proto3,oneof"`
+}
+
+type SessionUp_Closed struct {
+	// closed: the client closed the session.
+	Closed *SessionClose `protobuf:"bytes,3,opt,name=closed,proto3,oneof"`
+}
+
+func (*SessionUp_Open) isSessionUp_Kind() {}
+
+func (*SessionUp_Message) isSessionUp_Kind() {}
+
+func (*SessionUp_Closed) isSessionUp_Kind() {}
+
+// SessionOpen starts a session: the route, the request that opened it and
+// the id the host assigned.
+type SessionOpen struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Route         uint32                 `protobuf:"varint,1,opt,name=route,proto3" json:"route,omitempty"`
+	Request       *Request               `protobuf:"bytes,2,opt,name=request,proto3" json:"request,omitempty"`
+	Id            []byte                 `protobuf:"bytes,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionOpen) Reset() {
+	*x = SessionOpen{}
+	mi := &file_plugin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionOpen) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionOpen) ProtoMessage() {}
+
+func (x *SessionOpen) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionOpen.ProtoReflect.Descriptor instead.
+func (*SessionOpen) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *SessionOpen) GetRoute() uint32 {
+	if x != nil {
+		return x.Route
+	}
+	return 0
+}
+
+func (x *SessionOpen) GetRequest() *Request {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *SessionOpen) GetId() []byte {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
+// SessionMessage mirrors core.Message.
+type SessionMessage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Binary        bool                   `protobuf:"varint,1,opt,name=binary,proto3" json:"binary,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionMessage) Reset() {
+	*x = SessionMessage{}
+	mi := &file_plugin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionMessage) ProtoMessage() {}
+
+func (x *SessionMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionMessage.ProtoReflect.Descriptor instead.
+func (*SessionMessage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *SessionMessage) GetBinary() bool {
+	if x != nil {
+		return x.Binary
+	}
+	return false
+}
+
+func (x *SessionMessage) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// SessionClose is a close code and reason.
+type SessionClose struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Reason        []byte                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionClose) Reset() {
+	*x = SessionClose{}
+	mi := &file_plugin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionClose) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionClose) ProtoMessage() {}
+
+func (x *SessionClose) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionClose.ProtoReflect.Descriptor instead.
+func (*SessionClose) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *SessionClose) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *SessionClose) GetReason() []byte {
+	if x != nil {
+		return x.Reason
+	}
+	return nil
+}
+
+// SessionDown is what the plugin sends on a Session call.
+type SessionDown struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*SessionDown_Message
+	//	*SessionDown_Close
+	//	*SessionDown_End
+	Kind          isSessionDown_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionDown) Reset() {
+	*x = SessionDown{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionDown) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionDown) ProtoMessage() {}
+
+func (x *SessionDown) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionDown.ProtoReflect.Descriptor instead.
+func (*SessionDown) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *SessionDown) GetKind() isSessionDown_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *SessionDown) GetMessage() *SessionMessage {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionDown_Message); ok {
+			return x.Message
+		}
+	}
+	return nil
+}
+
+func (x *SessionDown) GetClose() *SessionClose {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionDown_Close); ok {
+			return x.Close
+		}
+	}
+	return nil
+}
+
+func (x *SessionDown) GetEnd() *SessionEnd {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionDown_End); ok {
+			return x.End
+		}
+	}
+	return nil
+}
+
+type isSessionDown_Kind interface {
+	isSessionDown_Kind()
+}
+
+type SessionDown_Message struct {
+	Message *SessionMessage `protobuf:"bytes,1,opt,name=message,proto3,oneof"`
+}
+
+type SessionDown_Close struct {
+	// close: the handler closed the session.
+	Close *SessionClose `protobuf:"bytes,2,opt,name=close,proto3,oneof"`
+}
+
+type SessionDown_End struct {
+	// end: the handler returned; the call ends after it.
+	End *SessionEnd `protobuf:"bytes,3,opt,name=end,proto3,oneof"`
+}
+
+func (*SessionDown_Message) isSessionDown_Kind() {}
+
+func (*SessionDown_Close) isSessionDown_Kind() {}
+
+func (*SessionDown_End) isSessionDown_Kind() {}
+
+// SessionEnd is the handler's return: error unset for nil.
+type SessionEnd struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionEnd) Reset() {
+	*x = SessionEnd{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionEnd) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionEnd) ProtoMessage() {}
+
+func (x *SessionEnd) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionEnd.ProtoReflect.Descriptor instead.
+func (*SessionEnd) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *SessionEnd) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+type ClosePluginRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClosePluginRequest) Reset() {
+	*x = ClosePluginRequest{}
+	mi := &file_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClosePluginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClosePluginRequest) ProtoMessage() {}
+
+func (x *ClosePluginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClosePluginRequest.ProtoReflect.Descriptor instead.
+func (*ClosePluginRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+type ClosePluginResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// error, when set, is the failure of the plugin's Close.
+	Error         *Error `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClosePluginResponse) Reset() {
+	*x = ClosePluginResponse{}
+	mi := &file_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClosePluginResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClosePluginResponse) ProtoMessage() {}
+
+func (x *ClosePluginResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClosePluginResponse.ProtoReflect.Descriptor instead.
+func (*ClosePluginResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ClosePluginResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\fplugin.proto\x12\x0ereso.plugin.v2\"5\n" +
+	"\fplugin.proto\x12\x0ereso.plugin.v2\"Y\n" +
 	"\rRoutesRequest\x12$\n" +
-	"\x0ehost_broker_id\x18\x01 \x01(\rR\fhostBrokerId\"l\n" +
+	"\x0ehost_broker_id\x18\x01 \x01(\rR\fhostBrokerId\x12\"\n" +
+	"\fcapabilities\x18\x14 \x03(\fR\fcapabilities\"l\n" +
 	"\x0eRoutesResponse\x12-\n" +
 	"\x06routes\x18\x01 \x03(\v2\x15.reso.plugin.v2.RouteR\x06routes\x12+\n" +
-	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"\xbe\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"\xdf\x01\n" +
 	"\x05Route\x12\x14\n" +
 	"\x05match\x18\x01 \x01(\fR\x05match\x12\x18\n" +
 	"\arewrite\x18\x02 \x01(\fR\arewrite\x12\x16\n" +
@@ -1791,7 +2503,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04auth\x18\x04 \x01(\bR\x04auth\x128\n" +
 	"\bidentity\x18\x06 \x01(\x0e2\x1c.reso.plugin.v2.IdentityModeR\bidentity\x12\x1f\n" +
 	"\vhas_handler\x18\x05 \x01(\bR\n" +
-	"hasHandler\"X\n" +
+	"hasHandler\x12\x1f\n" +
+	"\vhas_session\x18\x14 \x01(\bR\n" +
+	"hasSession\"X\n" +
 	"\rHandleRequest\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\rR\x05route\x121\n" +
 	"\arequest\x18\x02 \x01(\v2\x17.reso.plugin.v2.RequestR\arequest\"\xc7\x02\n" +
@@ -1829,7 +2543,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\fR\x06reason\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\fR\amessage\x12+\n" +
-	"\x05cause\x18\x04 \x01(\x0e2\x15.reso.plugin.v2.CauseR\x05cause\"\x82\x02\n" +
+	"\x05cause\x18\x04 \x01(\x0e2\x15.reso.plugin.v2.CauseR\x05cause\"\x9a\x02\n" +
 	"\bResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\fR\x06reason\x12.\n" +
@@ -1837,7 +2551,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\acookies\x18\x04 \x03(\v2\x16.reso.plugin.v2.CookieR\acookies\x12\x12\n" +
 	"\x04body\x18\x05 \x01(\fR\x04body\x121\n" +
 	"\acontent\x18\x06 \x01(\v2\x17.reso.plugin.v2.ContentR\acontent\x12!\n" +
-	"\fcontent_type\x18\a \x01(\fR\vcontentType\"\x82\x03\n" +
+	"\fcontent_type\x18\a \x01(\fR\vcontentType\x12\x16\n" +
+	"\x06stream\x18\x14 \x01(\x04R\x06stream\"\x82\x03\n" +
 	"\x06Cookie\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\fR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12\x16\n" +
@@ -1888,7 +2603,42 @@ const file_plugin_proto_rawDesc = "" +
 	"\x10ReadBodyResponse\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x10\n" +
 	"\x03eof\x18\x02 \x01(\bR\x03eof\x12/\n" +
-	"\x05error\x18\x03 \x01(\v2\x19.reso.plugin.v2.BodyErrorR\x05error*^\n" +
+	"\x05error\x18\x03 \x01(\v2\x19.reso.plugin.v2.BodyErrorR\x05error\"'\n" +
+	"\rEventsRequest\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\"F\n" +
+	"\fEventMessage\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\fR\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\fR\x04name\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\",\n" +
+	"\x12CloseEventsRequest\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\"\x15\n" +
+	"\x13CloseEventsResponse\"\xba\x01\n" +
+	"\tSessionUp\x121\n" +
+	"\x04open\x18\x01 \x01(\v2\x1b.reso.plugin.v2.SessionOpenH\x00R\x04open\x12:\n" +
+	"\amessage\x18\x02 \x01(\v2\x1e.reso.plugin.v2.SessionMessageH\x00R\amessage\x126\n" +
+	"\x06closed\x18\x03 \x01(\v2\x1c.reso.plugin.v2.SessionCloseH\x00R\x06closedB\x06\n" +
+	"\x04kind\"f\n" +
+	"\vSessionOpen\x12\x14\n" +
+	"\x05route\x18\x01 \x01(\rR\x05route\x121\n" +
+	"\arequest\x18\x02 \x01(\v2\x17.reso.plugin.v2.RequestR\arequest\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\fR\x02id\"<\n" +
+	"\x0eSessionMessage\x12\x16\n" +
+	"\x06binary\x18\x01 \x01(\bR\x06binary\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\":\n" +
+	"\fSessionClose\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\fR\x06reason\"\xb7\x01\n" +
+	"\vSessionDown\x12:\n" +
+	"\amessage\x18\x01 \x01(\v2\x1e.reso.plugin.v2.SessionMessageH\x00R\amessage\x124\n" +
+	"\x05close\x18\x02 \x01(\v2\x1c.reso.plugin.v2.SessionCloseH\x00R\x05close\x12.\n" +
+	"\x03end\x18\x03 \x01(\v2\x1a.reso.plugin.v2.SessionEndH\x00R\x03endB\x06\n" +
+	"\x04kind\"9\n" +
+	"\n" +
+	"SessionEnd\x12+\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"\x14\n" +
+	"\x12ClosePluginRequest\"B\n" +
+	"\x13ClosePluginResponse\x12+\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error*^\n" +
 	"\fIdentityMode\x12\x16\n" +
 	"\x12IDENTITY_MODE_NONE\x10\x00\x12\x1a\n" +
 	"\x16IDENTITY_MODE_OPTIONAL\x10\x01\x12\x1a\n" +
@@ -1897,13 +2647,17 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"CAUSE_NONE\x10\x00\x12\x12\n" +
 	"\x0eCAUSE_CANCELED\x10\x01\x12\x1b\n" +
-	"\x17CAUSE_DEADLINE_EXCEEDED\x10\x022\x86\x03\n" +
+	"\x17CAUSE_DEADLINE_EXCEEDED\x10\x022\xc0\x05\n" +
 	"\x06Plugin\x12G\n" +
 	"\x06Routes\x12\x1d.reso.plugin.v2.RoutesRequest\x1a\x1e.reso.plugin.v2.RoutesResponse\x12G\n" +
 	"\x06Handle\x12\x1d.reso.plugin.v2.HandleRequest\x1a\x1e.reso.plugin.v2.HandleResponse\x12M\n" +
 	"\bExchange\x12\x1d.reso.plugin.v2.HandleRequest\x1a\x1e.reso.plugin.v2.HandleResponse(\x010\x01\x12@\n" +
 	"\x04Read\x12\x1b.reso.plugin.v2.ReadRequest\x1a\x19.reso.plugin.v2.ReadChunk0\x01\x12Y\n" +
-	"\fCloseContent\x12#.reso.plugin.v2.CloseContentRequest\x1a$.reso.plugin.v2.CloseContentResponse2\xf6\x01\n" +
+	"\fCloseContent\x12#.reso.plugin.v2.CloseContentRequest\x1a$.reso.plugin.v2.CloseContentResponse\x12G\n" +
+	"\x06Events\x12\x1d.reso.plugin.v2.EventsRequest\x1a\x1c.reso.plugin.v2.EventMessage0\x01\x12V\n" +
+	"\vCloseEvents\x12\".reso.plugin.v2.CloseEventsRequest\x1a#.reso.plugin.v2.CloseEventsResponse\x12E\n" +
+	"\aSession\x12\x19.reso.plugin.v2.SessionUp\x1a\x1b.reso.plugin.v2.SessionDown(\x010\x01\x12P\n" +
+	"\x05Close\x12\".reso.plugin.v2.ClosePluginRequest\x1a#.reso.plugin.v2.ClosePluginResponse2\xf6\x01\n" +
 	"\x04Host\x12J\n" +
 	"\aSetting\x12\x1e.reso.plugin.v2.SettingRequest\x1a\x1f.reso.plugin.v2.SettingResponse\x12S\n" +
 	"\n" +
@@ -1923,7 +2677,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_plugin_proto_goTypes = []any{
 	(IdentityMode)(0),            // 0: reso.plugin.v2.IdentityMode
 	(Cause)(0),                   // 1: reso.plugin.v2.Cause
@@ -1953,6 +2707,18 @@ var file_plugin_proto_goTypes = []any{
 	(*SetSettingResponse)(nil),   // 25: reso.plugin.v2.SetSettingResponse
 	(*ReadBodyRequest)(nil),      // 26: reso.plugin.v2.ReadBodyRequest
 	(*ReadBodyResponse)(nil),     // 27: reso.plugin.v2.ReadBodyResponse
+	(*EventsRequest)(nil),        // 28: reso.plugin.v2.EventsRequest
+	(*EventMessage)(nil),         // 29: reso.plugin.v2.EventMessage
+	(*CloseEventsRequest)(nil),   // 30: reso.plugin.v2.CloseEventsRequest
+	(*CloseEventsResponse)(nil),  // 31: reso.plugin.v2.CloseEventsResponse
+	(*SessionUp)(nil),            // 32: reso.plugin.v2.SessionUp
+	(*SessionOpen)(nil),          // 33: reso.plugin.v2.SessionOpen
+	(*SessionMessage)(nil),       // 34: reso.plugin.v2.SessionMessage
+	(*SessionClose)(nil),         // 35: reso.plugin.v2.SessionClose
+	(*SessionDown)(nil),          // 36: reso.plugin.v2.SessionDown
+	(*SessionEnd)(nil),           // 37: reso.plugin.v2.SessionEnd
+	(*ClosePluginRequest)(nil),   // 38: reso.plugin.v2.ClosePluginRequest
+	(*ClosePluginResponse)(nil),  // 39: reso.plugin.v2.ClosePluginResponse
 }
 var file_plugin_proto_depIdxs = []int32{
 	4,  // 0: reso.plugin.v2.RoutesResponse.routes:type_name -> reso.plugin.v2.Route
@@ -1975,27 +2741,44 @@ var file_plugin_proto_depIdxs = []int32{
 	13, // 17: reso.plugin.v2.SettingResponse.error:type_name -> reso.plugin.v2.Error
 	13, // 18: reso.plugin.v2.SetSettingResponse.error:type_name -> reso.plugin.v2.Error
 	8,  // 19: reso.plugin.v2.ReadBodyResponse.error:type_name -> reso.plugin.v2.BodyError
-	2,  // 20: reso.plugin.v2.Plugin.Routes:input_type -> reso.plugin.v2.RoutesRequest
-	5,  // 21: reso.plugin.v2.Plugin.Handle:input_type -> reso.plugin.v2.HandleRequest
-	5,  // 22: reso.plugin.v2.Plugin.Exchange:input_type -> reso.plugin.v2.HandleRequest
-	18, // 23: reso.plugin.v2.Plugin.Read:input_type -> reso.plugin.v2.ReadRequest
-	20, // 24: reso.plugin.v2.Plugin.CloseContent:input_type -> reso.plugin.v2.CloseContentRequest
-	22, // 25: reso.plugin.v2.Host.Setting:input_type -> reso.plugin.v2.SettingRequest
-	24, // 26: reso.plugin.v2.Host.SetSetting:input_type -> reso.plugin.v2.SetSettingRequest
-	26, // 27: reso.plugin.v2.Host.ReadBody:input_type -> reso.plugin.v2.ReadBodyRequest
-	3,  // 28: reso.plugin.v2.Plugin.Routes:output_type -> reso.plugin.v2.RoutesResponse
-	12, // 29: reso.plugin.v2.Plugin.Handle:output_type -> reso.plugin.v2.HandleResponse
-	12, // 30: reso.plugin.v2.Plugin.Exchange:output_type -> reso.plugin.v2.HandleResponse
-	19, // 31: reso.plugin.v2.Plugin.Read:output_type -> reso.plugin.v2.ReadChunk
-	21, // 32: reso.plugin.v2.Plugin.CloseContent:output_type -> reso.plugin.v2.CloseContentResponse
-	23, // 33: reso.plugin.v2.Host.Setting:output_type -> reso.plugin.v2.SettingResponse
-	25, // 34: reso.plugin.v2.Host.SetSetting:output_type -> reso.plugin.v2.SetSettingResponse
-	27, // 35: reso.plugin.v2.Host.ReadBody:output_type -> reso.plugin.v2.ReadBodyResponse
-	28, // [28:36] is the sub-list for method output_type
-	20, // [20:28] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	33, // 20: reso.plugin.v2.SessionUp.open:type_name -> reso.plugin.v2.SessionOpen
+	34, // 21: reso.plugin.v2.SessionUp.message:type_name -> reso.plugin.v2.SessionMessage
+	35, // 22: reso.plugin.v2.SessionUp.closed:type_name -> reso.plugin.v2.SessionClose
+	6,  // 23: reso.plugin.v2.SessionOpen.request:type_name -> reso.plugin.v2.Request
+	34, // 24: reso.plugin.v2.SessionDown.message:type_name -> reso.plugin.v2.SessionMessage
+	35, // 25: reso.plugin.v2.SessionDown.close:type_name -> reso.plugin.v2.SessionClose
+	37, // 26: reso.plugin.v2.SessionDown.end:type_name -> reso.plugin.v2.SessionEnd
+	13, // 27: reso.plugin.v2.SessionEnd.error:type_name -> reso.plugin.v2.Error
+	13, // 28: reso.plugin.v2.ClosePluginResponse.error:type_name -> reso.plugin.v2.Error
+	2,  // 29: reso.plugin.v2.Plugin.Routes:input_type -> reso.plugin.v2.RoutesRequest
+	5,  // 30: reso.plugin.v2.Plugin.Handle:input_type -> reso.plugin.v2.HandleRequest
+	5,  // 31: reso.plugin.v2.Plugin.Exchange:input_type -> reso.plugin.v2.HandleRequest
+	18, // 32: reso.plugin.v2.Plugin.Read:input_type -> reso.plugin.v2.ReadRequest
+	20, // 33: reso.plugin.v2.Plugin.CloseContent:input_type -> reso.plugin.v2.CloseContentRequest
+	28, // 34: reso.plugin.v2.Plugin.Events:input_type -> reso.plugin.v2.EventsRequest
+	30, // 35: reso.plugin.v2.Plugin.CloseEvents:input_type -> reso.plugin.v2.CloseEventsRequest
+	32, // 36: reso.plugin.v2.Plugin.Session:input_type -> reso.plugin.v2.SessionUp
+	38, // 37: reso.plugin.v2.Plugin.Close:input_type -> reso.plugin.v2.ClosePluginRequest
+	22, // 38: reso.plugin.v2.Host.Setting:input_type -> reso.plugin.v2.SettingRequest
+	24, // 39: reso.plugin.v2.Host.SetSetting:input_type -> reso.plugin.v2.SetSettingRequest
+	26, // 40: reso.plugin.v2.Host.ReadBody:input_type -> reso.plugin.v2.ReadBodyRequest
+	3,  // 41: reso.plugin.v2.Plugin.Routes:output_type -> reso.plugin.v2.RoutesResponse
+	12, // 42: reso.plugin.v2.Plugin.Handle:output_type -> reso.plugin.v2.HandleResponse
+	12, // 43: reso.plugin.v2.Plugin.Exchange:output_type -> reso.plugin.v2.HandleResponse
+	19, // 44: reso.plugin.v2.Plugin.Read:output_type -> reso.plugin.v2.ReadChunk
+	21, // 45: reso.plugin.v2.Plugin.CloseContent:output_type -> reso.plugin.v2.CloseContentResponse
+	29, // 46: reso.plugin.v2.Plugin.Events:output_type -> reso.plugin.v2.EventMessage
+	31, // 47: reso.plugin.v2.Plugin.CloseEvents:output_type -> reso.plugin.v2.CloseEventsResponse
+	36, // 48: reso.plugin.v2.Plugin.Session:output_type -> reso.plugin.v2.SessionDown
+	39, // 49: reso.plugin.v2.Plugin.Close:output_type -> reso.plugin.v2.ClosePluginResponse
+	23, // 50: reso.plugin.v2.Host.Setting:output_type -> reso.plugin.v2.SettingResponse
+	25, // 51: reso.plugin.v2.Host.SetSetting:output_type -> reso.plugin.v2.SetSettingResponse
+	27, // 52: reso.plugin.v2.Host.ReadBody:output_type -> reso.plugin.v2.ReadBodyResponse
+	41, // [41:53] is the sub-list for method output_type
+	29, // [29:41] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2003,13 +2786,23 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
+	file_plugin_proto_msgTypes[30].OneofWrappers = []any{
+		(*SessionUp_Open)(nil),
+		(*SessionUp_Message)(nil),
+		(*SessionUp_Closed)(nil),
+	}
+	file_plugin_proto_msgTypes[34].OneofWrappers = []any{
+		(*SessionDown_Message)(nil),
+		(*SessionDown_Close)(nil),
+		(*SessionDown_End)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   26,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

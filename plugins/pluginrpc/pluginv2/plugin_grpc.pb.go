@@ -44,6 +44,10 @@ const (
 	Plugin_Exchange_FullMethodName     = "/reso.plugin.v2.Plugin/Exchange"
 	Plugin_Read_FullMethodName         = "/reso.plugin.v2.Plugin/Read"
 	Plugin_CloseContent_FullMethodName = "/reso.plugin.v2.Plugin/CloseContent"
+	Plugin_Events_FullMethodName       = "/reso.plugin.v2.Plugin/Events"
+	Plugin_CloseEvents_FullMethodName  = "/reso.plugin.v2.Plugin/CloseEvents"
+	Plugin_Session_FullMethodName      = "/reso.plugin.v2.Plugin/Session"
+	Plugin_Close_FullMethodName        = "/reso.plugin.v2.Plugin/Close"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -69,6 +73,25 @@ type PluginClient interface {
 	Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadChunk], error)
 	// CloseContent releases an open download.
 	CloseContent(ctx context.Context, in *CloseContentRequest, opts ...grpc.CallOption) (*CloseContentResponse, error)
+	// Events streams the events of an open streamed answer
+	// (Response.stream), each rendered in the plugin, until the source ends
+	// (the stream then ends) or the host cancels the call (the source's
+	// context ends). The plugin closes the source when the call ends. A
+	// stream can be read once.
+	Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[EventMessage], error)
+	// CloseEvents releases a streamed answer the host will not read (a HEAD
+	// request, a client already gone).
+	CloseEvents(ctx context.Context, in *CloseEventsRequest, opts ...grpc.CallOption) (*CloseEventsResponse, error)
+	// Session serves one message session of a session route: the host sends
+	// SessionUp.open first, then the client's messages and, when the client
+	// closes, its close; the plugin sends the handler's messages, its close
+	// and, when the handler returns, SessionDown.end, and ends the call.
+	// Cancelling the call (server shutdown, lost connection) cancels the
+	// handler's context.
+	Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionUp, SessionDown], error)
+	// Close calls the plugin's Close (plugins.Closer), if it has one, at the
+	// host's shutdown.
+	Close(ctx context.Context, in *ClosePluginRequest, opts ...grpc.CallOption) (*ClosePluginResponse, error)
 }
 
 type pluginClient struct {
@@ -141,6 +164,58 @@ func (c *pluginClient) CloseContent(ctx context.Context, in *CloseContentRequest
 	return out, nil
 }
 
+func (c *pluginClient) Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[EventMessage], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[2], Plugin_Events_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[EventsRequest, EventMessage]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_EventsClient = grpc.ServerStreamingClient[EventMessage]
+
+func (c *pluginClient) CloseEvents(ctx context.Context, in *CloseEventsRequest, opts ...grpc.CallOption) (*CloseEventsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseEventsResponse)
+	err := c.cc.Invoke(ctx, Plugin_CloseEvents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionUp, SessionDown], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[3], Plugin_Session_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SessionUp, SessionDown]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_SessionClient = grpc.BidiStreamingClient[SessionUp, SessionDown]
+
+func (c *pluginClient) Close(ctx context.Context, in *ClosePluginRequest, opts ...grpc.CallOption) (*ClosePluginResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClosePluginResponse)
+	err := c.cc.Invoke(ctx, Plugin_Close_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -164,6 +239,25 @@ type PluginServer interface {
 	Read(*ReadRequest, grpc.ServerStreamingServer[ReadChunk]) error
 	// CloseContent releases an open download.
 	CloseContent(context.Context, *CloseContentRequest) (*CloseContentResponse, error)
+	// Events streams the events of an open streamed answer
+	// (Response.stream), each rendered in the plugin, until the source ends
+	// (the stream then ends) or the host cancels the call (the source's
+	// context ends). The plugin closes the source when the call ends. A
+	// stream can be read once.
+	Events(*EventsRequest, grpc.ServerStreamingServer[EventMessage]) error
+	// CloseEvents releases a streamed answer the host will not read (a HEAD
+	// request, a client already gone).
+	CloseEvents(context.Context, *CloseEventsRequest) (*CloseEventsResponse, error)
+	// Session serves one message session of a session route: the host sends
+	// SessionUp.open first, then the client's messages and, when the client
+	// closes, its close; the plugin sends the handler's messages, its close
+	// and, when the handler returns, SessionDown.end, and ends the call.
+	// Cancelling the call (server shutdown, lost connection) cancels the
+	// handler's context.
+	Session(grpc.BidiStreamingServer[SessionUp, SessionDown]) error
+	// Close calls the plugin's Close (plugins.Closer), if it has one, at the
+	// host's shutdown.
+	Close(context.Context, *ClosePluginRequest) (*ClosePluginResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -188,6 +282,18 @@ func (UnimplementedPluginServer) Read(*ReadRequest, grpc.ServerStreamingServer[R
 }
 func (UnimplementedPluginServer) CloseContent(context.Context, *CloseContentRequest) (*CloseContentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CloseContent not implemented")
+}
+func (UnimplementedPluginServer) Events(*EventsRequest, grpc.ServerStreamingServer[EventMessage]) error {
+	return status.Error(codes.Unimplemented, "method Events not implemented")
+}
+func (UnimplementedPluginServer) CloseEvents(context.Context, *CloseEventsRequest) (*CloseEventsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CloseEvents not implemented")
+}
+func (UnimplementedPluginServer) Session(grpc.BidiStreamingServer[SessionUp, SessionDown]) error {
+	return status.Error(codes.Unimplemented, "method Session not implemented")
+}
+func (UnimplementedPluginServer) Close(context.Context, *ClosePluginRequest) (*ClosePluginResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Close not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -282,6 +388,60 @@ func _Plugin_CloseContent_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_Events_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(EventsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PluginServer).Events(m, &grpc.GenericServerStream[EventsRequest, EventMessage]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_EventsServer = grpc.ServerStreamingServer[EventMessage]
+
+func _Plugin_CloseEvents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseEventsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).CloseEvents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_CloseEvents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).CloseEvents(ctx, req.(*CloseEventsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_Session_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PluginServer).Session(&grpc.GenericServerStream[SessionUp, SessionDown]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_SessionServer = grpc.BidiStreamingServer[SessionUp, SessionDown]
+
+func _Plugin_Close_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClosePluginRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Close(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Close_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Close(ctx, req.(*ClosePluginRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -301,6 +461,14 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "CloseContent",
 			Handler:    _Plugin_CloseContent_Handler,
 		},
+		{
+			MethodName: "CloseEvents",
+			Handler:    _Plugin_CloseEvents_Handler,
+		},
+		{
+			MethodName: "Close",
+			Handler:    _Plugin_Close_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -313,6 +481,17 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Read",
 			Handler:       _Plugin_Read_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Events",
+			Handler:       _Plugin_Events_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Session",
+			Handler:       _Plugin_Session_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "plugin.proto",

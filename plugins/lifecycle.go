@@ -1,0 +1,222 @@
+package plugins
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/reso-project/reso/core"
+)
+
+// SessionTransport is the host's door for session routes: it owns the
+// client's connection (a WebSocket in a real server, an in-memory pipe in
+// tests) and turns a request into a [core.Session] with the id the host
+// assigned. When Accept fails it has written nothing: the host answers the
+// request with the error (a core.StatusError gives its status line).
+type SessionTransport interface {
+	Accept(w http.ResponseWriter, r *http.Request, id string) (core.Session, error)
+}
+
+// ErrNoSessions answers a session route when the host has no
+// [SessionTransport].
+var ErrNoSessions = core.Status(http.StatusNotImplemented, "Sessions Not Supported")
+
+// live is the state of a Mount that outlives one request: the open
+// streams' stop signal, the open sessions, the end hooks, and the plugins
+// to close at shutdown.
+type live struct {
+	mu       sync.Mutex
+	stop     chan struct{} // closed by GoAway
+	stopped  bool
+	sessions map[string]*hostSession
+	hooks    []func(id string)
+	entries  []Entry
+	closed   bool
+}
+
+func (l *live) setEntries(entries []Entry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, entries...)
+}
+
+// stopping returns the channel GoAway closes.
+func (l *live) stopping() <-chan struct{} { return l.stopChan() }
+
+func (l *live) stopChan() chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stop == nil {
+		l.stop = make(chan struct{})
+	}
+	return l.stop
+}
+
+// OnSessionEnd registers f to be called with a session's id when the
+// session ends, exactly once per session, however it ends: the client
+// closed it, its handler returned, its plugin process died (the session is
+// then closed with core.CloseInternal), or the server shut down
+// (core.CloseGoingAway). f runs after the session's handler has returned;
+// it must not block for long. Hooks run in registration order.
+func (m *Mount) OnSessionEnd(f func(id string)) {
+	m.live.mu.Lock()
+	defer m.live.mu.Unlock()
+	m.live.hooks = append(m.live.hooks, f)
+}
+
+// GoAway ends every open stream (its source's context is cancelled) and
+// closes every open session with core.CloseGoingAway; streams and
+// sessions that start later end at once. The server calls it when it
+// begins to shut down (http.Server.RegisterOnShutdown), so that they end
+// within the grace period.
+func (m *Mount) GoAway() {
+	l := &m.live
+	stop := l.stopChan()
+	l.mu.Lock()
+	if l.stopped {
+		l.mu.Unlock()
+		return
+	}
+	l.stopped = true
+	close(stop)
+	open := make([]*hostSession, 0, len(l.sessions))
+	for _, s := range l.sessions {
+		open = append(open, s)
+	}
+	l.mu.Unlock()
+	for _, s := range open {
+		s.goAway()
+	}
+}
+
+// Close ends open streams and sessions (see GoAway), then lets every
+// plugin clean up: in reverse plugin order, a plugin that implements
+// [Closer] is closed, one that implements [Shutdowner] shut down. ctx
+// bounds the time they have. Close is called once, at shutdown; later
+// calls do nothing. The errors of all plugins are joined.
+func (m *Mount) Close(ctx context.Context) error {
+	m.GoAway()
+	l := &m.live
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	entries := slices.Clone(l.entries)
+	l.mu.Unlock()
+	var errs []error
+	for _, e := range slices.Backward(entries) {
+		var err error
+		switch p := e.Plugin.(type) {
+		case Closer:
+			err = p.Close(ctx)
+		case Shutdowner:
+			err = p.Shutdown(ctx)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("plugins: %s: close: %w", e.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sessionHandler adapts a session handler to net/http: the transport turns
+// the request into a session, the handler serves it, and the end hooks run
+// once when it is over.
+func (m *Mount) sessionHandler(h core.SessionHandler, mode IdentityMode) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m.Sessions == nil {
+			core.WriteError(w, r, ErrNoSessions)
+			return
+		}
+		req := core.Prepare(r)
+		req.Body = nil
+		if mode != IdentityNone {
+			req.Identity = core.IdentityFromContext(r.Context())
+		}
+		id := newSessionID()
+		ts, err := m.Sessions.Accept(w, r, id)
+		if err != nil {
+			core.WriteError(w, r, err)
+			return
+		}
+		m.serveSession(r.Context(), h, req, ts)
+	})
+}
+
+// serveSession runs h on session ts and ends it: the close code follows
+// how it ended, and the end hooks run once.
+func (m *Mount) serveSession(ctx context.Context, h core.SessionHandler, req *core.Request, ts core.Session) {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &hostSession{Session: ts, cancel: cancel}
+	l := &m.live
+	l.mu.Lock()
+	if l.sessions == nil {
+		l.sessions = make(map[string]*hostSession)
+	}
+	l.sessions[ts.ID()] = s
+	stopped := l.stopped
+	l.mu.Unlock()
+	if stopped {
+		s.goAway()
+	}
+	var err error
+	defer func() {
+		v := recover()
+		if v != nil {
+			err = core.NewPanicError(v)
+		}
+		if err != nil {
+			_ = s.Close(core.CloseInternal, "")
+		} else {
+			_ = s.Close(core.CloseNormal, "")
+		}
+		cancel()
+		l.mu.Lock()
+		delete(l.sessions, ts.ID())
+		hooks := slices.Clone(l.hooks)
+		l.mu.Unlock()
+		for _, f := range hooks {
+			f(ts.ID())
+		}
+		if v != nil {
+			panic(v)
+		}
+	}()
+	err = h.ServeSession(ctx, req, s)
+}
+
+// hostSession is a session as the host hands it to a handler: its first
+// Close counts, and going away cancels the handler's context.
+type hostSession struct {
+	core.Session
+	cancel context.CancelFunc
+	once   sync.Once
+	err    error
+}
+
+// Close closes the session the first time it is called.
+func (s *hostSession) Close(code int, reason string) error {
+	s.once.Do(func() { s.err = s.Session.Close(code, reason) })
+	return s.err
+}
+
+func (s *hostSession) goAway() {
+	_ = s.Close(core.CloseGoingAway, "server shutting down")
+	s.cancel()
+}
+
+// newSessionID returns a fresh random session id: 16 hex digits.
+func newSessionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+var _ core.Session = (*hostSession)(nil)

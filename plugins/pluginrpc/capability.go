@@ -1,0 +1,18 @@
+package pluginrpc
+
+import "github.com/reso-project/reso/plugins"
+
+// Names of the host's capabilities as RoutesRequest.capabilities carries
+// them: one per capability interface of plugins.Host.
+const (
+	capSettings = "settings" // plugins.Settings
+)
+
+// capabilities names the capability interfaces host implements.
+func capabilities(host plugins.Host) [][]byte {
+	var out []string
+	if _, ok := host.(plugins.Settings); ok {
+		out = append(out, capSettings)
+	}
+	return wireList(out)
+}
