@@ -1,8 +1,14 @@
 package tests
 
 import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestHelloEvents streams the example plugin's greetings over real HTTP,
@@ -53,4 +59,48 @@ func TestHelloEvents(t *testing.T) {
 			t.Errorf("errors in the log:\n%s", s.Log())
 		}
 	})
+}
+
+// TestShutdownEndsStreams: SIGTERM ends a stream that would go on for hours
+// well within the grace period: the client reads the events sent so far and
+// a clean end of the body, no request is cut, and the server exits 0.
+func TestShutdownEndsStreams(t *testing.T) {
+	hello := helloPlugin(t)
+	eachMode(t, func(t *testing.T, m mode) {
+		s := start(t, m, "-plugin", "hello="+hello, "-shutdown-timeout", "1m")
+		c, err := net.Dial("tcp", s.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		io.WriteString(c, "GET /hello-events/Ada?count=1000000 HTTP/1.1\r\nHost: x\r\n\r\n")
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(resp.Body).ReadString('\n')
+		if err != nil || line != `{"hello": {"name": "Ada", "n": 1}}`+"\n" {
+			t.Fatalf("first event %q %v", line, err)
+		}
+		s.cmd.Process.Signal(syscall.SIGTERM)
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			t.Errorf("the stream did not end cleanly: %v", err)
+		}
+		if code := exitStatus(t, s); code != 0 {
+			t.Errorf("exit status %d", code)
+		}
+		if strings.Contains(s.Log(), "request cut at shutdown") || strings.Contains(s.Log(), "level=ERROR") {
+			t.Errorf("log:\n%s", s.Log())
+		}
+	})
+}
+
+func TestHelloEventsBadCount(t *testing.T) {
+	hello := helloPlugin(t)
+	s := start(t, mode{name: "compiled"}, "-plugin", "hello="+hello)
+	if got := s.get(t, "/hello-events?count=x"); got.StatusLine != "HTTP/1.1 400 Invalid Count" {
+		t.Errorf("%s", got.StatusLine)
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -77,20 +78,34 @@ func helloEvents(_ context.Context, req *core.Request) (*core.Response, error) {
 	if name == "" {
 		name = "world"
 	}
-	return &core.Response{Stream: &greetings{name: name}}, nil
+	count := 3
+	if q, err := url.ParseQuery(req.Query); err == nil && q.Get("count") != "" {
+		n, err := strconv.Atoi(q.Get("count"))
+		if err != nil || n < 0 || n > maxGreetings {
+			return nil, errBadCount
+		}
+		count = n
+	}
+	return &core.Response{Stream: &greetings{name: name, count: count}}, nil
 }
 
-// greetings is the event source of /hello-events: three events, then the
-// end (io.EOF).
+// maxGreetings bounds ?count=.
+const maxGreetings = 1_000_000
+
+var errBadCount = core.Status(400, "Invalid Count")
+
+// greetings is the event source of /hello-events: count events (three
+// unless ?count= says otherwise), then the end (io.EOF).
 type greetings struct {
-	name string
-	n    int
+	name  string
+	n     int
+	count int
 }
 
 // Next returns the next greeting. It returns when ctx ends: the client went
 // away or the server is shutting down.
 func (g *greetings) Next(ctx context.Context) (core.Event, error) {
-	if g.n == 3 {
+	if g.n == g.count {
 		return core.Event{}, io.EOF
 	}
 	g.n++
