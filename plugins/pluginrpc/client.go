@@ -58,9 +58,6 @@ type Config struct {
 	// StartTimeout bounds the start of one plugin process, up to the end of
 	// its handshake; 0 means 10 seconds.
 	StartTimeout time.Duration
-	// Unary sends every request in its own unary gRPC call instead of on a
-	// pooled long-lived stream. Both behave the same; the stream is cheaper.
-	Unary bool
 }
 
 // Client is the host's end of a plugin running in a child process: a
@@ -89,7 +86,7 @@ type conn struct {
 	rpc    pluginv2.PluginClient
 	broker *plugin.GRPCBroker
 	exited context.Context // done when the process exits
-	pool   *streamPool     // nil with Config.Unary
+	pool   *streamPool     // the idle Exchange streams
 	pid    int
 }
 
@@ -175,9 +172,7 @@ func (c *Client) start(ctx context.Context) (*conn, error) {
 	}
 	cn.pc = pc
 	cn.pid, _ = strconv.Atoi(pc.ID())
-	if !c.cfg.Unary {
-		cn.pool = newStreamPool(cn.exited, cn.rpc)
-	}
+	cn.pool = newStreamPool(cn.exited, cn.rpc)
 	return cn, nil
 }
 
@@ -402,15 +397,7 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 		}
 		m.Request.Body = body
 	}
-	var (
-		resp *pluginv2.HandleResponse
-		err  error
-	)
-	if cn.pool != nil {
-		resp, err = cn.pool.call(ctx, m)
-	} else {
-		resp, err = cn.rpc.Handle(ctx, m)
-	}
+	resp, err := cn.pool.call(ctx, m)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr

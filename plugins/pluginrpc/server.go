@@ -83,11 +83,6 @@ func (s *server) routes(ctx context.Context, cc *grpc.ClientConn, capabilities [
 	return out, nil
 }
 
-// Handle answers one request.
-func (s *server) Handle(ctx context.Context, req *pluginv2.HandleRequest) (*pluginv2.HandleResponse, error) {
-	return s.handle(ctx, req), nil
-}
-
 // Exchange answers the requests of one stream, one after the other, each
 // in the stream's goroutine. The host sends a request only on an idle
 // stream, and cancels the stream to cancel the request on it.
@@ -297,13 +292,6 @@ func (t *contentTable) closeAll() {
 		c.timer.Stop()
 		closeReaderAt(c.ra)
 	}
-}
-
-// len returns the number of open contents.
-func (t *contentTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.m)
 }
 
 func closeReaderAt(ra io.ReaderAt) {
