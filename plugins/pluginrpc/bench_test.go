@@ -17,8 +17,8 @@ import (
 
 // The benchmarks compare the test plugin's GET /users/0 (a bound list, as
 // in the example application) in process ("direct") and in a plugin
-// process, over the pooled Exchange streams ("stream") and over unary calls
-// ("unary"), in one run, 16 goroutines per CPU:
+// process, over the pooled Exchange streams ("stream"), in one run, 16
+// goroutines per CPU:
 //
 //	go test -run '^$' -bench . -benchtime 3s ./plugins/pluginrpc
 //
@@ -32,13 +32,13 @@ func benchPlugins(b *testing.B) []struct {
 	name string
 	p    plugins.Plugin
 } {
-	load := func(unary bool) plugins.Plugin {
+	load := func() plugins.Plugin {
 		cmd := func() *exec.Cmd {
 			c := childCmd("serve")()
 			c.Env = append(c.Env, "GOMAXPROCS=1") // as cmd/reso runs bundled plugins
 			return c
 		}
-		c, err := Load(b.Context(), Config{Name: "bench", Cmd: cmd, Unary: unary})
+		c, err := Load(b.Context(), Config{Name: "bench", Cmd: cmd})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -50,8 +50,7 @@ func benchPlugins(b *testing.B) []struct {
 		p    plugins.Plugin
 	}{
 		{"direct", testPlugin{}},
-		{"stream", load(false)},
-		{"unary", load(true)},
+		{"stream", load()},
 	}
 }
 

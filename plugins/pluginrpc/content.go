@@ -8,10 +8,15 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
+
+// Downloads (core.Response.Content) across the process boundary: the
+// plugin keeps the content open under a handle and streams its bytes with
+// Read; the host reads it as an io.ReaderAt.
 
 // remoteContent is a download open in the plugin, as the host reads it: an
 // io.ReaderAt over the Read stream. Sequential reads (what http.ServeContent
@@ -124,6 +129,145 @@ func (r *remoteContent) Close() error {
 		return fmt.Errorf("pluginrpc: close content: %s", status.Convert(err).Message())
 	}
 	return nil
+}
+
+// ContentIdle is how long the plugin keeps an open download that the
+// host neither reads nor closes.
+const ContentIdle = 2 * time.Minute
+
+// chunkSize is the size of the chunks of a download.
+const chunkSize = 256 << 10
+
+// Read streams the bytes of an open download.
+func (s *server) Read(req *pluginv2.ReadRequest, stream pluginv2.Plugin_ReadServer) error {
+	off, n := req.GetOffset(), req.GetLength()
+	if off < 0 || n < 0 {
+		return status.Error(codes.InvalidArgument, "pluginrpc: negative offset or length")
+	}
+	ra, release := s.contents.acquire(req.GetHandle())
+	if ra == nil {
+		return status.Errorf(codes.NotFound, "pluginrpc: no open content %d", req.GetHandle())
+	}
+	defer release()
+	ctx := stream.Context()
+	for n > 0 {
+		if err := ctx.Err(); err != nil {
+			return status.FromContextError(err).Err()
+		}
+		buf := make([]byte, min(n, chunkSize))
+		m, err := ra.ReadAt(buf, off)
+		if m > 0 {
+			if err := stream.Send(&pluginv2.ReadChunk{Data: buf[:m]}); err != nil {
+				return err
+			}
+			off += int64(m)
+			n -= int64(m)
+		}
+		if err == io.EOF || err == nil && m < len(buf) {
+			return nil
+		}
+		if err != nil {
+			return status.Errorf(codes.Internal, "pluginrpc: read content: %v", err)
+		}
+	}
+	return nil
+}
+
+// CloseContent releases an open download.
+func (s *server) CloseContent(_ context.Context, req *pluginv2.CloseContentRequest) (*pluginv2.CloseContentResponse, error) {
+	s.contents.close(req.GetHandle())
+	return &pluginv2.CloseContentResponse{}, nil
+}
+
+// contentTable holds the open downloads of a plugin by handle.
+type contentTable struct {
+	idle time.Duration
+
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64]*openContent
+}
+
+type openContent struct {
+	ra      io.ReaderAt
+	readers int
+	timer   *time.Timer
+}
+
+func newContentTable(idle time.Duration) *contentTable {
+	return &contentTable{idle: idle, m: make(map[uint64]*openContent)}
+}
+
+// open keeps ra and returns its handle (never 0).
+func (t *contentTable) open(ra io.ReaderAt) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.next++
+	h := t.next
+	t.m[h] = &openContent{ra: ra, timer: time.AfterFunc(t.idle, func() { t.expire(h) })}
+	return h
+}
+
+// acquire returns the content of handle h for reading, or nil.
+func (t *contentTable) acquire(h uint64) (io.ReaderAt, func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.m[h]
+	if c == nil || c.ra == nil {
+		return nil, nil
+	}
+	c.readers++
+	c.timer.Stop()
+	return c.ra, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		c.readers--
+		if c.readers == 0 && t.m[h] == c {
+			c.timer.Reset(t.idle)
+		}
+	}
+}
+
+// expire closes content h unless it is being read.
+func (t *contentTable) expire(h uint64) {
+	t.mu.Lock()
+	c := t.m[h]
+	if c == nil || c.readers > 0 {
+		t.mu.Unlock()
+		return
+	}
+	delete(t.m, h)
+	t.mu.Unlock()
+	closeReaderAt(c.ra)
+}
+
+// close closes content h.
+func (t *contentTable) close(h uint64) {
+	t.mu.Lock()
+	c := t.m[h]
+	delete(t.m, h)
+	t.mu.Unlock()
+	if c != nil {
+		c.timer.Stop()
+		closeReaderAt(c.ra)
+	}
+}
+
+func (t *contentTable) closeAll() {
+	t.mu.Lock()
+	m := t.m
+	t.m = make(map[uint64]*openContent)
+	t.mu.Unlock()
+	for _, c := range m {
+		c.timer.Stop()
+		closeReaderAt(c.ra)
+	}
+}
+
+func closeReaderAt(ra io.ReaderAt) {
+	if c, ok := ra.(io.Closer); ok {
+		_ = c.Close()
+	}
 }
 
 var (

@@ -265,7 +265,6 @@ func transports(t *testing.T) map[string]plugins.Plugin {
 	return map[string]plugins.Plugin{
 		"direct": testPlugin{},
 		"stream": load(t, Config{Name: "test", Cmd: childCmd("serve")}),
-		"unary":  load(t, Config{Name: "test", Cmd: childCmd("serve"), Unary: true}),
 	}
 }
 
@@ -281,11 +280,11 @@ func load(t testing.TB, cfg Config) *Client {
 }
 
 // TestContract runs the suite against the plugin in process and in a child
-// process (both request transports), and checks that every answer is byte
+// process (over the Exchange streams), and checks that every answer is byte
 // for byte the one the plugin gives in process.
 func TestContract(t *testing.T) {
 	answers := map[string][]string{}
-	order := []string{"direct", "stream", "unary"}
+	order := []string{"direct", "stream"}
 	ps := transports(t)
 	for _, name := range order {
 		t.Run(name, func(t *testing.T) {
@@ -312,29 +311,25 @@ func TestContract(t *testing.T) {
 // TestCancel checks that the end of a request cancels the handler's
 // context in the plugin process.
 func TestCancel(t *testing.T) {
-	for _, name := range []string{"stream", "unary"} {
-		t.Run(name, func(t *testing.T) {
-			c := load(t, Config{Name: "test", Cmd: childCmd("serve"), Unary: name == "unary"})
-			s := newTestServer(t, plugins.Entry{Name: "test", Plugin: c})
-			// The client resets the connection: a plain close (FIN) looks
-			// like a half-close, after which the server still answers (see
-			// core.Listen), so only a reset ends the request at once.
-			conn, err := net.Dial("tcp", s.srv.Listener.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.WriteString(conn, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(200 * time.Millisecond) // most often in the plugin by now
-			conn.(*net.TCPConn).SetLinger(0)
-			conn.Close()
-			waitFor(t, 10*time.Second, "the plugin's handler to see the cancellation", func() bool {
-				v, _ := s.settings.Setting(t.Context(), "cancelled")
-				return v == "yes"
-			})
-		})
+	c := load(t, Config{Name: "test", Cmd: childCmd("serve")})
+	s := newTestServer(t, plugins.Entry{Name: "test", Plugin: c})
+	// The client resets the connection: a plain close (FIN) looks like a
+	// half-close, after which the server still answers (see core.Listen),
+	// so only a reset ends the request at once.
+	conn, err := net.Dial("tcp", s.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
 	}
+	if _, err := io.WriteString(conn, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // most often in the plugin by now
+	conn.(*net.TCPConn).SetLinger(0)
+	conn.Close()
+	waitFor(t, 10*time.Second, "the plugin's handler to see the cancellation", func() bool {
+		v, _ := s.settings.Setting(t.Context(), "cancelled")
+		return v == "yes"
+	})
 }
 
 // waitFor polls cond every 10 ms until it holds or the time is up.

@@ -30,10 +30,9 @@
 //   - Requests travel on long-lived gRPC streams (method Exchange), one
 //     request at a time per stream: the host keeps a pool of idle streams
 //     per plugin process, so a request costs one small message each way on
-//     the one connection, and no per-call setup. (A unary call per request
-//     is available with [Config.Unary]; it costs about twice as much.)
-//     Cancelling the request's context cancels its stream, and so the
-//     handler's context in the plugin.
+//     the one connection, and no per-call setup. Cancelling the request's
+//     context cancels its stream, and so the handler's context in the
+//     plugin.
 //   - An error crosses explicitly: a [core.StatusError] as its code and exact
 //     reason phrase, any other error as its text (500).
 //   - A download ([core.Response].Content) stays open in the plugin; the

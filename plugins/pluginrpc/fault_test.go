@@ -43,87 +43,81 @@ func get(t *testing.T, s *testServer, path string) (int, string) {
 // other routes keep answering, and a new process serves the routes again.
 func TestRestart(t *testing.T) {
 	for _, how := range []string{"kill -9", "exit"} {
-		for _, unary := range []bool{false, true} {
-			name := how
-			if unary {
-				name += "/unary"
+		t.Run(how, func(t *testing.T) {
+			c := load(t, Config{Name: "test", Cmd: childCmd("serve")})
+			s := newTestServer(t, plugins.Entry{Name: "other", Plugin: otherPlugin}, plugins.Entry{Name: "test", Plugin: c})
+			code, body := get(t, s, "/pid")
+			if code != 200 || body != strconv.Itoa(c.PID()) {
+				t.Fatalf("GET /pid = %d %q, want 200 %d", code, body, c.PID())
 			}
-			t.Run(name, func(t *testing.T) {
-				c := load(t, Config{Name: "test", Cmd: childCmd("serve"), Unary: unary})
-				s := newTestServer(t, plugins.Entry{Name: "other", Plugin: otherPlugin}, plugins.Entry{Name: "test", Plugin: c})
-				code, body := get(t, s, "/pid")
-				if code != 200 || body != strconv.Itoa(c.PID()) {
-					t.Fatalf("GET /pid = %d %q, want 200 %d", code, body, c.PID())
-				}
-				oldPID := c.PID()
+			oldPID := c.PID()
 
-				// The other route is polled throughout.
-				var otherFailures, otherOK atomic.Int64
-				stop := make(chan struct{})
-				polled := make(chan struct{})
-				go func() {
-					defer close(polled)
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						resp, err := http.Get(s.srv.URL + "/other")
-						if err != nil || resp.StatusCode != 200 {
-							otherFailures.Add(1)
-						} else {
-							otherOK.Add(1)
-						}
-						if resp != nil {
-							resp.Body.Close()
-						}
-						time.Sleep(2 * time.Millisecond)
+			// The other route is polled throughout.
+			var otherFailures, otherOK atomic.Int64
+			stop := make(chan struct{})
+			polled := make(chan struct{})
+			go func() {
+				defer close(polled)
+				for {
+					select {
+					case <-stop:
+						return
+					default:
 					}
-				}()
+					resp, err := http.Get(s.srv.URL + "/other")
+					if err != nil || resp.StatusCode != 200 {
+						otherFailures.Add(1)
+					} else {
+						otherOK.Add(1)
+					}
+					if resp != nil {
+						resp.Body.Close()
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+			}()
 
-				down := time.Now()
-				switch how {
-				case "kill -9":
-					if err := syscall.Kill(oldPID, syscall.SIGKILL); err != nil {
-						t.Fatal(err)
-					}
-				case "exit":
-					// The request in flight when the process goes fails alike.
-					if code, body := get(t, s, "/exit"); code != 503 || body != "503 Plugin Unavailable\n" {
-						t.Errorf("GET /exit = %d %q, want 503 Plugin Unavailable", code, body)
-					}
+			down := time.Now()
+			switch how {
+			case "kill -9":
+				if err := syscall.Kill(oldPID, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
 				}
-				// Its routes answer 503 Plugin Unavailable, with the exact line.
-				waitFor(t, 5*time.Second, "503 Plugin Unavailable", func() bool {
-					answer := s.raw(t, req("GET", "/echo"))
-					return strings.HasPrefix(answer, "HTTP/1.1 503 Plugin Unavailable\r\n") && strings.HasSuffix(answer, "\r\n\r\n503 Plugin Unavailable\n")
-				})
-				// A new process serves them again.
-				waitFor(t, 15*time.Second, "the restarted plugin", func() bool {
-					code, _ := get(t, s, "/echo")
-					return code == 200
-				})
-				t.Logf("%s: routes answered again %v after the process went", how, time.Since(down).Round(time.Millisecond))
-				close(stop)
-				<-polled
-				if n := otherFailures.Load(); n > 0 {
-					t.Errorf("the other route failed %d times while the plugin restarted", n)
+			case "exit":
+				// The request in flight when the process goes fails alike.
+				if code, body := get(t, s, "/exit"); code != 503 || body != "503 Plugin Unavailable\n" {
+					t.Errorf("GET /exit = %d %q, want 503 Plugin Unavailable", code, body)
 				}
-				if otherOK.Load() == 0 {
-					t.Error("the other route was never polled")
-				}
-				if c.PID() == oldPID || c.PID() == 0 {
-					t.Errorf("PID %d after restart, was %d", c.PID(), oldPID)
-				}
-				if code, body := get(t, s, "/setting/greeting"); code != 200 || body != "hi there" {
-					t.Errorf("host services after restart: %d %q", code, body)
-				}
-				if code, body := get(t, s, "/download"); code != 200 || body != string(downloadData) {
-					t.Errorf("download after restart: %d, %d bytes", code, len(body))
-				}
+			}
+			// Its routes answer 503 Plugin Unavailable, with the exact line.
+			waitFor(t, 5*time.Second, "503 Plugin Unavailable", func() bool {
+				answer := s.raw(t, req("GET", "/echo"))
+				return strings.HasPrefix(answer, "HTTP/1.1 503 Plugin Unavailable\r\n") && strings.HasSuffix(answer, "\r\n\r\n503 Plugin Unavailable\n")
 			})
-		}
+			// A new process serves them again.
+			waitFor(t, 15*time.Second, "the restarted plugin", func() bool {
+				code, _ := get(t, s, "/echo")
+				return code == 200
+			})
+			t.Logf("%s: routes answered again %v after the process went", how, time.Since(down).Round(time.Millisecond))
+			close(stop)
+			<-polled
+			if n := otherFailures.Load(); n > 0 {
+				t.Errorf("the other route failed %d times while the plugin restarted", n)
+			}
+			if otherOK.Load() == 0 {
+				t.Error("the other route was never polled")
+			}
+			if c.PID() == oldPID || c.PID() == 0 {
+				t.Errorf("PID %d after restart, was %d", c.PID(), oldPID)
+			}
+			if code, body := get(t, s, "/setting/greeting"); code != 200 || body != "hi there" {
+				t.Errorf("host services after restart: %d %q", code, body)
+			}
+			if code, body := get(t, s, "/download"); code != 200 || body != string(downloadData) {
+				t.Errorf("download after restart: %d, %d bytes", code, len(body))
+			}
+		})
 	}
 }
 
@@ -208,8 +202,11 @@ func TestContentTable(t *testing.T) {
 		t.Fatalf("closed %d, want 2 (idle)", got)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if tab.len() != 1 {
-		t.Fatalf("%d open, want 1 (the one being read)", tab.len())
+	tab.mu.Lock()
+	open := len(tab.m)
+	tab.mu.Unlock()
+	if open != 1 {
+		t.Fatalf("%d open, want 1 (the one being read)", open)
 	}
 	release()
 	if got := <-closed; got != 3 {

@@ -78,7 +78,7 @@ func fuzzRequest(sel uint8, path, query, agent, body []byte) string {
 
 // FuzzTransports sends arbitrary bytes as the path, the query, header
 // values and the body to the test plugin in process and in a plugin process
-// (over both request transports), and requires the same answer, byte for
+// (over the Exchange streams), and requires the same answer, byte for
 // byte but the Date header, from each: whatever a request holds, the
 // boundary must not change the answer (in protocol version 1 any byte that
 // is not UTF-8 answered 500).
@@ -109,12 +109,11 @@ func FuzzTransports(f *testing.F) {
 		f.Add(uint8(rng.Uint32()), random(24), random(24), random(16), random(64))
 	}
 
-	names := []string{"direct", "stream", "unary"}
+	names := []string{"direct", "stream"}
 	servers := map[string]*testServer{}
 	ps := map[string]plugins.Plugin{
 		"direct": testPlugin{},
 		"stream": load(f, Config{Name: "test", Cmd: childCmd("serve")}),
-		"unary":  load(f, Config{Name: "test", Cmd: childCmd("serve"), Unary: true}),
 	}
 	for _, name := range names {
 		servers[name] = newTestServer(f, plugins.Entry{Name: "represent", Plugin: represent.Plugin{}}, plugins.Entry{Name: "test", Plugin: ps[name]})

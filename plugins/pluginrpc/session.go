@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
@@ -233,18 +232,6 @@ func (ps *pluginSession) Close(code int, reason string) error {
 	}
 	ps.ownClose = &core.CloseError{Code: code, Reason: reason}
 	return ps.call.Send(&pluginv2.SessionDown{Kind: &pluginv2.SessionDown_Close{Close: &pluginv2.SessionClose{Code: int32(code), Reason: wire(reason)}}})
-}
-
-// Close calls the plugin's Close, if it has one.
-func (s *server) Close(ctx context.Context, _ *pluginv2.ClosePluginRequest) (*pluginv2.ClosePluginResponse, error) {
-	c, ok := s.impl.(plugins.Closer)
-	if !ok {
-		return &pluginv2.ClosePluginResponse{}, nil
-	}
-	if err := c.Close(ctx); err != nil {
-		return &pluginv2.ClosePluginResponse{Error: encodeError(err)}, nil
-	}
-	return &pluginv2.ClosePluginResponse{}, nil
 }
 
 var (

@@ -2647,10 +2647,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"CAUSE_NONE\x10\x00\x12\x12\n" +
 	"\x0eCAUSE_CANCELED\x10\x01\x12\x1b\n" +
-	"\x17CAUSE_DEADLINE_EXCEEDED\x10\x022\xc0\x05\n" +
+	"\x17CAUSE_DEADLINE_EXCEEDED\x10\x022\xf7\x04\n" +
 	"\x06Plugin\x12G\n" +
-	"\x06Routes\x12\x1d.reso.plugin.v2.RoutesRequest\x1a\x1e.reso.plugin.v2.RoutesResponse\x12G\n" +
-	"\x06Handle\x12\x1d.reso.plugin.v2.HandleRequest\x1a\x1e.reso.plugin.v2.HandleResponse\x12M\n" +
+	"\x06Routes\x12\x1d.reso.plugin.v2.RoutesRequest\x1a\x1e.reso.plugin.v2.RoutesResponse\x12M\n" +
 	"\bExchange\x12\x1d.reso.plugin.v2.HandleRequest\x1a\x1e.reso.plugin.v2.HandleResponse(\x010\x01\x12@\n" +
 	"\x04Read\x12\x1b.reso.plugin.v2.ReadRequest\x1a\x19.reso.plugin.v2.ReadChunk0\x01\x12Y\n" +
 	"\fCloseContent\x12#.reso.plugin.v2.CloseContentRequest\x1a$.reso.plugin.v2.CloseContentResponse\x12G\n" +
@@ -2751,31 +2750,29 @@ var file_plugin_proto_depIdxs = []int32{
 	13, // 27: reso.plugin.v2.SessionEnd.error:type_name -> reso.plugin.v2.Error
 	13, // 28: reso.plugin.v2.ClosePluginResponse.error:type_name -> reso.plugin.v2.Error
 	2,  // 29: reso.plugin.v2.Plugin.Routes:input_type -> reso.plugin.v2.RoutesRequest
-	5,  // 30: reso.plugin.v2.Plugin.Handle:input_type -> reso.plugin.v2.HandleRequest
-	5,  // 31: reso.plugin.v2.Plugin.Exchange:input_type -> reso.plugin.v2.HandleRequest
-	18, // 32: reso.plugin.v2.Plugin.Read:input_type -> reso.plugin.v2.ReadRequest
-	20, // 33: reso.plugin.v2.Plugin.CloseContent:input_type -> reso.plugin.v2.CloseContentRequest
-	28, // 34: reso.plugin.v2.Plugin.Events:input_type -> reso.plugin.v2.EventsRequest
-	30, // 35: reso.plugin.v2.Plugin.CloseEvents:input_type -> reso.plugin.v2.CloseEventsRequest
-	32, // 36: reso.plugin.v2.Plugin.Session:input_type -> reso.plugin.v2.SessionUp
-	38, // 37: reso.plugin.v2.Plugin.Close:input_type -> reso.plugin.v2.ClosePluginRequest
-	22, // 38: reso.plugin.v2.Host.Setting:input_type -> reso.plugin.v2.SettingRequest
-	24, // 39: reso.plugin.v2.Host.SetSetting:input_type -> reso.plugin.v2.SetSettingRequest
-	26, // 40: reso.plugin.v2.Host.ReadBody:input_type -> reso.plugin.v2.ReadBodyRequest
-	3,  // 41: reso.plugin.v2.Plugin.Routes:output_type -> reso.plugin.v2.RoutesResponse
-	12, // 42: reso.plugin.v2.Plugin.Handle:output_type -> reso.plugin.v2.HandleResponse
-	12, // 43: reso.plugin.v2.Plugin.Exchange:output_type -> reso.plugin.v2.HandleResponse
-	19, // 44: reso.plugin.v2.Plugin.Read:output_type -> reso.plugin.v2.ReadChunk
-	21, // 45: reso.plugin.v2.Plugin.CloseContent:output_type -> reso.plugin.v2.CloseContentResponse
-	29, // 46: reso.plugin.v2.Plugin.Events:output_type -> reso.plugin.v2.EventMessage
-	31, // 47: reso.plugin.v2.Plugin.CloseEvents:output_type -> reso.plugin.v2.CloseEventsResponse
-	36, // 48: reso.plugin.v2.Plugin.Session:output_type -> reso.plugin.v2.SessionDown
-	39, // 49: reso.plugin.v2.Plugin.Close:output_type -> reso.plugin.v2.ClosePluginResponse
-	23, // 50: reso.plugin.v2.Host.Setting:output_type -> reso.plugin.v2.SettingResponse
-	25, // 51: reso.plugin.v2.Host.SetSetting:output_type -> reso.plugin.v2.SetSettingResponse
-	27, // 52: reso.plugin.v2.Host.ReadBody:output_type -> reso.plugin.v2.ReadBodyResponse
-	41, // [41:53] is the sub-list for method output_type
-	29, // [29:41] is the sub-list for method input_type
+	5,  // 30: reso.plugin.v2.Plugin.Exchange:input_type -> reso.plugin.v2.HandleRequest
+	18, // 31: reso.plugin.v2.Plugin.Read:input_type -> reso.plugin.v2.ReadRequest
+	20, // 32: reso.plugin.v2.Plugin.CloseContent:input_type -> reso.plugin.v2.CloseContentRequest
+	28, // 33: reso.plugin.v2.Plugin.Events:input_type -> reso.plugin.v2.EventsRequest
+	30, // 34: reso.plugin.v2.Plugin.CloseEvents:input_type -> reso.plugin.v2.CloseEventsRequest
+	32, // 35: reso.plugin.v2.Plugin.Session:input_type -> reso.plugin.v2.SessionUp
+	38, // 36: reso.plugin.v2.Plugin.Close:input_type -> reso.plugin.v2.ClosePluginRequest
+	22, // 37: reso.plugin.v2.Host.Setting:input_type -> reso.plugin.v2.SettingRequest
+	24, // 38: reso.plugin.v2.Host.SetSetting:input_type -> reso.plugin.v2.SetSettingRequest
+	26, // 39: reso.plugin.v2.Host.ReadBody:input_type -> reso.plugin.v2.ReadBodyRequest
+	3,  // 40: reso.plugin.v2.Plugin.Routes:output_type -> reso.plugin.v2.RoutesResponse
+	12, // 41: reso.plugin.v2.Plugin.Exchange:output_type -> reso.plugin.v2.HandleResponse
+	19, // 42: reso.plugin.v2.Plugin.Read:output_type -> reso.plugin.v2.ReadChunk
+	21, // 43: reso.plugin.v2.Plugin.CloseContent:output_type -> reso.plugin.v2.CloseContentResponse
+	29, // 44: reso.plugin.v2.Plugin.Events:output_type -> reso.plugin.v2.EventMessage
+	31, // 45: reso.plugin.v2.Plugin.CloseEvents:output_type -> reso.plugin.v2.CloseEventsResponse
+	36, // 46: reso.plugin.v2.Plugin.Session:output_type -> reso.plugin.v2.SessionDown
+	39, // 47: reso.plugin.v2.Plugin.Close:output_type -> reso.plugin.v2.ClosePluginResponse
+	23, // 48: reso.plugin.v2.Host.Setting:output_type -> reso.plugin.v2.SettingResponse
+	25, // 49: reso.plugin.v2.Host.SetSetting:output_type -> reso.plugin.v2.SetSettingResponse
+	27, // 50: reso.plugin.v2.Host.ReadBody:output_type -> reso.plugin.v2.ReadBodyResponse
+	40, // [40:51] is the sub-list for method output_type
+	29, // [29:40] is the sub-list for method input_type
 	29, // [29:29] is the sub-list for extension type_name
 	29, // [29:29] is the sub-list for extension extendee
 	0,  // [0:29] is the sub-list for field type_name

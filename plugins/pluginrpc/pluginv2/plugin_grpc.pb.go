@@ -40,7 +40,6 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	Plugin_Routes_FullMethodName       = "/reso.plugin.v2.Plugin/Routes"
-	Plugin_Handle_FullMethodName       = "/reso.plugin.v2.Plugin/Handle"
 	Plugin_Exchange_FullMethodName     = "/reso.plugin.v2.Plugin/Exchange"
 	Plugin_Read_FullMethodName         = "/reso.plugin.v2.Plugin/Read"
 	Plugin_CloseContent_FullMethodName = "/reso.plugin.v2.Plugin/CloseContent"
@@ -59,8 +58,6 @@ type PluginClient interface {
 	// Routes returns the plugin's routes. The host calls it once per plugin
 	// process, before any request.
 	Routes(ctx context.Context, in *RoutesRequest, opts ...grpc.CallOption) (*RoutesResponse, error)
-	// Handle answers one request with one call.
-	Handle(ctx context.Context, in *HandleRequest, opts ...grpc.CallOption) (*HandleResponse, error)
 	// Exchange is a long-lived stream that carries one request at a time:
 	// request, response, request, response, ... The host keeps a pool of
 	// them and sends each request on an idle one, so a request costs one
@@ -106,16 +103,6 @@ func (c *pluginClient) Routes(ctx context.Context, in *RoutesRequest, opts ...gr
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RoutesResponse)
 	err := c.cc.Invoke(ctx, Plugin_Routes_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *pluginClient) Handle(ctx context.Context, in *HandleRequest, opts ...grpc.CallOption) (*HandleResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(HandleResponse)
-	err := c.cc.Invoke(ctx, Plugin_Handle_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -225,8 +212,6 @@ type PluginServer interface {
 	// Routes returns the plugin's routes. The host calls it once per plugin
 	// process, before any request.
 	Routes(context.Context, *RoutesRequest) (*RoutesResponse, error)
-	// Handle answers one request with one call.
-	Handle(context.Context, *HandleRequest) (*HandleResponse, error)
 	// Exchange is a long-lived stream that carries one request at a time:
 	// request, response, request, response, ... The host keeps a pool of
 	// them and sends each request on an idle one, so a request costs one
@@ -270,9 +255,6 @@ type UnimplementedPluginServer struct{}
 
 func (UnimplementedPluginServer) Routes(context.Context, *RoutesRequest) (*RoutesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Routes not implemented")
-}
-func (UnimplementedPluginServer) Handle(context.Context, *HandleRequest) (*HandleResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method Handle not implemented")
 }
 func (UnimplementedPluginServer) Exchange(grpc.BidiStreamingServer[HandleRequest, HandleResponse]) error {
 	return status.Error(codes.Unimplemented, "method Exchange not implemented")
@@ -330,24 +312,6 @@ func _Plugin_Routes_Handler(srv interface{}, ctx context.Context, dec func(inter
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(PluginServer).Routes(ctx, req.(*RoutesRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
-func _Plugin_Handle_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(HandleRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(PluginServer).Handle(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Plugin_Handle_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(PluginServer).Handle(ctx, req.(*HandleRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -452,10 +416,6 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Routes",
 			Handler:    _Plugin_Routes_Handler,
-		},
-		{
-			MethodName: "Handle",
-			Handler:    _Plugin_Handle_Handler,
 		},
 		{
 			MethodName: "CloseContent",

@@ -1,0 +1,126 @@
+package pluginrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"google.golang.org/grpc/status"
+
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+)
+
+// The Host service, which the host serves to each plugin process over
+// go-plugin's broker, and its settings calls at both ends (ReadBody is in
+// body.go). The plugin sees a plugins.Host that offers exactly the
+// capabilities the host named (capability.go).
+
+// hostServer serves the host's services to one plugin process.
+type hostServer struct {
+	pluginv2.UnimplementedHostServer
+	host   plugins.Host
+	bodies *bodyTable
+}
+
+// errNoSettings answers a settings call when the host offers none (the
+// plugin's host did not offer them either, so only a plugin that ignored
+// that gets it).
+var errNoSettings = errors.New("pluginrpc: the host offers no settings")
+
+// Setting returns a shared setting; the host's error crosses in band.
+func (s *hostServer) Setting(ctx context.Context, req *pluginv2.SettingRequest) (*pluginv2.SettingResponse, error) {
+	settings, ok := s.host.(plugins.Settings)
+	if !ok {
+		return &pluginv2.SettingResponse{Error: encodeError(errNoSettings)}, nil
+	}
+	v, err := settings.Setting(ctx, string(req.GetName()))
+	if err != nil {
+		return &pluginv2.SettingResponse{Error: encodeError(err)}, nil
+	}
+	return &pluginv2.SettingResponse{Value: wire(v)}, nil
+}
+
+// SetSetting changes a shared setting; the host's error crosses in band.
+func (s *hostServer) SetSetting(ctx context.Context, req *pluginv2.SetSettingRequest) (*pluginv2.SetSettingResponse, error) {
+	settings, ok := s.host.(plugins.Settings)
+	if !ok {
+		return &pluginv2.SetSettingResponse{Error: encodeError(errNoSettings)}, nil
+	}
+	if err := settings.SetSetting(ctx, string(req.GetName()), string(req.GetValue())); err != nil {
+		return &pluginv2.SetSettingResponse{Error: encodeError(err)}, nil
+	}
+	return &pluginv2.SetSettingResponse{}, nil
+}
+
+// remoteHost is the host's services as the plugin sees them.
+type remoteHost struct {
+	client pluginv2.HostClient
+}
+
+// view returns the host the plugin sees: one that offers exactly the
+// capabilities the host named (plugins.Host's capability interfaces), so
+// that a type assertion in the plugin answers as it would in process.
+func (h *remoteHost) view(capabilities []string) plugins.Host {
+	if slices.Contains(capabilities, capSettings) {
+		return settingsHost{h}
+	}
+	return hostOnly{}
+}
+
+// hostOnly is a host that offers no service.
+type hostOnly struct{}
+
+// settingsHost is a host that offers plugins.Settings.
+type settingsHost struct{ h *remoteHost }
+
+// Setting asks the host for a shared setting.
+func (s settingsHost) Setting(ctx context.Context, name string) (string, error) {
+	return s.h.Setting(ctx, name)
+}
+
+// SetSetting asks the host to change a shared setting.
+func (s settingsHost) SetSetting(ctx context.Context, name, value string) error {
+	return s.h.SetSetting(ctx, name, value)
+}
+
+// Setting asks the host for a shared setting. The host's own error comes
+// back as it was written; a failure to reach the host is the context's
+// error when the context ended, else names the setting.
+func (h *remoteHost) Setting(ctx context.Context, name string) (string, error) {
+	resp, err := h.client.Setting(ctx, &pluginv2.SettingRequest{Name: wire(name)})
+	if err != nil {
+		return "", hostCallError(ctx, err, "host setting", name)
+	}
+	if e := resp.GetError(); e != nil {
+		return "", decodeError(e)
+	}
+	return string(resp.GetValue()), nil
+}
+
+// SetSetting asks the host to change a shared setting.
+func (h *remoteHost) SetSetting(ctx context.Context, name, value string) error {
+	resp, err := h.client.SetSetting(ctx, &pluginv2.SetSettingRequest{Name: wire(name), Value: wire(value)})
+	if err != nil {
+		return hostCallError(ctx, err, "host set setting", name)
+	}
+	if e := resp.GetError(); e != nil {
+		return decodeError(e)
+	}
+	return nil
+}
+
+// hostCallError is the error of a host service call that failed in gRPC.
+func hostCallError(ctx context.Context, err error, what, name string) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return fmt.Errorf("pluginrpc: %s %q: %s", what, name, status.Convert(err).Message())
+}
+
+var (
+	_ pluginv2.HostServer = (*hostServer)(nil)
+	_ plugins.Host        = hostOnly{}
+	_ plugins.Settings    = settingsHost{}
+)
