@@ -12,7 +12,7 @@ import (
 )
 
 // greeter is a plugin with one route; it reads a shared setting from the host.
-var greeter = plugins.PluginFunc(func(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
+var greeter = plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
 	settings, ok := host.(plugins.Settings)
 	if !ok {
 		return nil, errors.New("greeter: the host offers no settings")
@@ -29,11 +29,11 @@ var greeter = plugins.PluginFunc(func(_ context.Context, host plugins.Host) ([]p
 	}}, nil
 })
 
-// Mount turns the ordered plugin list into a route table for core.Router:
+// Host turns the ordered plugin list into a route table for core.Router:
 // the representation prefixes first, so /xml/hello reaches the greeter.
-func ExampleMount() {
-	m := &plugins.Mount{
-		Host:      plugins.NewSettings(map[string]string{"name": "world"}),
+func ExampleHost() {
+	m := &plugins.Host{
+		Services:  plugins.NewSettings(map[string]string{"name": "world"}),
 		BodyLimit: 1 << 20,
 	}
 	table, err := m.Routes(context.Background(), []plugins.Entry{

@@ -10,7 +10,7 @@ import (
 	"github.com/reso-project/reso/core"
 )
 
-// DefaultBodyLimit is the request body cap of a [Mount] whose BodyLimit is 0.
+// DefaultBodyLimit is the request body cap of a [Host] whose BodyLimit is 0.
 const DefaultBodyLimit = 1 << 20
 
 // Entry is a named plugin in the server's ordered plugin list.
@@ -19,11 +19,11 @@ type Entry struct {
 	Plugin Plugin
 }
 
-// Mount builds the route table of plugins, in list order: each plugin's
+// Host builds the route table of plugins, in list order: each plugin's
 // routes in the order it gives them.
-type Mount struct {
-	// Host is offered to every plugin. Required.
-	Host Host
+type Host struct {
+	// Services is offered to every plugin. Required.
+	Services Services
 	// Require wraps the handler of a route whose Identity is
 	// [IdentityRequired] (auth.Required); it answers unauthenticated
 	// requests itself. Needed when a route requires an identity.
@@ -51,11 +51,11 @@ type Mount struct {
 }
 
 // Routes asks every plugin for its routes and returns the route table.
-func (m *Mount) Routes(ctx context.Context, entries []Entry) ([]core.Route, error) {
+func (m *Host) Routes(ctx context.Context, entries []Entry) ([]core.Route, error) {
 	var table []core.Route
 	m.live.setEntries(entries)
 	for _, e := range entries {
-		rs, err := e.Plugin.Routes(ctx, m.Host)
+		rs, err := e.Plugin.Routes(ctx, m.Services)
 		if err != nil {
 			return nil, fmt.Errorf("plugins: %s: %w", e.Name, err)
 		}
@@ -84,7 +84,7 @@ func (m *Mount) Routes(ctx context.Context, entries []Entry) ([]core.Route, erro
 }
 
 // wrap puts the authentication middleware of mode in front of h.
-func (m *Mount) wrap(h http.Handler, mode IdentityMode) (http.Handler, error) {
+func (m *Host) wrap(h http.Handler, mode IdentityMode) (http.Handler, error) {
 	var mw func(http.Handler) http.Handler
 	switch mode {
 	case IdentityNone:
@@ -104,7 +104,7 @@ func (m *Mount) wrap(h http.Handler, mode IdentityMode) (http.Handler, error) {
 
 // handler adapts a plugin handler to net/http: it caps the body, passes the
 // caller's identity from the request context and writes the response.
-func (m *Mount) handler(h core.Handler, mode IdentityMode) http.Handler {
+func (m *Host) handler(h core.Handler, mode IdentityMode) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if limit := cmp.Or(m.BodyLimit, DefaultBodyLimit); limit > 0 && r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)

@@ -13,7 +13,7 @@ import (
 )
 
 func echoPlugin(mode IdentityMode) Plugin {
-	return PluginFunc(func(ctx context.Context, host Host) ([]Route, error) {
+	return PluginFunc(func(ctx context.Context, host Services) ([]Route, error) {
 		return []Route{
 			{Match: "GET /r/(?P<x>.*)", Rewrite: "GET /e/%(x)s"},
 			{Match: "GET,PUT /e/", Identity: mode, Handler: core.HandlerFunc(func(ctx context.Context, req *core.Request) (*core.Response, error) {
@@ -31,7 +31,7 @@ func echoPlugin(mode IdentityMode) Plugin {
 	})
 }
 
-func serve(t *testing.T, m *Mount, entries ...Entry) *core.Router {
+func serve(t *testing.T, m *Host, entries ...Entry) *core.Router {
 	t.Helper()
 	table, err := m.Routes(context.Background(), entries)
 	if err != nil {
@@ -55,7 +55,7 @@ func call(rt http.Handler, method, target, body string) (int, string) {
 }
 
 func TestMountOrderRewriteAndBodyLimit(t *testing.T) {
-	rt := serve(t, &Mount{Host: &SettingsMap{}, BodyLimit: 4}, Entry{Name: "echo", Plugin: echoPlugin(IdentityNone)})
+	rt := serve(t, &Host{Services: &SettingsMap{}, BodyLimit: 4}, Entry{Name: "echo", Plugin: echoPlugin(IdentityNone)})
 	cases := []struct {
 		method, target, body string
 		code                 int
@@ -94,12 +94,12 @@ func xUser(required bool) func(http.Handler) http.Handler {
 
 func TestMountIdentity(t *testing.T) {
 	for _, mode := range []IdentityMode{IdentityOptional, IdentityRequired, IdentityMode(9)} {
-		_, err := (&Mount{Host: &SettingsMap{}}).Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(mode)}})
+		_, err := (&Host{Services: &SettingsMap{}}).Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(mode)}})
 		if err == nil || !strings.Contains(err.Error(), "p: route") {
 			t.Errorf("a route with identity %s without an authenticator: %v", mode, err)
 		}
 	}
-	m := &Mount{Host: &SettingsMap{}, Require: xUser(true), Optional: xUser(false)}
+	m := &Host{Services: &SettingsMap{}, Require: xUser(true), Optional: xUser(false)}
 	if _, err := m.Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(IdentityMode(9))}}); err == nil {
 		t.Error("an unknown identity mode was mounted")
 	}
@@ -143,8 +143,8 @@ func TestMountIdentity(t *testing.T) {
 }
 
 func TestMountPluginError(t *testing.T) {
-	bad := PluginFunc(func(context.Context, Host) ([]Route, error) { return nil, errors.New("no routes today") })
-	_, err := (&Mount{Host: &SettingsMap{}}).Routes(context.Background(), []Entry{{Name: "bad", Plugin: bad}})
+	bad := PluginFunc(func(context.Context, Services) ([]Route, error) { return nil, errors.New("no routes today") })
+	_, err := (&Host{Services: &SettingsMap{}}).Routes(context.Background(), []Entry{{Name: "bad", Plugin: bad}})
 	if err == nil || !strings.Contains(err.Error(), "bad: no routes today") {
 		t.Fatalf("%v", err)
 	}
@@ -174,7 +174,7 @@ func TestMountDefaultBodyLimit(t *testing.T) {
 		{"negative is none", -1, 200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rt := serve(t, &Mount{Host: &SettingsMap{}, BodyLimit: c.limit}, Entry{Name: "echo", Plugin: echoPlugin(IdentityNone)})
+			rt := serve(t, &Host{Services: &SettingsMap{}, BodyLimit: c.limit}, Entry{Name: "echo", Plugin: echoPlugin(IdentityNone)})
 			if code, _ := call(rt, "PUT", "/e/x", big); code != c.code {
 				t.Errorf("PUT of %d bytes: %d, want %d", len(big), code, c.code)
 			}

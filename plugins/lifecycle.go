@@ -26,7 +26,7 @@ type SessionTransport interface {
 // [SessionTransport].
 var ErrNoSessions = core.Status(http.StatusNotImplemented, "Sessions Not Supported")
 
-// live is the state of a Mount that outlives one request: the open
+// live is the state of a Host that outlives one request: the open
 // streams' stop signal, the open sessions, the end hooks, and the plugins
 // to close at shutdown.
 type live struct {
@@ -63,7 +63,7 @@ func (l *live) stopChan() chan struct{} {
 // then closed with core.CloseInternal), or the server shut down
 // (core.CloseGoingAway). f runs after the session's handler has returned;
 // it must not block for long. Hooks run in registration order.
-func (m *Mount) OnSessionEnd(f func(id string)) {
+func (m *Host) OnSessionEnd(f func(id string)) {
 	m.live.mu.Lock()
 	defer m.live.mu.Unlock()
 	m.live.hooks = append(m.live.hooks, f)
@@ -74,7 +74,7 @@ func (m *Mount) OnSessionEnd(f func(id string)) {
 // sessions that start later end at once. The server calls it when it
 // begins to shut down (http.Server.RegisterOnShutdown), so that they end
 // within the grace period.
-func (m *Mount) GoAway() {
+func (m *Host) GoAway() {
 	l := &m.live
 	stop := l.stopChan()
 	l.mu.Lock()
@@ -99,7 +99,7 @@ func (m *Mount) GoAway() {
 // [Closer] is closed, one that implements [Shutdowner] shut down. ctx
 // bounds the time they have. Close is called once, at shutdown; later
 // calls do nothing. The errors of all plugins are joined.
-func (m *Mount) Close(ctx context.Context) error {
+func (m *Host) Close(ctx context.Context) error {
 	m.GoAway()
 	l := &m.live
 	l.mu.Lock()
@@ -129,7 +129,7 @@ func (m *Mount) Close(ctx context.Context) error {
 // sessionHandler adapts a session handler to net/http: the transport turns
 // the request into a session, the handler serves it, and the end hooks run
 // once when it is over.
-func (m *Mount) sessionHandler(h core.SessionHandler, mode IdentityMode) http.Handler {
+func (m *Host) sessionHandler(h core.SessionHandler, mode IdentityMode) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m.Sessions == nil {
 			core.WriteError(w, r, ErrNoSessions)
@@ -152,7 +152,7 @@ func (m *Mount) sessionHandler(h core.SessionHandler, mode IdentityMode) http.Ha
 
 // serveSession runs h on session ts and ends it: the close code follows
 // how it ended, and the end hooks run once.
-func (m *Mount) serveSession(ctx context.Context, h core.SessionHandler, req *core.Request, ts core.Session) {
+func (m *Host) serveSession(ctx context.Context, h core.SessionHandler, req *core.Request, ts core.Session) {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &hostSession{Session: ts, cancel: cancel}
 	l := &m.live

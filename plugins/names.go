@@ -1,6 +1,6 @@
 package plugins
 
-// Names of the shared settings the host offers every plugin (see [Host]).
+// Names of the shared settings the host offers every plugin (see [Services]).
 const (
 	// SettingDirectory holds the directory the example application serves
 	// and configures (docs/wire.md#configuration): the config plugin reads

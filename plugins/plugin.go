@@ -5,7 +5,7 @@
 // transport-neutral (no http.ResponseWriter in it), so the same plugin code
 // runs compiled in or in a child process (see package pluginrpc). Plugins
 // share no memory: state that several plugins need, such as the configured
-// directory, lives in services the [Host] offers every plugin.
+// directory, lives in services the [Services] offers every plugin.
 package plugins
 
 import (
@@ -18,7 +18,7 @@ import (
 // Plugin contributes routes to the route table. Routes is called once, when
 // the table is built; host stays valid for the life of the plugin.
 type Plugin interface {
-	Routes(ctx context.Context, host Host) ([]Route, error)
+	Routes(ctx context.Context, host Services) ([]Route, error)
 }
 
 // Route is one route of a plugin, in the form of [core.Route] with a
@@ -38,7 +38,7 @@ type Route struct {
 	// Handler answers the route; nil makes a rewrite-only route.
 	Handler core.Handler
 	// Session, when set instead of Handler, makes a session route: the
-	// host's session transport (see [Mount].Sessions) turns the request
+	// host's session transport (see [Host].Sessions) turns the request
 	// into a message session and Session serves it.
 	Session core.SessionHandler
 }
@@ -76,7 +76,7 @@ func (m IdentityMode) String() string {
 	return fmt.Sprintf("IdentityMode(%d)", uint8(m))
 }
 
-// Host is what the server offers every plugin. Each service is a small
+// Services is what the server offers every plugin. Each service is a small
 // capability interface that a plugin finds by type assertion, such as
 // [Settings]:
 //
@@ -85,7 +85,7 @@ func (m IdentityMode) String() string {
 // so a new service never changes this interface or the plugins that do not
 // use it. Out of process, the plugin's host offers exactly the services the
 // server's host offers, so the assertion gives the same answer.
-type Host interface{}
+type Services interface{}
 
 // Settings is the host service of shared settings.
 type Settings interface {
@@ -113,9 +113,9 @@ type Shutdowner interface {
 }
 
 // PluginFunc adapts a function to [Plugin].
-type PluginFunc func(ctx context.Context, host Host) ([]Route, error)
+type PluginFunc func(ctx context.Context, host Services) ([]Route, error)
 
 // Routes calls f(ctx, host).
-func (f PluginFunc) Routes(ctx context.Context, host Host) ([]Route, error) { return f(ctx, host) }
+func (f PluginFunc) Routes(ctx context.Context, host Services) ([]Route, error) { return f(ctx, host) }
 
 var _ Plugin = PluginFunc(nil)

@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// SettingsMap is an in-memory [Host] that offers [Settings]: a map of
+// SettingsMap is an in-memory [Services] that offers [Settings]: a map of
 // shared settings safe for concurrent use. The zero value is empty, writable
 // and ready.
 type SettingsMap struct {
@@ -50,6 +50,6 @@ func (s *SettingsMap) SetSetting(_ context.Context, name, value string) error {
 }
 
 var (
-	_ Host     = (*SettingsMap)(nil)
+	_ Services = (*SettingsMap)(nil)
 	_ Settings = (*SettingsMap)(nil)
 )

@@ -14,9 +14,9 @@ import (
 
 // setupAuth opens the login records (-db), loads the instance secret
 // (-secret-file), applies -login, configures login throttling
-// (-login-attempts, -login-backoff) and sets the authenticator on mount for the
+// (-login-attempts, -login-backoff) and sets the authenticator on host for the
 // routes that require or take an identity.
-func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *slog.Logger) (func(), error) {
+func setupAuth(ctx context.Context, cfg *options, host *plugins.Host, logger *slog.Logger) (func(), error) {
 	a, closeStore, err := openAuth(ctx, cfg.db, cfg.secretFile, cfg)
 	if err != nil {
 		return nil, err
@@ -25,8 +25,8 @@ func setupAuth(ctx context.Context, cfg *options, mount *plugins.Mount, logger *
 		closeStore()
 		return nil, err
 	}
-	mount.Require = auth.Required(a)
-	mount.Optional = auth.Optional(a)
+	host.Require = auth.Required(a)
+	host.Optional = auth.Optional(a)
 	return closeStore, nil
 }
 

@@ -80,14 +80,14 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 	if err != nil {
 		return nil, nil, err
 	}
-	mount := &plugins.Mount{
-		Host: plugins.NewSettings(map[string]string{
+	host := &plugins.Host{
+		Services: plugins.NewSettings(map[string]string{
 			plugins.SettingDirectory: cfg.directory,
 			plugins.SettingHidden:    hidden,
 		}, plugins.SettingHidden),
 		BodyLimit: cfg.bodyLimit,
 	}
-	closeAuth, err := setupAuth(ctx, cfg, mount, logger)
+	closeAuth, err := setupAuth(ctx, cfg, host, logger)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,7 +98,7 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		return nil, nil, err
 	}
 	closers = append(closers, closePlugins)
-	table, err := mount.Routes(ctx, entries)
+	table, err := host.Routes(ctx, entries)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -108,7 +108,7 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 	closers = append(closers, func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownTimeout)
 		defer cancel()
-		if err := mount.Close(cctx); err != nil {
+		if err := host.Close(cctx); err != nil {
 			logger.Error("closing plugins", "err", err)
 		}
 	})
@@ -124,10 +124,10 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 	if cfg.accessLog {
 		chain = alice.New(middleware.Log(logger)).Extend(chain)
 	}
-	return goAwayHandler{chain.Then(router), mount.GoAway}, cleanup, nil
+	return goAwayHandler{chain.Then(router), host.GoAway}, cleanup, nil
 }
 
-// goAwayHandler is the server's handler with the mount's GoAway, which
+// goAwayHandler is the server's handler with the host's GoAway, which
 // serve calls when shutdown begins: open streams end and open sessions get
 // a going-away close within the grace period.
 type goAwayHandler struct {

@@ -206,7 +206,7 @@ type optionalPlugin struct {
 }
 
 // Routes returns the plugin's routes, or none when it fails.
-func (o optionalPlugin) Routes(ctx context.Context, host plugins.Host) ([]plugins.Route, error) {
+func (o optionalPlugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
 	rs, err := o.p.Routes(ctx, host)
 	if err != nil {
 		o.logger.Error("plugin left out (-plugin-optional)", "plugin", o.name, "err", err)

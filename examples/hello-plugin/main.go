@@ -50,7 +50,7 @@ type Plugin struct {
 
 // Routes returns the plugin's routes. It is called once, when the server
 // builds its route table.
-func (p Plugin) Routes(ctx context.Context, host plugins.Host) ([]plugins.Route, error) {
+func (p Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
 	p.Logger.Info("hello-plugin ready")
 	return []plugins.Route{
 		{

@@ -23,7 +23,7 @@ type Plugin struct{}
 
 // Routes returns routes 3 (GET /config?directory=) and 4 (/config) of the
 // example application (docs/wire.md#example-routes).
-func (Plugin) Routes(_ context.Context, host plugins.Host) ([]plugins.Route, error) {
+func (Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
 	settings, ok := host.(plugins.Settings)
 	if !ok {
 		return nil, errors.New("config: the host offers no settings")

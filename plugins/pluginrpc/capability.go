@@ -3,13 +3,13 @@ package pluginrpc
 import "github.com/reso-project/reso/plugins"
 
 // Names of the host's capabilities as RoutesRequest.capabilities carries
-// them: one per capability interface of plugins.Host.
+// them: one per capability interface of plugins.Services.
 const (
 	capSettings = "settings" // plugins.Settings
 )
 
 // capabilities names the capability interfaces host implements.
-func capabilities(host plugins.Host) [][]byte {
+func capabilities(host plugins.Services) [][]byte {
 	var out []string
 	if _, ok := host.(plugins.Settings); ok {
 		out = append(out, capSettings)

@@ -67,7 +67,7 @@ type Client struct {
 	cur atomic.Pointer[conn] // the running process; nil while restarting
 
 	mu     sync.Mutex // serializes Routes and (re)binding a process
-	host   plugins.Host
+	host   plugins.Services
 	routes []*pluginv2.Route
 	built  []plugins.Route
 }

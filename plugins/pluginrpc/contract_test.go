@@ -29,7 +29,7 @@ import (
 type testServer struct {
 	srv      *httptest.Server
 	settings *plugins.SettingsMap
-	mount    *plugins.Mount
+	mount    *plugins.Host
 	// pipes receives the client end of every session the server accepts.
 	pipes chan core.Session
 
@@ -41,8 +41,8 @@ func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
 	t.Helper()
 	settings := plugins.NewSettings(map[string]string{"greeting": "hi there"})
 	pipes := make(chan core.Session, 16)
-	m := &plugins.Mount{
-		Host:      settings,
+	m := &plugins.Host{
+		Services:  settings,
 		BodyLimit: 1 << 20,
 		Sessions:  pipeTransport(pipes),
 		Require: func(next http.Handler) http.Handler {

@@ -225,7 +225,7 @@ type failingHost struct{ err error }
 func (h failingHost) Setting(context.Context, string) (string, error)  { return "", h.err }
 func (h failingHost) SetSetting(context.Context, string, string) error { return h.err }
 
-var _ plugins.Host = failingHost{}
+var _ plugins.Services = failingHost{}
 
 // TestIdentityModeRoundTrip checks that every identity mode crosses the
 // protocol, that the older auth flag still marks required routes both

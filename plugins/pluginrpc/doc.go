@@ -53,14 +53,14 @@
 //     stream (Session) per session, so an isolated plugin serves sessions
 //     like a compiled-in one. The transport that owns the client's
 //     connection (the WebSocket) stays in the host, and the host assigns
-//     the session's id and runs the end hooks ([plugins.Mount].OnSessionEnd):
+//     the session's id and runs the end hooks ([plugins.Host].OnSessionEnd):
 //     when the plugin process dies, the call breaks, the host closes the
 //     session with 1011 and still runs them once. State tied to a session
 //     (transient resources) thus lives in the host and is released however
 //     the session ends.
 //   - At shutdown the host calls Close, which runs the plugin's Close
 //     ([plugins.Closer]) in its process, before it stops the process.
-//   - The plugin reaches the host's services ([plugins.Host]'s capability
+//   - The plugin reaches the host's services ([plugins.Services]'s capability
 //     interfaces, such as [plugins.Settings]) through go-plugin's broker; it
 //     shares no memory with the host. The host names the capabilities it
 //     offers, and the plugin's host offers exactly those, so a type

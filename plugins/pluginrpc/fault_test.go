@@ -20,7 +20,7 @@ import (
 
 // otherPlugin is an in-process plugin whose route must keep answering
 // while the plugin process next to it is down.
-var otherPlugin = plugins.PluginFunc(func(context.Context, plugins.Host) ([]plugins.Route, error) {
+var otherPlugin = plugins.PluginFunc(func(context.Context, plugins.Services) ([]plugins.Route, error) {
 	return []plugins.Route{{Match: "GET /other", Handler: core.HandlerFunc(func(context.Context, *core.Request) (*core.Response, error) {
 		return &core.Response{Body: []byte("other")}, nil
 	})}}, nil

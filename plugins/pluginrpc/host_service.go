@@ -14,13 +14,13 @@ import (
 
 // The Host service, which the host serves to each plugin process over
 // go-plugin's broker, and its settings calls at both ends (ReadBody is in
-// body.go). The plugin sees a plugins.Host that offers exactly the
+// body.go). The plugin sees a plugins.Services that offers exactly the
 // capabilities the host named (capability.go).
 
 // hostServer serves the host's services to one plugin process.
 type hostServer struct {
 	pluginv2.UnimplementedHostServer
-	host   plugins.Host
+	host   plugins.Services
 	bodies *bodyTable
 }
 
@@ -60,9 +60,9 @@ type remoteHost struct {
 }
 
 // view returns the host the plugin sees: one that offers exactly the
-// capabilities the host named (plugins.Host's capability interfaces), so
+// capabilities the host named (plugins.Services's capability interfaces), so
 // that a type assertion in the plugin answers as it would in process.
-func (h *remoteHost) view(capabilities []string) plugins.Host {
+func (h *remoteHost) view(capabilities []string) plugins.Services {
 	if slices.Contains(capabilities, capSettings) {
 		return settingsHost{h}
 	}
@@ -121,6 +121,6 @@ func hostCallError(ctx context.Context, err error, what, name string) error {
 
 var (
 	_ pluginv2.HostServer = (*hostServer)(nil)
-	_ plugins.Host        = hostOnly{}
+	_ plugins.Services    = hostOnly{}
 	_ plugins.Settings    = settingsHost{}
 )

@@ -93,7 +93,7 @@ var downloadData = func() []byte {
 
 var downloadTime = time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
 
-func (testPlugin) Routes(_ context.Context, offered plugins.Host) ([]plugins.Route, error) {
+func (testPlugin) Routes(_ context.Context, offered plugins.Services) ([]plugins.Route, error) {
 	host, ok := offered.(plugins.Settings)
 	if !ok {
 		return nil, errors.New("test plugin: the host offers no settings")

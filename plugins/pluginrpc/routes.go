@@ -20,7 +20,7 @@ import (
 // process dials the host's services and calls the plugin's Routes.
 
 // bind serves the host's services to process cn and asks it for its routes.
-func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Host) ([]*pluginv2.Route, error) {
+func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Services) ([]*pluginv2.Route, error) {
 	id := cn.broker.NextId()
 	hs := &hostServer{host: host, bodies: &c.bodies}
 	go cn.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
@@ -44,7 +44,7 @@ func sameRoutes(a, b []*pluginv2.Route) bool {
 
 // Routes asks the plugin for its routes (once: later calls return the same
 // routes) and serves host to it. The handlers forward to the plugin process.
-func (c *Client) Routes(ctx context.Context, host plugins.Host) ([]plugins.Route, error) {
+func (c *Client) Routes(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
 	if host == nil {
 		return nil, fmt.Errorf("pluginrpc: plugin %q: Routes: nil host", c.cfg.Name)
 	}

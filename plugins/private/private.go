@@ -16,7 +16,7 @@ type Plugin struct{}
 
 // Routes returns route 8 (the authenticated GET /private/) of the example
 // application (docs/wire.md#example-routes).
-func (Plugin) Routes(context.Context, plugins.Host) ([]plugins.Route, error) {
+func (Plugin) Routes(context.Context, plugins.Services) ([]plugins.Route, error) {
 	return []plugins.Route{{Match: "GET /private/", Identity: plugins.IdentityRequired, Handler: core.Resource(resource{})}}, nil
 }
 

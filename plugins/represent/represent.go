@@ -16,7 +16,7 @@ type Plugin struct{}
 
 // Routes returns routes 1 and 2 of the example application
 // (docs/wire.md#example-routes).
-func (Plugin) Routes(context.Context, plugins.Host) ([]plugins.Route, error) {
+func (Plugin) Routes(context.Context, plugins.Services) ([]plugins.Route, error) {
 	return []plugins.Route{
 		{
 			Match:   "GET,PUT,POST /(?P<type>xml|plain)/(?P<path>.*)",

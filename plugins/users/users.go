@@ -33,7 +33,7 @@ type Plugin struct {
 
 // Routes returns route 7 (the bound user collection) of the example
 // application (docs/wire.md#example-routes).
-func (p Plugin) Routes(context.Context, plugins.Host) ([]plugins.Route, error) {
+func (p Plugin) Routes(context.Context, plugins.Services) ([]plugins.Route, error) {
 	list := p.Users
 	if list == nil {
 		list = Example()
