@@ -70,6 +70,21 @@ func TestRouterOrder(t *testing.T) {
 	}
 }
 
+// TestRouterNotASCII checks routes whose literal prefix is not ASCII, which
+// the prefix index once lost (it keyed bytes >= 0x80 as runes).
+func TestRouterNotASCII(t *testing.T) {
+	ms := []string{"GET /ab", "GET /é", "GET /aé(?P<x>.)", "GET /\\x{e9}x", "GET /\\xff", "GET /"}
+	rt := newBenchRouter(t, ms)
+	for _, target := range []string{"/é", "/éa", "/aé", "/aéz", "/éx", "/ab", "/x", "/ÿ", "/\xc3"} {
+		if got, want := rt.Lookup("GET", target), naiveLookup(ms, 0, "GET", target); got != want {
+			t.Errorf("Lookup(%q) = %d, want %d", target, got, want)
+		}
+	}
+	if got := rt.Lookup("GET", "/éa"); got != 1 {
+		t.Errorf("Lookup(/éa) = %d, want 1", got)
+	}
+}
+
 // TestRouterManyPrefixes walks more nested prefixes than the index merges
 // without allocating.
 func TestRouterManyPrefixes(t *testing.T) {
@@ -117,6 +132,7 @@ func FuzzRouterOrder(f *testing.F) {
 	f.Add([]byte{6, 1, 2, 0x13, 4}, "POST", "/abc")
 	f.Add([]byte{12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22}, "GET", "/a/b?q=1")
 	f.Add([]byte{25, 24, 23, 1, 2, 3, 4, 5}, "GET", "/xyz")
+	f.Add([]byte{20, 21}, "GET", "/éa")
 	f.Fuzz(func(t *testing.T, table []byte, method, target string) {
 		if len(table) > 64 {
 			table = table[:64]

@@ -67,7 +67,7 @@ func NewIndex(prefixes []string) Index {
 	add = func(n int, label string) int32 {
 		for n != 0 && len(trie[n].routes) == 0 && len(trie[n].kids) == 1 {
 			for c, k := range trie[n].kids {
-				label += string(c)
+				label += string([]byte{c}) // the byte, not the rune U+00XX
 				n = k
 			}
 		}
@@ -80,7 +80,7 @@ func NewIndex(prefixes []string) Index {
 		sort.Slice(keys, func(a, b int) bool { return keys[a] < keys[b] })
 		kids := make([]int32, len(keys))
 		for j, c := range keys {
-			kids[j] = add(trie[n].kids[c], string(c))
+			kids[j] = add(trie[n].kids[c], string([]byte{c}))
 		}
 		p.nodes[idx].keys = string(keys)
 		p.nodes[idx].kids = kids

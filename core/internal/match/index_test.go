@@ -47,6 +47,7 @@ func TestIndexEach(t *testing.T) {
 		{"one", []string{"/a"}, []string{"", "/", "/a", "/ab", "/b"}},
 		{"overlap", []string{"/a", "/ab", "", "/ab", "/abc", "/b", "/a", ""}, []string{"", "/", "/a", "/ab", "/abc", "/abd", "/b", "x"}},
 		{"split", []string{"/api/v1/x", "/api/v2/y", "/api/", "/static/", "/api/v1/"}, []string{"/api/v1/x/1", "/api/v2/y", "/api/v3", "/static/a.css", "/ap"}},
+		{"not ASCII", []string{"/é", "/a", "/aé", "/éa", "\x97", "/\xc3"}, []string{"/é", "/éa", "/aé", "/a\xc3", "\x97", "\xc2\x97", "/\xc3"}},
 		{"nested", nested, []string{"/", "/b", "/aaab", "/" + strings.Repeat("a", 35) + "b", "/" + strings.Repeat("a", 50)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
