@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/reso-project/reso/core/internal/match"
 )
 
 // Route is one entry of the ordered route table (docs/wire.md#routes).
@@ -46,13 +48,10 @@ type Route struct {
 	Handler http.Handler
 }
 
-// String returns the route form as listed by a 404 answer.
-func (rt Route) String() string { return rt.Match }
-
 type route struct {
 	methods  []string
 	mask     uint64 // bit per known method, for a fast check
-	m        *matcher
+	m        *match.Matcher
 	rwMethod []string
 	headIdx  int  // position HEAD takes in methods; -1 when HEAD does not match
 	headGet  bool // HEAD matches as GET and stays HEAD through a rewrite
@@ -75,7 +74,7 @@ type Router struct {
 	notFound []byte
 	// notFoundLen is the Content-Length of the 404 answer.
 	notFoundLen string
-	index       prefixIndex
+	index       match.Index
 	maxCaps     int
 }
 
@@ -97,9 +96,7 @@ func NewRouter(routes []Route, opts ...RouterOption) (*Router, error) {
 			return nil, fmt.Errorf("core: route %d %q: %w", i, r.Match, err)
 		}
 		rt.routes = append(rt.routes, c)
-		if c.m.ncap > rt.maxCaps {
-			rt.maxCaps = c.m.ncap
-		}
+		rt.maxCaps = max(rt.maxCaps, c.m.NumCaps())
 		if o.routeList {
 			forms.WriteString(r.Match)
 			forms.WriteByte('\n')
@@ -107,7 +104,11 @@ func NewRouter(routes []Route, opts ...RouterOption) (*Router, error) {
 	}
 	rt.notFound = []byte(forms.String())
 	rt.notFoundLen = strconv.Itoa(len(rt.notFound))
-	rt.index = buildPrefixIndex(rt.routes)
+	prefixes := make([]string, len(rt.routes))
+	for i := range rt.routes {
+		prefixes[i] = rt.routes[i].m.Prefix()
+	}
+	rt.index = match.NewIndex(prefixes)
 	return rt, nil
 }
 
@@ -125,13 +126,13 @@ func compileRoute(r Route) (route, error) {
 		c.mask |= methodBit(m)
 	}
 	c.headIdx = slices.Index(c.methods, http.MethodHead)
-	if c.m, err = compileMatcher(pattern); err != nil {
+	if c.m, err = match.Compile(pattern); err != nil {
 		return route{}, fmt.Errorf("pattern: %w", err)
 	}
 	// Group indexes by name; a name may stand for several groups, as in
 	// (?P<x>a)|(?P<x>b).
 	groups := make(map[string][]int)
-	for g, n := range c.m.names {
+	for g, n := range c.m.Names() {
 		if n != "" {
 			groups[n] = append(groups[n], g)
 		}
@@ -292,7 +293,7 @@ func (rt *Router) route(w http.ResponseWriter, r *http.Request, req *Request, at
 		c := &rt.routes[i]
 		i++
 		matched := target[:caps[1]]
-		for g, name := range c.m.names {
+		for g, name := range c.m.Names() {
 			if name != "" {
 				req.SetVar(name, groupText(target, caps, g))
 			}
@@ -342,9 +343,9 @@ func (rt *Router) route(w http.ResponseWriter, r *http.Request, req *Request, at
 // hold method and whose pattern matches target, filling caps; -1 when none.
 func (rt *Router) next(start int, method, target string, caps []int) int {
 	bit := methodBit(method)
-	return rt.index.each(start, target, func(i int) bool {
+	return rt.index.Each(start, target, func(i int) bool {
 		c := &rt.routes[i]
-		return c.methodIndex(method, bit) >= 0 && c.m.match(target, caps)
+		return c.methodIndex(method, bit) >= 0 && c.m.Match(target, caps)
 	})
 }
 

@@ -1,4 +1,13 @@
-package core
+// Package match matches the route patterns of package core: a regular
+// expression (RE2 syntax, as package regexp) anchored at the start of a
+// target, run by a bounded backtracker that does not allocate, and an index
+// over the patterns' literal prefixes that finds the candidate routes of a
+// target in table order.
+//
+// A [Matcher] yields the leftmost-first submatches that regexp's
+// FindStringSubmatchIndex yields for ^(?:pattern); the tests check it
+// against package regexp.
+package match
 
 import (
 	"regexp"
@@ -8,18 +17,18 @@ import (
 	"unicode/utf8"
 )
 
-// matchMaxVisitedBits bounds the visited set of the backtracker (256 KiB). A
+// maxVisitedBits bounds the visited set of the backtracker (256 KiB). A
 // pattern and target whose set would be larger are matched by regexp.
-const matchMaxVisitedBits = 256 * 1024 * 8
+const maxVisitedBits = 256 * 1024 * 8
 
-// matcher matches a route pattern at the start of a string.
+// Matcher matches a route pattern at the start of a string.
 //
 // The pattern is compiled as ^(?:pattern) with the flags of regexp.Compile
 // and run by a bounded backtracker over the compiled program (the same
 // algorithm as package regexp's backtracker), so that it yields the
 // leftmost-first submatches regexp's FindStringSubmatchIndex yields, but
 // reuses its scratch space: a match or a miss does not allocate.
-type matcher struct {
+type Matcher struct {
 	re      *regexp.Regexp // package regexp's own matcher, used for targets too long to backtrack
 	prog    *syntax.Prog   // nil when every match goes to re
 	names   []string       // subexpression names, index i+1 is group i+1
@@ -36,13 +45,15 @@ type matcher struct {
 	ascii [][2]uint64
 }
 
-func compileMatcher(pattern string) (*matcher, error) {
+// Compile compiles pattern into a Matcher of ^(?:pattern). It accepts
+// exactly the patterns regexp.Compile accepts, and returns its error.
+func Compile(pattern string) (*Matcher, error) {
 	expr := `^(?:` + pattern + `)`
 	re, err := regexp.Compile(expr)
 	if err != nil {
 		return nil, err
 	}
-	m := &matcher{re: re, names: re.SubexpNames(), ncap: 2 * (re.NumSubexp() + 1)}
+	m := &Matcher{re: re, names: re.SubexpNames(), ncap: 2 * (re.NumSubexp() + 1)}
 	// Parse and compile exactly as regexp.Compile does.
 	sre, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
@@ -68,18 +79,18 @@ func compileMatcher(pattern string) (*matcher, error) {
 			}
 		}
 	}
-	m.prefix, m.literal, m.startPC, m.startPos = matchLiteralPrefix(prog)
+	m.prefix, m.literal, m.startPC, m.startPos = literalPrefix(prog)
 	m.literal = m.literal && m.ncap == 2
 	return m, nil
 }
 
-// matchLiteralPrefix returns the literal text every match of the anchored
+// literalPrefix returns the literal text every match of the anchored
 // prog starts with, and whether prog matches exactly that text. It also
 // returns where the backtracker may start once the target starts with the
 // prefix: the instruction reached from prog.Start through instructions that
 // have no other outcome (no-ops, ^ at the start and literal runes), and the
 // length of the runes they consume.
-func matchLiteralPrefix(prog *syntax.Prog) (prefix string, complete bool, startPC uint32, startPos int) {
+func literalPrefix(prog *syntax.Prog) (prefix string, complete bool, startPC uint32, startPos int) {
 	var b strings.Builder
 	pure, skip := true, true
 	pc := uint32(prog.Start)
@@ -116,10 +127,30 @@ func matchLiteralPrefix(prog *syntax.Prog) (prefix string, complete bool, startP
 	}
 }
 
-// match reports whether the pattern matches at the start of s and fills caps
-// (of length at least m.ncap) with the submatch indexes, -1 for groups that
-// did not take part. caps is left as is on a miss.
-func (m *matcher) match(s string, caps []int) bool {
+// Names returns the names of the pattern's groups, as regexp's SubexpNames:
+// the name of group g at index g, "" for the whole match and unnamed groups.
+// The caller must not change the slice.
+func (m *Matcher) Names() []string { return m.names }
+
+// NumCaps returns the number of submatch indexes a match fills:
+// 2*(number of groups + 1).
+func (m *Matcher) NumCaps() int { return m.ncap }
+
+// Prefix returns the literal text every match starts with, possibly "".
+func (m *Matcher) Prefix() string { return m.prefix }
+
+// Match reports whether the pattern matches at the start of s and fills
+// caps[:m.NumCaps()] with the submatch indexes, as regexp's
+// FindStringSubmatchIndex: caps[2*g] and caps[2*g+1] delimit group g (group 0
+// is the whole match), -1 for groups that did not take part. caps must have
+// length at least m.NumCaps(); it is left as is on a miss, and its elements
+// past NumCaps are never written. It is safe for concurrent use.
+//
+// Match reuses pooled scratch space and does not allocate, except for a
+// target too long for the backtracker (a visited set over 256 KiB: one bit
+// per program instruction and target position) and for a pattern that
+// closes the wrapping group, as "a)|(?:b": those go to package regexp.
+func (m *Matcher) Match(s string, caps []int) bool {
 	if len(s) < len(m.prefix) || s[:len(m.prefix)] != m.prefix {
 		return false
 	}
@@ -127,10 +158,10 @@ func (m *matcher) match(s string, caps []int) bool {
 		caps[0], caps[1] = 0, len(m.prefix)
 		return true
 	}
-	if m.prog == nil || uint64(len(m.prog.Inst))*uint64(len(s)+1) > matchMaxVisitedBits {
+	if m.prog == nil || uint64(len(m.prog.Inst))*uint64(len(s)+1) > maxVisitedBits {
 		return m.matchRegexp(s, caps)
 	}
-	b := matchPool.Get().(*matchScratch)
+	b := scratchPool.Get().(*scratch)
 	ok := b.backtrack(m.prog, m.ascii, m.startPC, m.startPos, s, m.ncap)
 	if ok {
 		copy(caps[:m.ncap], b.cap)
@@ -139,8 +170,8 @@ func (m *matcher) match(s string, caps []int) bool {
 	return ok
 }
 
-// matchRegexp is match by package regexp, which allocates.
-func (m *matcher) matchRegexp(s string, caps []int) bool {
+// matchRegexp is Match by package regexp, which allocates.
+func (m *Matcher) matchRegexp(s string, caps []int) bool {
 	loc := m.re.FindStringSubmatchIndex(s)
 	if loc == nil {
 		return false
@@ -149,38 +180,38 @@ func (m *matcher) matchRegexp(s string, caps []int) bool {
 	return true
 }
 
-// matchScratch is the reusable state of one backtracking run.
-type matchScratch struct {
+// scratch is the reusable state of one backtracking run.
+type scratch struct {
 	visited []uint64 // bit pc*(len(s)+1)+pos: (pc, pos) was tried
-	jobs    []matchJob
+	jobs    []job
 	cap     []int
 }
 
-// matchJob is a pending branch of the backtracker. For an InstAlt with arg set,
+// job is a pending branch of the backtracker. For an InstAlt with arg set,
 // the Out branch is done and Arg is next; for an InstCapture with arg set,
 // pos is the register value to restore.
-type matchJob struct {
+type job struct {
 	pos int
 	pc  uint32
 	arg bool
 }
 
-// matchMaxPooledJobs bounds the job stack kept for reuse.
-const matchMaxPooledJobs = 1 << 16
+// maxPooledJobs bounds the job stack kept for reuse.
+const maxPooledJobs = 1 << 16
 
-var matchPool = sync.Pool{New: func() any { return new(matchScratch) }}
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
-func (b *matchScratch) release() {
-	if cap(b.jobs) > matchMaxPooledJobs {
+func (b *scratch) release() {
+	if cap(b.jobs) > maxPooledJobs {
 		b.jobs = nil
 	}
-	matchPool.Put(b)
+	scratchPool.Put(b)
 }
 
-// matchStep returns the rune at pos of s and its width, or -1 and 0 at the end,
+// step returns the rune at pos of s and its width, or -1 and 0 at the end,
 // decoding as package regexp does. The backtracker decodes ASCII itself and
-// calls matchStep for the rest.
-func matchStep(s string, pos int) (rune, int) {
+// calls step for the rest.
+func step(s string, pos int) (rune, int) {
 	if pos < len(s) {
 		if c := s[pos]; c < utf8.RuneSelf {
 			return rune(c), 1
@@ -190,8 +221,8 @@ func matchStep(s string, pos int) (rune, int) {
 	return -1, 0
 }
 
-// matchContext returns the zero-width assertions that hold at pos of s.
-func matchContext(s string, pos int) syntax.EmptyOp {
+// emptyContext returns the zero-width assertions that hold at pos of s.
+func emptyContext(s string, pos int) syntax.EmptyOp {
 	r1, r2 := rune(-1), rune(-1)
 	if uint(pos-1) < uint(len(s)) {
 		r1, _ = utf8.DecodeLastRuneInString(s[:pos])
@@ -209,7 +240,7 @@ func matchContext(s string, pos int) syntax.EmptyOp {
 // runes InstRune instruction pc matches. It visits each
 // (instruction, position) pair at most once, so it runs in time
 // O(len(prog.Inst) * len(s)).
-func (b *matchScratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint32, pos0 int, s string, ncap int) bool {
+func (b *scratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint32, pos0 int, s string, ncap int) bool {
 	insts := prog.Inst
 	width := len(s) + 1
 	nw := (len(insts)*width + 63) / 64
@@ -244,7 +275,7 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint3
 	if insts[pc0].Op == syntax.InstFail {
 		return false
 	}
-	jobs = append(jobs, matchJob{pc: pc0, pos: pos0})
+	jobs = append(jobs, job{pc: pc0, pos: pos0})
 	visit(pc0, pos0)
 	for len(jobs) > 0 {
 		l := len(jobs) - 1
@@ -273,7 +304,7 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint3
 					pc = inst.Arg
 					goto CheckAndLoop
 				}
-				jobs = append(jobs, matchJob{pc: pc, pos: pos, arg: true})
+				jobs = append(jobs, job{pc: pc, pos: pos, arg: true})
 				pc = inst.Out
 				goto CheckAndLoop
 
@@ -286,7 +317,7 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint3
 					pc = inst.Out
 					goto CheckAndLoop
 				}
-				r, w := matchStep(s, pos)
+				r, w := step(s, pos)
 				if w == 0 || !inst.MatchRune(r) {
 					continue
 				}
@@ -299,7 +330,7 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint3
 				if pos < len(s) && s[pos] < utf8.RuneSelf {
 					r = rune(s[pos])
 				} else {
-					r, w = matchStep(s, pos)
+					r, w = step(s, pos)
 				}
 				if w == 0 || r != inst.Rune[0] {
 					continue
@@ -313,7 +344,7 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint3
 				if pos < len(s) && s[pos] < utf8.RuneSelf {
 					r = rune(s[pos])
 				} else {
-					r, w = matchStep(s, pos)
+					r, w = step(s, pos)
 				}
 				if w == 0 || r == '\n' {
 					continue
@@ -325,7 +356,7 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint3
 			case syntax.InstRuneAny:
 				w := 1
 				if pos >= len(s) || s[pos] >= utf8.RuneSelf {
-					_, w = matchStep(s, pos)
+					_, w = step(s, pos)
 				}
 				if w == 0 {
 					continue
@@ -341,14 +372,14 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint3
 					continue
 				}
 				if int(inst.Arg) < len(b.cap) {
-					jobs = append(jobs, matchJob{pc: pc, pos: b.cap[inst.Arg], arg: true})
+					jobs = append(jobs, job{pc: pc, pos: b.cap[inst.Arg], arg: true})
 					b.cap[inst.Arg] = pos
 				}
 				pc = inst.Out
 				goto CheckAndLoop
 
 			case syntax.InstEmptyWidth:
-				if syntax.EmptyOp(inst.Arg)&^matchContext(s, pos) != 0 {
+				if syntax.EmptyOp(inst.Arg)&^emptyContext(s, pos) != 0 {
 					continue
 				}
 				pc = inst.Out
@@ -365,7 +396,7 @@ func (b *matchScratch) backtrack(prog *syntax.Prog, ascii [][2]uint64, pc0 uint3
 				return true
 
 			default:
-				panic("core: bad regexp instruction")
+				panic("match: bad regexp instruction")
 			}
 		}
 	}

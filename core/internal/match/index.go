@@ -1,20 +1,22 @@
-package core
+package match
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
 
-// prefixIndex finds the routes whose literal prefix starts a target, in
-// table order, so that a table of hundreds of routes costs a walk along the
-// target rather than a pattern match per route.
+// Index finds the routes whose literal prefix starts a target, in table
+// order, so that a table of hundreds of routes costs a walk along the target
+// rather than a pattern match per route. Build it with [NewIndex]; the zero
+// Index holds no routes. It is safe for concurrent use.
 //
 // It is a radix tree over the routes' literal prefixes: each node lists, in
 // ascending order, the routes whose prefix ends at it. Walking the target
 // down the tree meets exactly the routes whose prefix starts the target (the
 // root holds the routes with an empty prefix); merging their lists yields
 // the candidates in table order.
-type prefixIndex struct {
+type Index struct {
 	prefixes []string     // per route, for the slow path
 	nodes    []prefixNode // nodes[0] is the root
 }
@@ -31,17 +33,18 @@ type prefixNode struct {
 // without allocating; a walk meeting more uses a linear scan.
 const maxPrefixLists = 32
 
-func buildPrefixIndex(routes []route) prefixIndex {
-	p := prefixIndex{prefixes: make([]string, len(routes))}
+// NewIndex builds the index of a table whose route i has the literal prefix
+// prefixes[i], usually a [Matcher]'s Prefix. Routes are numbered from 0 in
+// the order of prefixes.
+func NewIndex(prefixes []string) Index {
+	p := Index{prefixes: slices.Clone(prefixes)}
 	// A plain byte trie first, then compressed.
 	type trieNode struct {
 		kids   map[byte]int
 		routes []int32
 	}
 	trie := []trieNode{{}}
-	for i := range routes {
-		pre := routes[i].m.prefix
-		p.prefixes[i] = pre
+	for i, pre := range prefixes {
 		n := 0
 		for j := 0; j < len(pre); j++ {
 			k, ok := trie[n].kids[pre[j]]
@@ -64,7 +67,7 @@ func buildPrefixIndex(routes []route) prefixIndex {
 	add = func(n int, label string) int32 {
 		for n != 0 && len(trie[n].routes) == 0 && len(trie[n].kids) == 1 {
 			for c, k := range trie[n].kids {
-				label += string(c)
+				label += string([]byte{c}) // the byte, not the rune U+00XX
 				n = k
 			}
 		}
@@ -77,7 +80,7 @@ func buildPrefixIndex(routes []route) prefixIndex {
 		sort.Slice(keys, func(a, b int) bool { return keys[a] < keys[b] })
 		kids := make([]int32, len(keys))
 		for j, c := range keys {
-			kids[j] = add(trie[n].kids[c], string(c))
+			kids[j] = add(trie[n].kids[c], string([]byte{c}))
 		}
 		p.nodes[idx].keys = string(keys)
 		p.nodes[idx].kids = kids
@@ -87,9 +90,12 @@ func buildPrefixIndex(routes []route) prefixIndex {
 	return p
 }
 
-// each calls try for every route index from start whose prefix starts target,
-// in order, and returns the first index for which try reports true, or -1.
-func (p *prefixIndex) each(start int, target string, try func(int) bool) int {
+// Each calls try for every route index from start whose prefix starts
+// target, in ascending order, and returns the first index for which try
+// reports true, or -1. It does not allocate or retain try. A walk along
+// target that meets more than 32 nodes ending routes at or after start falls
+// back to a linear scan of the prefixes, with the same result.
+func (p *Index) Each(start int, target string, try func(int) bool) int {
 	if len(p.nodes) == 0 {
 		return -1
 	}
@@ -146,8 +152,8 @@ func (p *prefixIndex) each(start int, target string, try func(int) bool) int {
 	}
 }
 
-// scan is each by a linear scan of the prefixes.
-func (p *prefixIndex) scan(start int, target string, try func(int) bool) int {
+// scan is Each by a linear scan of the prefixes.
+func (p *Index) scan(start int, target string, try func(int) bool) int {
 	for i := start; i < len(p.prefixes); i++ {
 		pre := p.prefixes[i]
 		if len(target) >= len(pre) && target[:len(pre)] == pre && try(i) {
