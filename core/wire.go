@@ -79,6 +79,10 @@ type reasonConn struct {
 	// state holds the state of the request being routed (see [Router]).
 	state connState
 
+	// showErrors is set while the request being served passes through
+	// [ShowErrors].
+	showErrors atomic.Bool
+
 	// eof is set once the peer's io.EOF has been seen (and held back).
 	eof atomic.Bool
 
