@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GET /config through reso against a bare net/http handler writing the same
 # bytes, measured in alternating rounds in one run; prints the ratio.
-# Target (issue 2): reso >= 0.85 of bare.
-#   bench/config.sh [load flags...]      e.g. bench/config.sh -d 5s -rounds 4
+# Target: reso >= 0.90 of bare. Server CPU per request is printed too.
+#   bench/config.sh [load flags...]      e.g. bench/config.sh -d 1s -rounds 15 -c 16
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
@@ -13,8 +13,10 @@ go build -o "$out/load" ./bench/load
 source bench/lib.sh
 start_server "$out/bare" "$out/bare.log" 'bare listening addr=' -addr 127.0.0.1:0
 bare=$addr
+barepid=$pid
 cd "$out"
 start_server "$out/reso" "$out/reso.log" 'msg="reso listening" addr=' -addr 127.0.0.1:0 -db :memory:
 reso=$addr
+resopid=$pid
 cd - >/dev/null
-"$out/load" "$@" bare="http://$bare/config" reso="http://$reso/config"
+"$out/load" "$@" bare="http://$bare/config@$barepid" reso="http://$reso/config@$resopid"

@@ -2,11 +2,12 @@
 
 # start_server BINARY LOG PREFIX ARGS...: starts BINARY in the background
 # with ARGS, logging to LOG, waits until LOG shows PREFIX<addr>, and sets
-# $addr (also written to LOG's directory as <binary name>.addr).
+# $addr (also written to LOG's directory as <binary name>.addr) and $pid.
 start_server() {
   local bin=$1 log=$2 prefix=$3
   shift 3
   "$bin" "$@" >"$log" 2>&1 &
+  pid=$!
   for _ in $(seq 1 200); do
     addr=$(grep -o "${prefix}[^ ]*" "$log" 2>/dev/null | head -n1 | sed "s/^${prefix}//") || true
     if [ -n "$addr" ]; then

@@ -28,8 +28,10 @@ type target struct {
 	name   string
 	url    string
 	header http.Header
+	pid    int
 	reqs   int64
 	dur    time.Duration
+	cpu    time.Duration // the server's CPU time over the rounds, with pid
 }
 
 func main() {
@@ -49,8 +51,17 @@ func main() {
 			fmt.Fprintf(os.Stderr, "load: %q: want NAME=URL\n", a)
 			os.Exit(2)
 		}
+		pid := 0
+		if i := strings.LastIndexByte(rest, '@'); i >= 0 {
+			n, err := strconv.Atoi(rest[i+1:])
+			if err != nil || n <= 0 {
+				fmt.Fprintf(os.Stderr, "load: %q: want @PID at the end\n", a)
+				os.Exit(2)
+			}
+			pid, rest = n, rest[:i]
+		}
 		parts := strings.Split(rest, "|")
-		t := &target{name: name, url: parts[0], header: http.Header{}}
+		t := &target{name: name, url: parts[0], header: http.Header{}, pid: pid}
 		for _, h := range parts[1:] {
 			k, v, _ := strings.Cut(h, ":")
 			t.header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
@@ -66,7 +77,14 @@ func main() {
 	}
 	for r := 0; r < *rounds; r++ {
 		for _, t := range targets {
+			before, err := cpuTime(t.pid)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "load: %s: %v\n", t.name, err)
+				os.Exit(1)
+			}
 			n, d, err := round(t, *conc, *dur, *max)
+			after, _ := cpuTime(t.pid)
+			t.cpu += after - before
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "load: %s: %v\n", t.name, err)
 				os.Exit(1)
@@ -77,11 +95,46 @@ func main() {
 	}
 	base := rate(targets[0])
 	for _, t := range targets {
-		fmt.Printf("%-12s %10.0f req/s  %8.1f µs/req  ratio %.3f\n", t.name, rate(t), 1e6/rate(t)*float64(*conc), rate(t)/base)
+		fmt.Printf("%-12s %10.0f req/s  %8.1f µs/req  ratio %.3f", t.name, rate(t), 1e6/rate(t)*float64(*conc), rate(t)/base)
+		if t.pid != 0 && targets[0].pid != 0 {
+			fmt.Printf("  server CPU %6.2f µs/req  ratio %.3f", cpuPerReq(t), cpuPerReq(targets[0])/cpuPerReq(t))
+		}
+		fmt.Println()
 	}
 }
 
 func rate(t *target) float64 { return float64(t.reqs) / t.dur.Seconds() }
+
+// cpuPerReq is the server's CPU time per request, in microseconds.
+func cpuPerReq(t *target) float64 { return float64(t.cpu.Microseconds()) / float64(t.reqs) }
+
+// cpuTime is the user plus system CPU time process pid has used so far; 0
+// without a pid.
+func cpuTime(pid int) (time.Duration, error) {
+	if pid == 0 {
+		return 0, nil
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; fields after it are plain.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, errors.New("unreadable /proc stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("short /proc stat")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("unreadable /proc stat times")
+	}
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return time.Duration(utime+stime) * tick, nil
+}
 
 // once makes one request with net/http's client, to check the target.
 func once(c *http.Client, t *target) error {

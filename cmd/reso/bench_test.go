@@ -22,26 +22,29 @@ func (d *discardWriter) Header() http.Header         { return d.h }
 func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discardWriter) WriteHeader(int)             {}
 
-// configHandler returns the handler cmd/reso serves, without the access log.
-func configHandler(b *testing.B) http.Handler {
+// configHandler returns the handler cmd/reso serves, without the access
+// log, and the options it was built with.
+func configHandler(b *testing.B) (http.Handler, *options) {
 	cfg, err := parseFlags([]string{"-db", ":memory:"}, io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, cleanup, err := build(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, cleanup, err := build(context.Background(), cfg, discardLogger)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(cleanup)
-	return h
+	return h, cfg
 }
+
+var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // BenchmarkServeConfig measures the whole handler chain for GET /config,
 // without the network. The request's context is not a connection's (see
 // core.ConnContext), so the router derives one; BenchmarkServeConfigWire
 // measures the server's own setup.
 func BenchmarkServeConfig(b *testing.B) {
-	h := configHandler(b)
+	h, _ := configHandler(b)
 	r := httptest.NewRequest("GET", "/config", nil)
 	w := &discardWriter{h: http.Header{}}
 	b.ReportAllocs()
@@ -52,10 +55,10 @@ func BenchmarkServeConfig(b *testing.B) {
 }
 
 // BenchmarkServeConfigWire measures GET /config over a loopback keep-alive
-// connection, server set up as cmd/reso does (core.Listen, core.ConnContext),
-// against a bare handler that writes the same bytes: the difference of their
-// allocations per request is what reso adds to net/http's (and this light
-// client's).
+// connection to the server cmd/reso runs (newServer on core.Listen), against
+// the same server with a bare handler that writes the same bytes: the
+// difference of their allocations per request is what reso adds to
+// net/http's (and this light client's).
 func BenchmarkServeConfigWire(b *testing.B) {
 	body := []byte(`{"config": {"directory": "."}}`)
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -64,17 +67,20 @@ func BenchmarkServeConfigWire(b *testing.B) {
 		h["Content-Length"] = []string{"30"}
 		w.Write(body)
 	})
+	reso, cfg := configHandler(b)
 	for _, c := range []struct {
 		name string
 		h    http.Handler
-	}{{"bare", bare}, {"reso", configHandler(b)}} {
+	}{{"bare", bare}, {"reso", reso}} {
 		b.Run(c.name, func(b *testing.B) {
-			srv := httptest.NewUnstartedServer(c.h)
-			srv.Listener = core.Listen(srv.Listener)
-			srv.Config.ConnContext = core.ConnContext
-			srv.Start()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv, _ := newServer(cfg, c.h, discardLogger)
+			go srv.Serve(core.Listen(ln))
 			defer srv.Close()
-			conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+			conn, err := net.Dial("tcp", ln.Addr().String())
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/reso-project/reso/core"
@@ -36,16 +35,7 @@ func describeListen(err error) string {
 // in flight get cfg.shutdownTimeout to finish; those still running after it
 // are logged and cut, and serve returns nil.
 func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, logger *slog.Logger) error {
-	inflight := &inFlight{m: make(map[*http.Request]time.Time)}
-	srv := &http.Server{
-		Handler:           inflight.wrap(h),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       cfg.readTimeout,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ConnContext:       core.ConnContext,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	srv, inflight := newServer(cfg, h, logger)
 	if g, ok := h.(interface{ GoAway() }); ok {
 		// Streams and sessions never finish by themselves: end them when
 		// shutdown begins, so that Shutdown can complete.
@@ -74,37 +64,18 @@ func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, l
 	return err
 }
 
-// inFlight tracks the requests being served, to name those cut at shutdown.
-type inFlight struct {
-	mu sync.Mutex
-	m  map[*http.Request]time.Time
-}
-
-func (f *inFlight) wrap(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		f.m[r] = time.Now()
-		f.mu.Unlock()
-		defer func() {
-			f.mu.Lock()
-			delete(f.m, r)
-			f.mu.Unlock()
-		}()
-		h.ServeHTTP(w, r)
-	})
-}
-
-type cutRequest struct {
-	method, path, client string
-	running              time.Duration
-}
-
-func (f *inFlight) list() []cutRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]cutRequest, 0, len(f.m))
-	for r, t := range f.m {
-		out = append(out, cutRequest{method: r.Method, path: r.URL.RequestURI(), client: r.RemoteAddr, running: time.Since(t)})
-	}
-	return out
+// newServer returns the http.Server serve runs, to be served on a listener
+// wrapped by core.Listen, and the requests it has in flight.
+func newServer(cfg *options, h http.Handler, logger *slog.Logger) (*http.Server, *inFlight) {
+	inflight := newInFlight()
+	return &http.Server{
+		Handler:           inflight.wrap(h),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       cfg.readTimeout,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ConnContext:       inflight.connContext,
+		ConnState:         inflight.connState,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}, inflight
 }
