@@ -41,6 +41,28 @@ type Session interface {
 	Close(code int, reason string) error
 }
 
+// BatchSender is implemented by sessions that can send several messages
+// in one write to the network, as a WebSocket can: a server that fans
+// notifications out to many clients sends each client's queued messages
+// at once. See [SendAll].
+type BatchSender interface {
+	SendBatch(ctx context.Context, ms []Message) error
+}
+
+// SendAll sends ms on s in order: in one batch when s is a [BatchSender],
+// else one by one.
+func SendAll(ctx context.Context, s Session, ms []Message) error {
+	if b, ok := s.(BatchSender); ok {
+		return b.SendBatch(ctx, ms)
+	}
+	for _, m := range ms {
+		if err := s.Send(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SessionHandler serves message sessions: a route kind next to [Handler].
 // ServeSession runs for the whole session; when it returns, the host closes
 // the session (CloseNormal for nil, CloseInternal for an error) unless it

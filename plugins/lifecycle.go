@@ -207,6 +207,11 @@ func (s *hostSession) Close(code int, reason string) error {
 	return s.err
 }
 
+// SendBatch sends ms in one batch when the transport can.
+func (s *hostSession) SendBatch(ctx context.Context, ms []core.Message) error {
+	return core.SendAll(ctx, s.Session, ms)
+}
+
 func (s *hostSession) goAway() {
 	_ = s.Close(core.CloseGoingAway, "server shutting down")
 	s.cancel()
@@ -219,4 +224,7 @@ func newSessionID() string {
 	return hex.EncodeToString(b[:])
 }
 
-var _ core.Session = (*hostSession)(nil)
+var (
+	_ core.Session     = (*hostSession)(nil)
+	_ core.BatchSender = (*hostSession)(nil)
+)
