@@ -71,6 +71,8 @@ func TestBadFlagsLeaveNothing(t *testing.T) {
 		{"stray argument", []string{"serve"}, "reso: unexpected argument \"serve\" (subcommands: user, admin-token, plugin; see reso -h)\n"},
 		{"bad login", []string{"-login", "nocolon"}, "reso: -login: want EMAIL:PASSWORD, or '' for no example user\n"},
 		{"zero body limit", []string{"-body-limit", "0"}, "reso: -body-limit must be a positive number of bytes\n"},
+		{"debug address off loopback", []string{"-debug-addr", "0.0.0.0:6060"}, "reso: -debug-addr 0.0.0.0:6060: only a loopback address is allowed (127.0.0.1, ::1 or localhost)\n"},
+		{"debug address without port", []string{"-debug-addr", "127.0.0.1"}, "reso: -debug-addr 127.0.0.1: want HOST:PORT on loopback, e.g. 127.0.0.1:6060\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -33,6 +33,7 @@ type options struct {
 	pluginOpt       bool
 	version         bool
 	accessLog       bool
+	debugAddr       string
 }
 
 // usageError is a mistake on the command line: main prints it as one line
@@ -132,6 +133,7 @@ func serverFlags(fs *flag.FlagSet, cfg *options) {
 	fs.Var(&cfg.plugins, "plugin", "load a third-party plugin binary, NAME=PATH (repeatable; its routes go after those of all bundled plugins, in flag order)")
 	fs.BoolVar(&cfg.pluginOpt, "plugin-optional", false, "start without a -plugin that fails to load instead of failing")
 	fs.BoolVar(&cfg.accessLog, "access-log", false, "log one line per request to standard error")
+	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "also serve Go's profiles (net/http/pprof under /debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060 (default off)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 }
 
@@ -168,6 +170,11 @@ func parseFlags(args []string, stdout io.Writer) (*options, error) {
 func (cfg *options) validate() error {
 	if err := validateAddr(cfg.addr); err != nil {
 		return err
+	}
+	if cfg.debugAddr != "" {
+		if err := validateDebugAddr(cfg.debugAddr); err != nil {
+			return err
+		}
 	}
 	if cfg.bodyLimit <= 0 {
 		return usagef("-body-limit must be a positive number of bytes")

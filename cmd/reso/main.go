@@ -84,6 +84,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer ln.Close()
+	if cfg.debugAddr != "" {
+		stop, err := serveDebug(cfg.debugAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if err := statePaths(&cfg.db, &cfg.secretFile); err != nil {
 		return err
 	}
