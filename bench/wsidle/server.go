@@ -22,6 +22,7 @@ func serve(args []string) error {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	lib := fs.String("lib", "gorilla", "library: gorilla, coder or transport (reso's plugins/websocket)")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback only)")
+	max := fs.Int("max", 10_000, "most connections (transport)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -31,6 +32,8 @@ func serve(args []string) error {
 		h = gorillaEcho()
 	case "coder":
 		h = coderEcho()
+	case "transport":
+		h = transportEcho(*max)
 	default:
 		return fmt.Errorf("unknown library %q", *lib)
 	}
