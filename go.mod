@@ -3,7 +3,9 @@ module github.com/reso-project/reso
 go 1.26.8
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/gorilla/securecookie v1.1.2
+	github.com/gorilla/websocket v1.5.3
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/justinas/alice v1.2.0

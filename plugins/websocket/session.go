@@ -1,0 +1,264 @@
+package websocket
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/reso-project/reso/core"
+)
+
+// maxReason is the longest close reason sent, in bytes: a close frame's
+// payload is at most 125 bytes, two of them the code.
+const maxReason = 123
+
+// session is one WebSocket connection as a core.Session.
+//
+// One goroutine reads (Recv, or the closing goroutine once Recv is done),
+// holding rmu; writers of messages take wmu; control frames may be written
+// at any time (the library serializes them with messages, conn gathers
+// them into a batch being written). The first end of the session, by
+// either side, wins: it sets err, and one closing goroutine then sends the
+// close frame if it is due, waits (bounded) for the peer's close frame and
+// closes the TCP connection.
+type session struct {
+	t    *Transport
+	id   string
+	ws   *websocket.Conn
+	nc   *conn
+	ping *time.Timer // nil when pings are off
+
+	rmu sync.Mutex // held by the one reader
+	wmu sync.Mutex // held by the one writer of messages
+
+	mu  sync.Mutex
+	err *core.CloseError // how the session ended; nil while open
+}
+
+func newSession(t *Transport, id string, ws *websocket.Conn, nc *conn) *session {
+	s := &session{t: t, id: id, ws: ws, nc: nc}
+	ws.SetReadLimit(t.opt.ReadLimit)
+	ws.SetPongHandler(func(string) error { s.alive(); return nil })
+	ws.SetPingHandler(func(data string) error {
+		s.alive()
+		// An error here means the write side is gone, which the next
+		// Send reports; the read side goes on.
+		_ = ws.WriteControl(websocket.PongMessage, []byte(data), time.Time{})
+		return nil
+	})
+	s.alive()
+	if t.opt.PingInterval > 0 {
+		s.ping = time.AfterFunc(math.MaxInt64, s.sendPing)
+		s.ping.Reset(t.opt.PingInterval)
+	}
+	return s
+}
+
+// ID returns the session's id.
+func (s *session) ID() string { return s.id }
+
+// alive pushes the read deadline back: the peer just sent a frame. Once
+// the session is ending the closing deadline stands.
+func (s *session) alive() {
+	if s.t.opt.PongTimeout < 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		_ = s.nc.SetReadDeadline(time.Now().Add(s.t.opt.PongTimeout))
+	}
+}
+
+// sendPing pings the peer and schedules the next ping.
+func (s *session) sendPing() {
+	if s.closed() != nil {
+		return
+	}
+	if err := s.ws.WriteControl(websocket.PingMessage, nil, time.Time{}); err != nil {
+		s.end(&core.CloseError{Code: core.CloseAbnormal, Reason: "write failed"}, false, false)
+		return
+	}
+	s.ping.Reset(s.t.opt.PingInterval)
+}
+
+// closed returns how the session ended, or nil while it is open.
+func (s *session) closed() *core.CloseError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Recv returns the peer's next message. When the peer closed the session
+// it returns a *core.CloseError with the peer's code; when the connection
+// was lost without a close frame, or the peer stayed silent past
+// PongTimeout, one with core.CloseAbnormal; after Close, one with the code
+// given to Close. When ctx ends during Recv the session can no longer be
+// read (the library cannot resume an interrupted frame): it is closed with
+// core.CloseGoingAway and Recv returns ctx's error.
+func (s *session) Recv(ctx context.Context) (core.Message, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	if err := s.closed(); err != nil {
+		return core.Message{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return core.Message{}, err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = s.nc.SetReadDeadline(time.Now()) })
+	typ, data, err := s.ws.ReadMessage()
+	stop()
+	if err == nil {
+		if ce := s.closed(); ce != nil {
+			// Closed by this side while the message came in.
+			return core.Message{}, ce
+		}
+		s.alive()
+		return core.Message{Binary: typ == websocket.BinaryMessage, Data: data}, nil
+	}
+	if ctx.Err() != nil {
+		s.end(&core.CloseError{Code: core.CloseGoingAway}, true, false)
+		return core.Message{}, ctx.Err()
+	}
+	return core.Message{}, s.readFailed(err)
+}
+
+// readFailed ends the session after the read error err and returns how it
+// ended.
+func (s *session) readFailed(err error) *core.CloseError {
+	var ce *websocket.CloseError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce):
+		// The library answered the peer's close frame already.
+		s.end(&core.CloseError{Code: ce.Code, Reason: ce.Text}, false, false)
+	case errors.Is(err, websocket.ErrReadLimit):
+		// The library sent 1009; the rest of the message is still on its
+		// way, so the closing goroutine reads it away before closing.
+		s.end(&core.CloseError{Code: websocket.CloseMessageTooBig, Reason: "message too big"}, false, true)
+	case errors.As(err, &ne) && ne.Timeout():
+		s.end(&core.CloseError{Code: core.CloseAbnormal, Reason: "peer not responding"}, false, false)
+	default:
+		s.end(&core.CloseError{Code: core.CloseAbnormal}, false, false)
+	}
+	return s.closed()
+}
+
+// Send sends m to the peer: a text frame, or a binary frame when
+// m.Binary. It returns a *core.CloseError once the session has ended. A
+// write that does not complete within WriteTimeout (or ctx's deadline
+// when it is sooner) ends the session with core.CloseAbnormal.
+func (s *session) Send(ctx context.Context, m core.Message) error {
+	return s.SendBatch(ctx, []core.Message{m})
+}
+
+// SendBatch sends ms in order in one write to the network (see Send).
+func (s *session) SendBatch(ctx context.Context, ms []core.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.closed(); err != nil {
+		return err
+	}
+	s.nc.cork()
+	var err error
+	for _, m := range ms {
+		typ := websocket.TextMessage
+		if m.Binary {
+			typ = websocket.BinaryMessage
+		}
+		if err = s.ws.WriteMessage(typ, m.Data); err != nil {
+			break
+		}
+	}
+	if uerr := s.nc.uncork(); err == nil {
+		err = uerr
+	}
+	if err != nil {
+		if ce := s.closed(); ce != nil {
+			return ce
+		}
+		s.end(&core.CloseError{Code: core.CloseAbnormal, Reason: "write failed"}, false, false)
+		return s.closed()
+	}
+	return nil
+}
+
+// Close ends the session: it sends a close frame with code and reason
+// (cut to 123 bytes), then closes the TCP connection when the peer's
+// close frame arrives, CloseTimeout at the latest. It returns at once;
+// the handshake finishes in the background. Later calls do nothing.
+// After Close, Recv and Send return a *core.CloseError with code.
+func (s *session) Close(code int, reason string) error {
+	s.end(&core.CloseError{Code: code, Reason: reason}, true, false)
+	return nil
+}
+
+// end records how the session ended, the first time only, and starts the
+// closing goroutine: it sends a close frame with ce when frame is set,
+// reads until the peer's close (raw: until the peer closes TCP) or
+// CloseTimeout, and closes the connection.
+func (s *session) end(ce *core.CloseError, frame, raw bool) {
+	s.mu.Lock()
+	if s.err != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.err = ce
+	// The closing deadline: an ongoing Recv or the drain below ends by
+	// then at the latest.
+	_ = s.nc.SetReadDeadline(time.Now().Add(s.t.opt.CloseTimeout))
+	s.mu.Unlock()
+	if s.ping != nil {
+		s.ping.Stop()
+	}
+	go s.finish(ce, frame, raw)
+}
+
+// finish completes the close that end started.
+func (s *session) finish(ce *core.CloseError, frame, raw bool) {
+	defer s.t.open.Add(-1)
+	if frame {
+		_ = s.ws.WriteControl(websocket.CloseMessage, closePayload(ce.Code, ce.Reason), time.Time{})
+	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	if raw {
+		_, _ = io.Copy(io.Discard, io.LimitReader(s.nc.Conn, int64(s.t.opt.ReadLimit)*4))
+	} else {
+		for {
+			if _, _, err := s.ws.NextReader(); err != nil {
+				break
+			}
+		}
+	}
+	_ = s.nc.Conn.Close()
+}
+
+// closePayload returns the payload of a close frame: code and reason, the
+// reason cut to maxReason bytes at a rune boundary. A code that may not
+// be sent (1005, 1006, 1015, out of range) is sent as 1000 or 1011.
+func closePayload(code int, reason string) []byte {
+	switch {
+	case code == core.CloseAbnormal || code == websocket.CloseNoStatusReceived || code == websocket.CloseTLSHandshake:
+		code = core.CloseNormal
+	case code < 1000 || code >= 5000:
+		code = core.CloseInternal
+	}
+	if len(reason) > maxReason {
+		reason = reason[:maxReason]
+		for !utf8.ValidString(reason) {
+			reason = reason[:len(reason)-1]
+		}
+	}
+	return websocket.FormatCloseMessage(code, reason)
+}
