@@ -1,9 +1,6 @@
 package channel
 
-import (
-	"math"
-	"time"
-)
+import "time"
 
 // caller is who sends a message: a connected client, or a Call (c nil).
 type caller struct {
@@ -52,7 +49,7 @@ func (t *Tree) dispatch(cl *caller, m *message, call bool, o *op) ([]byte, strin
 	var lease time.Duration
 	if call && m.Expires != nil {
 		s := *m.Expires
-		if !(s > 0) || math.IsInf(s, 0) || time.Duration(s*float64(time.Second)) > maxLease {
+		if !(s > 0) || s > maxLease.Seconds() {
 			return nil, reasonInvalidExpires
 		}
 		lease = max(time.Duration(s*float64(time.Second)), time.Millisecond)
