@@ -127,8 +127,10 @@ func (t *Tree) load(ctx context.Context) error {
 		}
 		n := t.ensure(r.Path, r.Created)
 		n.created, n.creator = r.Created, r.Creator
-		n.stored = true
-		n.parent.storedKids++
+		if !n.stored {
+			n.stored = true
+			n.parent.storedKids++
+		}
 		if r.Entity != nil {
 			e, err := compactJSON(r.Entity)
 			if err != nil {
