@@ -102,3 +102,25 @@ func BenchmarkTransientPut(b *testing.B) {
 	cancel()
 	<-done
 }
+
+// BenchmarkIdleClient reports the heap a connected client with one
+// subscription of its own costs the tree (issue 9 aims under 20 KB per
+// idle WebSocket connection, all layers together).
+func BenchmarkIdleClient(b *testing.B) {
+	tr := newTree(b, nil, Options{})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, err := tr.Connect(fmt.Sprint("c", i), "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Exec(context.Background(), fmt.Appendf(nil, `{"method":"SUBSCRIBE","resource":"/user/%d"}`, i))
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(b.N), "heap-B/client")
+}

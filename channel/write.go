@@ -37,7 +37,12 @@ func typeOf(m *message) string {
 }
 
 // put runs PUT: create or replace /p, replace the field of /p[attr], or
-// merge the fields of a partial entity.
+// merge the top-level fields of a partial entity into the stored object
+// (fields already there keep their place, new ones go last). On a
+// resource without entity, /p[attr] creates {"attr": entity} and a
+// partial PUT stores the entity as given. A type given replaces the
+// stored one; without one a merge keeps it and a replace takes
+// application/json.
 func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration, o *op) ([]byte, string) {
 	if r.path == "/" || r.hasQuery {
 		return nil, reasonInvalidRes
