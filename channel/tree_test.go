@@ -2,6 +2,7 @@ package channel
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -84,9 +85,11 @@ var scenarios = []struct {
 	}},
 	{"post fresh and given id", []step{
 		{"c2", `{"method":"SUBSCRIBE","resource":"/chat/x"}`, nil},
+		{"c2", `{"method":"SUBSCRIBE","resource":"/chat"}`, nil},
 		{"c1", `{"method":"POST","resource":"/chat","id":"x","entity":{"t":"hi"},"msg_id":1}`, map[string]string{
 			"c1": `{"msg_id":1,"code":"success","id":"x"}`,
-			"c2": `{"notify":"POST","resource":"/chat/x","type":"application/json","entity":{"t":"hi"},"from":"c1","seq":1}`}},
+			"c2": `{"notify":"POST","resource":"/chat/x","type":"application/json","entity":{"t":"hi"},"from":"c1","seq":1}` + "\n" +
+				`{"notify":"UPDATE","resource":"/chat","create":"x","type":"application/json","entity":{"t":"hi"},"seq":1}`}},
 		{"c1", `{"method":"POST","resource":"/chat","id":"x","msg_id":2}`, map[string]string{"c1": `{"msg_id":2,"code":"failed","reason":"exists"}`}},
 		{"c1", `{"method":"POST","resource":"/chat","id":"a/b","msg_id":3}`, map[string]string{"c1": `{"msg_id":3,"code":"failed","reason":"invalid id"}`}},
 	}},
@@ -221,5 +224,34 @@ func TestScenarios(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPostFreshID checks that POST without id creates a child with a
+// fresh id and answers it.
+func TestPostFreshID(t *testing.T) {
+	tr := newTree(t, nil, Options{})
+	ctx := context.Background()
+	ids := map[string]bool{}
+	for i := 0; i < 20; i++ {
+		got := tr.Call(ctx, "", "", []byte(`{"method":"POST","resource":"/m","entity":{"i":1},"msg_id":1}`))
+		var r struct {
+			Code, ID string
+		}
+		if err := json.Unmarshal(got, &r); err != nil || r.Code != "success" || len(r.ID) != 16 || ids[r.ID] {
+			t.Fatalf("reply %s", got)
+		}
+		ids[r.ID] = true
+		got = tr.Call(ctx, "", "", []byte(`{"method":"GET","resource":"/m/`+r.ID+`","msg_id":2}`))
+		if want := `{"msg_id":2,"code":"success","resource":"/m/` + r.ID + `","type":"application/json","entity":{"i":1}}`; string(got) != want {
+			t.Fatalf("get %s, want %s", got, want)
+		}
+	}
+	got := tr.Call(ctx, "", "", []byte(`{"method":"GET","resource":"/m?deep=0"}`))
+	if string(got) != `{"code":"success","resource":"/m?deep=0","type":"application/json","entity":{"count":20}}` {
+		t.Fatalf("count: %s", got)
+	}
+	if got := tr.Call(ctx, "", "", []byte(`{"method":"SUBSCRIBE","resource":"/m"}`)); string(got) != `{"code":"failed","reason":"not supported without a connection"}` {
+		t.Fatalf("subscribe by Call: %s", got)
 	}
 }
