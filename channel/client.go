@@ -1,0 +1,152 @@
+package channel
+
+import (
+	"context"
+	"sync"
+)
+
+// Client is one connection attached to the tree: its subscriptions, the
+// transient resources it owns and its bounded queue of frames. Create it
+// with [Tree.Connect].
+type Client struct {
+	t        *Tree
+	id       string
+	identity string
+
+	// Guarded by the tree's lock.
+	ended bool
+	subs  map[string]struct{}
+	owned map[*node]struct{}
+
+	mu     sync.Mutex // guards the queue
+	q      []Frame
+	qbytes int
+	gone   error // why the client ended; nil while it lives
+	wake   chan struct{}
+}
+
+// ID returns the client's id.
+func (c *Client) ID() string { return c.id }
+
+// push queues f and reports whether it was queued. It never blocks: a
+// full queue (frames or bytes) ends the client with [ErrSlowConsumer]
+// instead, its cleanup run apart so that the caller, who may hold the
+// tree's lock, never waits for it. A frame larger than the byte bound
+// still goes into an empty queue.
+func (c *Client) push(f Frame) bool {
+	c.mu.Lock()
+	if c.gone != nil {
+		c.mu.Unlock()
+		return false
+	}
+	if len(c.q) >= c.t.opt.QueueFrames || len(c.q) > 0 && c.qbytes+len(f.Data) > c.t.opt.QueueBytes {
+		c.gone = ErrSlowConsumer
+		c.mu.Unlock()
+		c.signal()
+		go c.end(ErrSlowConsumer)
+		return false
+	}
+	c.q = append(c.q, f)
+	c.qbytes += len(f.Data)
+	first := len(c.q) == 1
+	c.mu.Unlock()
+	if first {
+		c.signal()
+	}
+	return true
+}
+
+// signal wakes a waiting Next.
+func (c *Client) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Next waits until frames are queued and returns all of them appended to
+// buf[:0], in order. Once the client has ended it returns the frames
+// still queued, then the *[Gone] error: [ErrSlowConsumer] for a client
+// that did not keep up, Code 1000 after [Client.Disconnect]. It returns
+// ctx's error when ctx ends first.
+func (c *Client) Next(ctx context.Context, buf []Frame) ([]Frame, error) {
+	buf = buf[:0]
+	for {
+		c.mu.Lock()
+		if len(c.q) > 0 {
+			buf = append(buf, c.q...)
+			clear(c.q)
+			c.q, c.qbytes = c.q[:0], 0
+			c.mu.Unlock()
+			return buf, nil
+		}
+		gone := c.gone
+		c.mu.Unlock()
+		if gone != nil {
+			return buf, gone
+		}
+		select {
+		case <-c.wake:
+		case <-ctx.Done():
+			return buf, ctx.Err()
+		}
+	}
+}
+
+// Exec executes one message of this client (CHANNEL §2). Its reply (when
+// it has a msg_id, and the failed reply to a bad frame) is queued after
+// the notifications it caused. When it changed a persistent resource it
+// waits for the store (group commit) before queueing the reply; it never
+// waits for other clients. ctx is not consulted yet: every step is
+// bounded.
+func (c *Client) Exec(ctx context.Context, msg []byte) {
+	id, reply, b := c.t.exec(&caller{c: c, from: c.id, identity: c.identity}, msg, false)
+	if b != nil {
+		<-b.done
+		if b.err != nil {
+			reply = failedReply(id, reasonStore)
+		}
+	}
+	if reply != nil {
+		c.push(Frame{Data: reply})
+	}
+}
+
+// Disconnect ends the client, once however often it is called: its
+// subscriptions are removed and the transient resources it owns deleted
+// with the usual DELETE and UPDATE notifications. Next then returns the
+// frames still queued and *Gone{Code: 1000, Reason: "disconnected"}.
+func (c *Client) Disconnect() {
+	c.end(&Gone{Code: 1000, Reason: "disconnected"})
+}
+
+// end ends the client with reason gone, exactly once.
+func (c *Client) end(gone error) {
+	c.mu.Lock()
+	if c.gone == nil {
+		c.gone = gone
+	}
+	c.mu.Unlock()
+	c.signal()
+
+	t := c.t
+	var o op
+	t.mu.Lock()
+	if c.ended {
+		t.mu.Unlock()
+		return
+	}
+	c.ended = true
+	delete(t.clients, c.id)
+	for p := range c.subs {
+		t.unsubscribe(c, p)
+	}
+	for n := range c.owned {
+		t.removeEntity(n, c.id, &o)
+	}
+	c.owned = nil
+	t.mu.Unlock()
+	if o.b != nil {
+		t.kickCommitter()
+	}
+}

@@ -1,0 +1,165 @@
+package channel
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// Replies and notifications are written by hand into byte slices, keys in
+// the order CHANNEL §2 gives them: each is built once, without reflection.
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, `\u202`...)
+			b = append(b, hexDigits[r&0xf])
+			i += n
+			start = i
+			continue
+		}
+		i += n
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendNullString appends s as a JSON string, or null when s is "".
+func appendNullString(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return appendString(b, s)
+}
+
+// appendRaw appends the JSON value v, or null when v is nil.
+func appendRaw(b, v []byte) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	return append(b, v...)
+}
+
+// changeNote returns the notification of a change to the resource path
+// itself: {"notify":kind,"resource","type","entity","from","seq"}.
+func changeNote(kind, path, typ string, entity []byte, from string, seq uint64) []byte {
+	b := make([]byte, 0, 64+len(path)+len(typ)+len(entity)+len(from))
+	b = append(b, `{"notify":"`...)
+	b = append(b, kind...)
+	b = append(b, `","resource":`...)
+	b = appendString(b, path)
+	b = append(b, `,"type":`...)
+	b = appendNullString(b, typ)
+	b = append(b, `,"entity":`...)
+	b = appendRaw(b, entity)
+	b = append(b, `,"from":`...)
+	b = appendNullString(b, from)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	return append(b, '}')
+}
+
+// updateNote returns the notification to the subscribers of parent of a
+// change to its child name: {"notify":"UPDATE","resource",key,"type",
+// "entity","seq"}, key being "create", "update" or "delete".
+func updateNote(parent, key, name, typ string, entity []byte, seq uint64) []byte {
+	b := make([]byte, 0, 64+len(parent)+len(name)+len(typ)+len(entity))
+	b = append(b, `{"notify":"UPDATE","resource":`...)
+	b = appendString(b, parent)
+	b = append(b, `,"`...)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	b = appendString(b, name)
+	b = append(b, `,"type":`...)
+	b = appendNullString(b, typ)
+	b = append(b, `,"entity":`...)
+	b = appendRaw(b, entity)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	return append(b, '}')
+}
+
+// notifyNote returns the notification of a NOTIFY:
+// {"notify":"NOTIFY","resource","data","from","seq"}.
+func notifyNote(path string, data []byte, from string, seq uint64) []byte {
+	b := make([]byte, 0, 64+len(path)+len(data)+len(from))
+	b = append(b, `{"notify":"NOTIFY","resource":`...)
+	b = appendString(b, path)
+	b = append(b, `,"data":`...)
+	b = appendRaw(b, data)
+	b = append(b, `,"from":`...)
+	b = appendNullString(b, from)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
+	return append(b, '}')
+}
+
+// replyStart begins a reply: {"msg_id":...,"code":"success"; the caller
+// appends its fields and the closing brace.
+func replyStart(msgID []byte, extra int) []byte {
+	b := make([]byte, 0, 32+len(msgID)+extra)
+	b = append(b, '{')
+	if msgID != nil {
+		b = append(b, `"msg_id":`...)
+		b = append(b, msgID...)
+		b = append(b, ',')
+	}
+	return append(b, `"code":"success"`...)
+}
+
+// successReply returns a success reply without fields.
+func successReply(msgID []byte) []byte {
+	return append(replyStart(msgID, 1), '}')
+}
+
+// failedReply returns {"msg_id":...,"code":"failed","reason":reason};
+// reason is one of the fixed phrases of this package, never request data.
+func failedReply(msgID []byte, reason string) []byte {
+	b := make([]byte, 0, 48+len(msgID)+len(reason))
+	b = append(b, '{')
+	if msgID != nil {
+		b = append(b, `"msg_id":`...)
+		b = append(b, msgID...)
+		b = append(b, ',')
+	}
+	b = append(b, `"code":"failed","reason":`...)
+	b = appendString(b, reason)
+	return append(b, '}')
+}

@@ -1,0 +1,181 @@
+// Package sqlitestore keeps the persistent resources of a channel tree
+// ([channel.Store]) in an SQLite database through the pure Go driver
+// modernc.org/sqlite, in tables of its own (channel_resources and
+// channel_meta) that may share the file of the login database. It lives
+// apart from package channel so that the tree links no SQL driver.
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+
+	"github.com/reso-project/reso/channel"
+)
+
+// busyTimeoutMS is how long a connection waits for a lock held by another
+// connection (the login store's, on the same file) before SQLITE_BUSY.
+const busyTimeoutMS = 5000
+
+const schema = `CREATE TABLE IF NOT EXISTS channel_resources (
+	path    TEXT PRIMARY KEY,
+	type    TEXT NOT NULL DEFAULT '',
+	entity  BLOB,
+	creator TEXT NOT NULL DEFAULT '',
+	created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS channel_meta (
+	key   TEXT PRIMARY KEY,
+	value INTEGER NOT NULL
+)`
+
+// Store is a [channel.Store] in an SQLite database: WAL mode,
+// synchronous=NORMAL, a busy timeout, and one connection that does every
+// read and write (the tree loads once and then only writes, in
+// transactions of one group commit each). Open it with [Open].
+type Store struct {
+	db               *sql.DB
+	put, del, setSeq *sql.Stmt
+}
+
+// Open opens (creating when missing) the SQLite database at path and the
+// channel's tables in it. The path ":memory:" (or "") opens a private
+// in-memory database that keeps nothing after Close.
+func Open(path string) (*Store, error) {
+	ctx := context.Background()
+	mem := path == "" || path == ":memory:"
+	dsn := ":memory:?_txlock=immediate&_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")"
+	if !mem {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("sqlitestore: database %q: %w", path, err)
+		}
+		dsn = "file:" + escapeURIPath(abs) + "?_txlock=immediate" +
+			"&_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
+			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %q: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	s := &Store{db: db}
+	fail := func(err error) (*Store, error) {
+		s.Close()
+		return nil, fmt.Errorf("sqlitestore: open %q: %w", path, err)
+	}
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		return fail(err)
+	}
+	if !mem {
+		var mode string
+		if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			return fail(err)
+		}
+		if !strings.EqualFold(mode, "wal") {
+			return fail(fmt.Errorf("journal mode %q, want wal", mode))
+		}
+	}
+	if s.put, err = db.PrepareContext(ctx, `INSERT INTO channel_resources (path, type, entity, creator, created)
+		VALUES (?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET
+		type = excluded.type, entity = excluded.entity, creator = excluded.creator, created = excluded.created`); err != nil {
+		return fail(err)
+	}
+	if s.del, err = db.PrepareContext(ctx, "DELETE FROM channel_resources WHERE path = ?"); err != nil {
+		return fail(err)
+	}
+	if s.setSeq, err = db.PrepareContext(ctx, `INSERT INTO channel_meta (key, value) VALUES ('last_seq', ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`); err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+// escapeURIPath escapes the characters that end the path of a file: URI.
+func escapeURIPath(p string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(filepath.ToSlash(p))
+}
+
+// Load returns every record and the last seq saved.
+func (s *Store) Load(ctx context.Context) ([]channel.Record, uint64, error) {
+	var last uint64
+	err := s.db.QueryRowContext(ctx, "SELECT value FROM channel_meta WHERE key = 'last_seq'").Scan(&last)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, fmt.Errorf("sqlitestore: load: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT path, type, entity, creator, created FROM channel_resources ORDER BY created, path")
+	if err != nil {
+		return nil, 0, fmt.Errorf("sqlitestore: load: %w", err)
+	}
+	defer rows.Close()
+	var recs []channel.Record
+	for rows.Next() {
+		var r channel.Record
+		var entity []byte
+		if err := rows.Scan(&r.Path, &r.Type, &entity, &r.Creator, &r.Created); err != nil {
+			return nil, 0, fmt.Errorf("sqlitestore: load: %w", err)
+		}
+		if entity != nil {
+			r.Entity = entity
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("sqlitestore: load: %w", err)
+	}
+	return recs, last, nil
+}
+
+// Save stores puts, removes deletes and records lastSeq in one
+// transaction.
+func (s *Store) Save(ctx context.Context, lastSeq uint64, puts []channel.Record, deletes []string) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlitestore: begin: %w", err)
+	}
+	put, del, setSeq := tx.StmtContext(ctx, s.put), tx.StmtContext(ctx, s.del), tx.StmtContext(ctx, s.setSeq)
+	for _, r := range puts {
+		var entity any // NULL for a node without entity
+		if r.Entity != nil {
+			entity = r.Entity
+		}
+		if _, err := put.ExecContext(ctx, r.Path, r.Type, entity, r.Creator, r.Created); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqlitestore: save %q: %w", r.Path, err)
+		}
+	}
+	for _, p := range deletes {
+		if _, err := del.ExecContext(ctx, p); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("sqlitestore: delete %q: %w", p, err)
+		}
+	}
+	if _, err := setSeq.ExecContext(ctx, lastSeq); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("sqlitestore: save seq: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlitestore: commit: %w", err)
+	}
+	return nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	for _, st := range []*sql.Stmt{s.put, s.del, s.setSeq} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	return s.db.Close()
+}
+
+var _ channel.Store = (*Store)(nil)

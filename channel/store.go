@@ -1,0 +1,24 @@
+package channel
+
+import "context"
+
+// Record is one persistent resource as a [Store] keeps it. A node that
+// exists only because it has persistent children is a Record too, with a
+// nil Entity, so that its place among its siblings survives a restart.
+type Record struct {
+	Path    string // "/a/b"
+	Type    string // media type; "" for a node without entity
+	Entity  []byte // raw compact JSON, field order as given; nil for a node without entity
+	Creator string // identity of the creator, "" anonymous
+	Created uint64 // seq of its creation: children are listed in creation order
+}
+
+// Store keeps the persistent resources of a [Tree] and the last seq it
+// handed out. The tree calls Save from one goroutine at a time.
+type Store interface {
+	// Load returns every record and the last seq saved.
+	Load(ctx context.Context) (records []Record, lastSeq uint64, err error)
+	// Save replaces or adds puts, removes the records at the paths in
+	// deletes and records lastSeq, all in one transaction.
+	Save(ctx context.Context, lastSeq uint64, puts []Record, deletes []string) error
+}

@@ -1,0 +1,115 @@
+package channel
+
+// subList is the subscribers of one path, in a slice for fast fan-out;
+// the index map appears once the list is long enough to need it.
+type subList struct {
+	cs  []*Client
+	idx map[*Client]int
+}
+
+// indexAt is the length from which a subList keeps an index.
+const indexAt = 16
+
+// find returns c's position in l, or -1.
+func (l *subList) find(c *Client) int {
+	if l.idx != nil {
+		if i, ok := l.idx[c]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, x := range l.cs {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// add appends c.
+func (l *subList) add(c *Client) {
+	l.cs = append(l.cs, c)
+	if l.idx == nil && len(l.cs) > indexAt {
+		l.idx = make(map[*Client]int, len(l.cs))
+		for i, x := range l.cs {
+			l.idx[x] = i
+		}
+	} else if l.idx != nil {
+		l.idx[c] = len(l.cs) - 1
+	}
+}
+
+// remove takes c out, moving the last subscriber into its place.
+func (l *subList) remove(c *Client) {
+	i := l.find(c)
+	if i < 0 {
+		return
+	}
+	last := len(l.cs) - 1
+	l.cs[i] = l.cs[last]
+	l.cs[last] = nil
+	l.cs = l.cs[:last]
+	if l.idx != nil {
+		delete(l.idx, c)
+		if i < last {
+			l.idx[l.cs[i]] = i
+		}
+	}
+}
+
+// subscribe adds c to the subscribers of path; it reports false when c
+// has as many subscriptions as allowed. Called with the lock.
+func (t *Tree) subscribe(c *Client, path string) bool {
+	if _, ok := c.subs[path]; ok {
+		return true
+	}
+	if len(c.subs) >= t.opt.Subscriptions {
+		return false
+	}
+	if c.subs == nil {
+		c.subs = make(map[string]struct{})
+	}
+	c.subs[path] = struct{}{}
+	l := t.subs[path]
+	if l == nil {
+		l = &subList{}
+		t.subs[path] = l
+	}
+	l.add(c)
+	return true
+}
+
+// unsubscribe removes c from the subscribers of path. Called with the
+// lock.
+func (t *Tree) unsubscribe(c *Client, path string) {
+	if _, ok := c.subs[path]; !ok {
+		return
+	}
+	delete(c.subs, path)
+	if l := t.subs[path]; l != nil {
+		l.remove(c)
+		if len(l.cs) == 0 {
+			delete(t.subs, path)
+		}
+	}
+}
+
+// emit records the notification data about res in the history and
+// queues it to every subscriber of res; it returns how many took it.
+// Called with the lock, so every subscriber gets the notifications of a
+// resource in the order of their seq.
+func (t *Tree) emit(res string, data []byte, seq uint64) int {
+	t.hist.add(histEntry{seq: seq, res: res, at: t.now(), data: data})
+	l := t.subs[res]
+	if l == nil {
+		return 0
+	}
+	f := Frame{Seq: seq, Data: data}
+	n := 0
+	for _, c := range l.cs {
+		if c.push(f) {
+			n++
+		}
+	}
+	return n
+}

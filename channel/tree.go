@@ -1,0 +1,263 @@
+package channel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options bound a [Tree]'s queues, subscriptions and history. A zero
+// field takes its default.
+type Options struct {
+	QueueFrames   int              // most frames queued for one client (default 4096)
+	QueueBytes    int              // most bytes queued for one client (default 4 MiB)
+	Subscriptions int              // most subscriptions of one client (default 1024)
+	HistoryCount  int              // notifications kept for replay (default 50000)
+	HistoryAge    time.Duration    // and their greatest age (default 10m)
+	Now           func() time.Time // clock for tests; default time.Now
+}
+
+// Defaults of [Options].
+const (
+	DefaultQueueFrames   = 4096
+	DefaultQueueBytes    = 4 << 20
+	DefaultSubscriptions = 1024
+	DefaultHistoryCount  = 50000
+	DefaultHistoryAge    = 10 * time.Minute
+)
+
+// Tree is the resource tree of CHANNEL §1-3 and §5: resources, their
+// subscribers, transient owners, leases, seq and the history for replay.
+// Its methods are safe for concurrent use. Create it with [New].
+//
+// One lock guards the tree; it is held only to change or read nodes, to
+// hand out a seq and to append the notifications (serialized once) to the
+// subscribers' queues, which never blocks. Parsing, entity work and the
+// store run outside it.
+type Tree struct {
+	opt Options
+	st  Store
+	now func() time.Time
+
+	mu      sync.RWMutex
+	closed  bool
+	seq     uint64
+	root    *node
+	nodes   map[string]*node
+	subs    map[string]*subList
+	clients map[string]*Client
+	leases  map[*node]struct{}
+	hist    history
+	pend    *batch
+
+	kick      chan struct{}
+	quit      chan struct{}
+	committed chan struct{}
+	closeOnce sync.Once
+	closeErr  error // of the last Save, set before committed closes
+}
+
+// New returns a tree holding the persistent resources of store. A nil
+// store keeps nothing: every resource is lost with the tree.
+func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
+	if opt.QueueFrames <= 0 {
+		opt.QueueFrames = DefaultQueueFrames
+	}
+	if opt.QueueBytes <= 0 {
+		opt.QueueBytes = DefaultQueueBytes
+	}
+	if opt.Subscriptions <= 0 {
+		opt.Subscriptions = DefaultSubscriptions
+	}
+	if opt.HistoryCount <= 0 {
+		opt.HistoryCount = DefaultHistoryCount
+	}
+	if opt.HistoryAge <= 0 {
+		opt.HistoryAge = DefaultHistoryAge
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	root := &node{path: "/"}
+	t := &Tree{
+		opt:       opt,
+		st:        store,
+		now:       opt.Now,
+		root:      root,
+		nodes:     map[string]*node{"/": root},
+		subs:      make(map[string]*subList),
+		clients:   make(map[string]*Client),
+		leases:    make(map[*node]struct{}),
+		hist:      history{max: opt.HistoryCount, age: opt.HistoryAge},
+		kick:      make(chan struct{}, 1),
+		quit:      make(chan struct{}),
+		committed: make(chan struct{}),
+	}
+	if store != nil {
+		if err := t.load(ctx); err != nil {
+			return nil, err
+		}
+		go t.commitLoop()
+	} else {
+		close(t.committed)
+	}
+	return t, nil
+}
+
+// load builds the tree from the store's records.
+func (t *Tree) load(ctx context.Context) error {
+	recs, last, err := t.st.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("channel: load: %w", err)
+	}
+	sort.SliceStable(recs, func(i, j int) bool {
+		if recs[i].Created != recs[j].Created {
+			return recs[i].Created < recs[j].Created
+		}
+		return strings.Count(recs[i].Path, "/") < strings.Count(recs[j].Path, "/")
+	})
+	t.seq = last
+	for _, r := range recs {
+		if r.Path == "/" || !validPath(r.Path) {
+			return fmt.Errorf("channel: load: invalid path %q", r.Path)
+		}
+		n := t.ensure(r.Path, r.Created)
+		n.created, n.creator = r.Created, r.Creator
+		if !n.stored {
+			n.stored = true
+			n.parent.storedKids++
+		}
+		if r.Entity != nil {
+			e, err := compactJSON(r.Entity)
+			if err != nil {
+				return fmt.Errorf("channel: load: entity of %q: %w", r.Path, err)
+			}
+			n.typ, n.entity, n.pub, n.persist = r.Type, e, publicEntity(e), true
+			if n.typ == "" {
+				n.typ = defaultType
+			}
+		}
+		t.seq = max(t.seq, r.Created)
+	}
+	// Ancestors the store did not list are stored from now on, and nodes
+	// left with neither entity nor children go.
+	var o op
+	for _, n := range t.nodes {
+		if n.stored && n.parent != nil && n.parent != t.root && !n.parent.stored {
+			t.store(n.parent, &o)
+		}
+	}
+	for _, n := range t.nodes {
+		if t.nodes[n.path] == n {
+			t.prune(n, &o)
+		}
+	}
+	t.hist.lost = t.seq
+	if o.b != nil {
+		t.pend = nil
+		if err := t.st.Save(ctx, t.seq, recordsOf(o.b), deletesOf(o.b)); err != nil {
+			return fmt.Errorf("channel: load: %w", err)
+		}
+	}
+	return nil
+}
+
+// recordsOf and deletesOf split a batch for a direct Save.
+func recordsOf(b *batch) []Record {
+	var rs []Record
+	for _, r := range b.changes {
+		if r != nil {
+			rs = append(rs, *r)
+		}
+	}
+	return rs
+}
+
+func deletesOf(b *batch) []string {
+	var ds []string
+	for p, r := range b.changes {
+		if r == nil {
+			ds = append(ds, p)
+		}
+	}
+	return ds
+}
+
+// ErrClosed is returned by [Tree.Connect] after [Tree.Close].
+var ErrClosed = errors.New("channel: tree closed")
+
+// Close stops the leases' timers, disconnects every client, waits for
+// the pending store writes and saves the last seq. It returns the store's
+// error, if any. Close is idempotent.
+func (t *Tree) Close() error {
+	t.closeOnce.Do(func() {
+		t.mu.Lock()
+		t.closed = true
+		for n := range t.leases {
+			n.lease.Stop()
+		}
+		clear(t.leases)
+		cs := make([]*Client, 0, len(t.clients))
+		for _, c := range t.clients {
+			cs = append(cs, c)
+		}
+		t.mu.Unlock()
+		for _, c := range cs {
+			c.end(&Gone{Code: 1001, Reason: "going away"})
+		}
+		close(t.quit)
+	})
+	<-t.committed
+	if t.closeErr != nil {
+		return fmt.Errorf("channel: close: %w", t.closeErr)
+	}
+	return nil
+}
+
+// Connect attaches a client with the unique id (it appears as "from" in
+// its notifications) and identity ("" anonymous).
+func (t *Tree) Connect(id, identity string) (*Client, error) {
+	c := &Client{t: t, id: id, identity: identity, wake: make(chan struct{}, 1)}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, ErrClosed
+	}
+	if _, taken := t.clients[id]; taken {
+		return nil, fmt.Errorf("channel: client id %q taken", id)
+	}
+	t.clients[id] = c
+	return c, nil
+}
+
+// Disconnect ends the client with id as [Client.Disconnect] does; an
+// unknown id is ignored.
+func (t *Tree) Disconnect(id string) {
+	t.mu.RLock()
+	c := t.clients[id]
+	t.mu.RUnlock()
+	if c != nil {
+		c.Disconnect()
+	}
+}
+
+// Call executes one message for a caller without a connection (the HTTP
+// door) and returns its reply, always one, with or without msg_id. What
+// it creates is persistent, unless the message has "expires" (seconds):
+// then it is a lease kept in memory only, deleted with notifications when
+// it runs out, renewed by a later PUT. from ("" none) is the "from" of
+// the notifications it causes; identity ("" anonymous) its caller.
+func (t *Tree) Call(ctx context.Context, from, identity string, msg []byte) []byte {
+	id, reply, b := t.exec(&caller{from: from, identity: identity}, msg, true)
+	if b != nil {
+		<-b.done
+		if b.err != nil {
+			return failedReply(id, reasonStore)
+		}
+	}
+	return reply
+}

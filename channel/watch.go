@@ -1,0 +1,99 @@
+package channel
+
+import "strconv"
+
+// subscribeMsg runs SUBSCRIBE: notify the client of changes to /p and
+// its immediate children, after replaying (with "since") the history's
+// notifications of /p after that seq.
+func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string) {
+	if cl.c == nil {
+		return nil, reasonNotSupported
+	}
+	if r.hasAttr || r.hasQuery {
+		return nil, reasonInvalidRes
+	}
+	c := cl.c
+	recovered := false
+	t.mu.Lock()
+	if reason := t.usable(cl); reason != "" {
+		t.mu.Unlock()
+		return nil, reason
+	}
+	creator := ""
+	if n := t.lookup(r.path); n != nil {
+		creator = n.creator
+	}
+	if !t.permit(cl.identity, actSubscribe, r.path, creator) {
+		t.mu.Unlock()
+		return nil, reasonForbidden
+	}
+	if _, ok := c.subs[r.path]; !ok && len(c.subs) >= t.opt.Subscriptions {
+		t.mu.Unlock()
+		return nil, reasonTooManySubs
+	}
+	if m.Since != nil {
+		var fs []Frame
+		fs, recovered = t.hist.replay(r.path, *m.Since, t.seq, t.now(), t.opt.QueueFrames/2)
+		for _, f := range fs {
+			c.push(f)
+		}
+	}
+	t.subscribe(c, r.path)
+	t.mu.Unlock()
+	if m.Since == nil {
+		return nil, ""
+	}
+	b := replyStart(m.MsgID, 20)
+	b = strconv.AppendBool(append(b, `,"recovered":`...), recovered)
+	return append(b, '}'), ""
+}
+
+// unsubscribeMsg runs UNSUBSCRIBE.
+func (t *Tree) unsubscribeMsg(cl *caller, m *message, r resource) ([]byte, string) {
+	if cl.c == nil {
+		return nil, reasonNotSupported
+	}
+	if r.hasAttr || r.hasQuery {
+		return nil, reasonInvalidRes
+	}
+	t.mu.Lock()
+	t.unsubscribe(cl.c, r.path)
+	t.mu.Unlock()
+	return nil, ""
+}
+
+// notify runs NOTIFY: pass data to every subscriber of /p, changing
+// nothing. The notification gets a seq and enters the history even when
+// nobody receives it, so that a client subscribing again with "since"
+// gets it.
+func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
+	if r.hasAttr || r.hasQuery {
+		return nil, reasonInvalidRes
+	}
+	data, ok := prepare(m.Data, "null")
+	if !ok {
+		return nil, reasonInvalidEntity
+	}
+	t.mu.Lock()
+	if reason := t.usable(cl); reason != "" {
+		t.mu.Unlock()
+		return nil, reason
+	}
+	creator := ""
+	if n := t.lookup(r.path); n != nil {
+		creator = n.creator
+	}
+	if !t.permit(cl.identity, actSubscribe, r.path, creator) {
+		t.mu.Unlock()
+		return nil, reasonForbidden
+	}
+	seq := t.nextSeq()
+	sent := t.emit(r.path, notifyNote(r.path, data.full, cl.from, seq), seq)
+	t.mu.Unlock()
+	if sent == 0 {
+		return nil, reasonNoSubscriber
+	}
+	b := replyStart(m.MsgID, 24)
+	b = strconv.AppendInt(append(b, `,"sent_count":`...), int64(sent), 10)
+	return append(b, '}'), ""
+}
