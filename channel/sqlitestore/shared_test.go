@@ -39,3 +39,27 @@ func TestSharedFile(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedFileChannelFirst: a file that holds only the channel's tables
+// is reso's, and the login store opens it too.
+func TestSharedFileChannelFirst(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "reso.db")
+	tr, st := start(t, path)
+	if err := tr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := authstore.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("login store after the channel's: %v", err)
+	}
+	if _, err := a.Register(ctx, "u@example.com", "r", "hash"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

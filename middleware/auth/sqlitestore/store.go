@@ -194,7 +194,7 @@ func checkShapeRO(ctx context.Context, uri string) error {
 var loginColumns = []string{"id", "email", "realm", "hash", "token"}
 
 // checkShape checks that the database is empty or holds reso's table
-// logins, so that reso never writes into another application's database.
+// logins (or only the resource channel's tables), so that reso never writes into another application's database.
 func checkShape(ctx context.Context, db *sql.DB) error {
 	rows, err := db.QueryContext(ctx, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
 	if err != nil {
@@ -215,9 +215,15 @@ func checkShape(ctx context.Context, db *sql.DB) error {
 	if len(tables) == 0 {
 		return nil
 	}
-	found := false
+	found, channelOnly := false, true
 	for _, t := range tables {
 		found = found || t == "logins"
+		channelOnly = channelOnly && strings.HasPrefix(t, "channel_")
+	}
+	if channelOnly {
+		// Only the resource channel's tables (package
+		// channel/sqlitestore): reso's file, without logins yet.
+		return nil
 	}
 	if !found {
 		return fmt.Errorf("%w (it has tables, none of them logins)", errNotReso)
