@@ -45,6 +45,7 @@ type fanoutResult struct {
 	totalDelivered          int64 // notifications received in the whole run
 	other                   int64 // other frames received by subscribers
 	dropped                 int64 // subscribers whose connection ended early
+	capped                  bool  // maxSends ended the measured time early
 	firstDrop               string
 }
 
@@ -190,6 +191,7 @@ func runFanout(d *dialer, p *probe, cfg fanoutConfig) (fanoutResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("publisher: %w", err)
 		}
+		res.capped = true
 		writeErr <- nil
 	case err := <-readErr:
 		return res, fmt.Errorf("publisher: %w", err)
@@ -257,4 +259,7 @@ func (r fanoutResult) print(w io.Writer, cfg fanoutConfig) {
 		fmt.Fprintf(w, " (first: %s)", r.firstDrop)
 	}
 	fmt.Fprintln(w)
+	if r.capped {
+		fmt.Fprintln(w, "  CAPPED: -max NOTIFYs were sent before the measured time was over; raise -max")
+	}
 }
