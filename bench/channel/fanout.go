@@ -247,6 +247,12 @@ func (r fanoutResult) print(w io.Writer, cfg fanoutConfig) {
 	fmt.Fprintf(w, "  NOTIFYs        %10.0f /s answered\n", float64(r.sends)/secs)
 	fmt.Fprintf(w, "  latency        p50 %v  p99 %v  max %v   (send to receipt, %d samples)\n",
 		r.lat.quantile(0.50), r.lat.quantile(0.99), time.Duration(r.lat.max)*time.Microsecond, r.lat.n)
+	if rate > 0 {
+		// With the window full, a notification waits behind window x subs
+		// others: latency is mostly this queue; -window 1 shows the rest.
+		fmt.Fprintf(w, "                 (a full window queues %d notifications: %v at this rate; -window 1 for latency without that queue)\n",
+			cfg.window*r.subs, time.Duration(float64(cfg.window*r.subs)/rate*float64(time.Second)).Round(time.Microsecond))
+	}
 	if r.serverCPU > 0 {
 		fmt.Fprintf(w, "  server CPU     %.2f cores, %.2f µs per delivered notification\n",
 			r.serverCPU.Seconds()/secs, float64(r.serverCPU.Microseconds())/float64(max(r.delivered, 1)))

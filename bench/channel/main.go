@@ -49,7 +49,7 @@ func run(args []string) error {
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	wsURL := fs.String("url", "", "the channel door, ws://HOST:PORT/channel")
-	pid := fs.Int("pid", 0, "the server's process id, for its RSS and CPU time (0: not measured)")
+	pid := fs.Int("pid", 0, "the server's process id, for its RSS (with its child processes) and CPU time (0: not measured)")
 	debug := fs.String("debug", "", "HOST:PORT of the server's -debug-addr, for goroutines and heap")
 	dialConc := fs.Int("dial-conc", 64, "connections opened at once (at most 1024)")
 	readBuf := fs.Int("read-buf", 1024, "read buffer per connection, bytes (256 to 1 MiB)")

@@ -27,15 +27,47 @@ func newProbe(pid int, debugAddr string) *probe {
 	if debugAddr != "" && !strings.HasPrefix(debugAddr, "http://") {
 		debugAddr = "http://" + debugAddr
 	}
-	return &probe{pid: pid, debug: debugAddr, http: &http.Client{Timeout: 10 * time.Second}}
+	// No keep-alive: each request is served by a fresh connection, so the
+	// count of goroutines does not depend on an idle one being around.
+	return &probe{pid: pid, debug: debugAddr, http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 }
 
-// rssKB is the server's resident set (VmRSS) in KiB.
+// rssKB is the server's resident set (VmRSS) in KiB, summed over the
+// process and its descendants (plugin processes with reso -isolate).
 func (p *probe) rssKB() (int64, error) {
 	if p.pid == 0 {
 		return 0, errors.New("no -pid")
 	}
-	return statusKB(p.pid, "VmRSS:")
+	total, err := statusKB(p.pid, "VmRSS:")
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range descendants(p.pid, 0) {
+		if n, err := statusKB(c, "VmRSS:"); err == nil {
+			total += n
+		}
+	}
+	return total, nil
+}
+
+// descendants lists the processes under pid, from
+// /proc/PID/task/*/children (empty where the kernel does not provide it).
+func descendants(pid, depth int) []int {
+	if depth > 8 {
+		return nil
+	}
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	var out []int
+	for _, t := range tasks {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+				out = append(out, descendants(c, depth+1)...)
+			}
+		}
+	}
+	return out
 }
 
 // statusKB reads one "Name: N kB" line of /proc/PID/status.
