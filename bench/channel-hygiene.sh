@@ -5,8 +5,10 @@
 # dead-peer timeout plus a margin), polls until the server's goroutines are
 # back to the baseline taken before the cycles (within -slack, printed), GET
 # /hyg?deep=0 counts 0 children and a NOTIFY to /hyg reaches no subscriber,
-# from a fresh connection. Prints the time that took and the counts; exits
-# non-zero if the server was not clean in time.
+# from a fresh connection (the baseline is taken after one priming cycle on
+# /hyg-prime that ends cleanly; -prime=false to skip it). Prints the time
+# that took and the counts; exits non-zero if the server was not clean in
+# time.
 # Target (issue 9): back to baseline, every transient resource gone, within
 # the dead-peer timeout.
 #   bench/channel-hygiene.sh [client flags...] [-- reso flags...]

@@ -153,6 +153,7 @@ func run(args []string) error {
 		fs.IntVar(&cfg.cycles, "k", 10_000, "cycles (at most 100,000)")
 		fs.IntVar(&cfg.conc, "conc", 64, "cycles at once (at most 1024)")
 		fs.StringVar(&cfg.resource, "resource", "/hyg", "the resource subscribed to; transient children are RESOURCE/h<n>")
+		fs.BoolVar(&cfg.prime, "prime", true, "before the baseline, run one cycle on RESOURCE-prime that ends with a close frame, so that what the server starts on first use is counted in the baseline")
 		fs.BoolVar(&cfg.rst, "rst", false, "drop with a TCP reset (SO_LINGER 0) instead of a FIN")
 		fs.BoolVar(&cfg.silent, "silent", false, "keep each socket open and stop reading instead of closing it: a dead peer, found only by the server's ping timeout")
 		fs.Int64Var(&cfg.slack, "slack", 3, "goroutines above the baseline still counted as back")
