@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Server memory of N idle WebSocket connections (default 10,000), each
+# subscribed to its own resource: RSS in total and per connection against a
+# baseline measured first in the same run, heap in use and goroutines, and
+# the load client's own RSS. Target (issue 9): under 200 MB for 10,000
+# connections (aim: under 20 KB each).
+#   bench/channel-idle.sh [client flags...] [-- reso flags...]
+#   e.g. bench/channel-idle.sh -n 10000 -settle 2s
+#        SERVER_FLAGS='-channel-max-connections 20000' bench/channel-idle.sh
+# Client flags: bench/channel/main.go, or go run ./bench/channel idle -h.
+# RESO=path uses a reso binary built elsewhere.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+source bench/lib.sh
+source bench/channel-lib.sh
+split_args "$@"
+raise_nofile
+build_channel "$out"
+start_reso "$out"
+"$out/chload" idle -url "ws://$addr/channel" -pid "$pid" -debug "$debug" "${client_args[@]}"

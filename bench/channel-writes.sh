@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Writes over the channel: persistent PUTs per second (default 32
+# connections) and transient PUTs per second (default 256 connections),
+# each connection pipelining PUTs to its own new paths with a window of 16
+# unanswered, counting success replies; each is preceded by a baseline on
+# as many connections, NOTIFY round trips to a resource without subscribers
+# (the channel's cost of a request without the tree's work), and printed
+# with its ratio to it and the server's CPU per operation.
+# Targets (issue 9): persistent 10,000/s, transient 50,000/s.
+#   bench/channel-writes.sh [client flags...] [-- reso flags...]
+#   e.g. bench/channel-writes.sh -phases notify@32,persistent@32,notify@256,transient@256 -window 16 -d 3s
+#        bench/channel-writes.sh -keys 100      (replace 100 resources per connection instead of creating)
+# Client flags: go run ./bench/channel writes -h. RESO=path uses a reso
+# binary built elsewhere.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+source bench/lib.sh
+source bench/channel-lib.sh
+split_args "$@"
+raise_nofile
+build_channel "$out"
+start_reso "$out"
+"$out/chload" writes -url "ws://$addr/channel" -pid "$pid" -debug "$debug" -read-buf 16384 "${client_args[@]}"

@@ -1,0 +1,296 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		frame   string
+		id      int64
+		isReply bool
+		ok      bool
+		sent    int64
+		hasSent bool
+		ts      int64
+		hasTS   bool
+	}{
+		{name: "success", frame: `{"msg_id":17,"code":"success"}`, id: 17, isReply: true, ok: true},
+		{name: "spaces", frame: `{"code": "success", "msg_id": 4}`, id: 4, isReply: true, ok: true},
+		{name: "failed", frame: `{"msg_id":3,"code":"failed","reason":"no subscriber"}`, id: 3, isReply: true},
+		{name: "sent_count", frame: `{"msg_id":9,"code":"success","sent_count":1000}`, id: 9, isReply: true, ok: true, sent: 1000, hasSent: true},
+		{name: "notification", frame: `{"notify":"NOTIFY","resource":"/fan","data":"@ts=123456789;xxxx","from":"a","seq":5}`, ts: 123456789, hasTS: true},
+		{name: "update", frame: `{"notify":"UPDATE","resource":"/hyg","delete":"h1","seq":6}`},
+		{name: "no digits", frame: `{"msg_id":"x","code":"success"}`, ok: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := []byte(tt.frame)
+			id, isReply := msgID(b)
+			if id != tt.id || isReply != tt.isReply {
+				t.Errorf("msgID = %d, %v; want %d, %v", id, isReply, tt.id, tt.isReply)
+			}
+			if got := succeeded(b); got != tt.ok {
+				t.Errorf("succeeded = %v, want %v", got, tt.ok)
+			}
+			if n, ok := sentCount(b); n != tt.sent || ok != tt.hasSent {
+				t.Errorf("sentCount = %d, %v; want %d, %v", n, ok, tt.sent, tt.hasSent)
+			}
+			if n, ok := sendTime(b); n != tt.ts || ok != tt.hasTS {
+				t.Errorf("sendTime = %d, %v; want %d, %v", n, ok, tt.ts, tt.hasTS)
+			}
+		})
+	}
+}
+
+func TestAppendRequest(t *testing.T) {
+	b := appendRequest(nil, "PUT", "/bench/p1/c0/7", 42, `,"persistent":true,"entity":{"n":42}`)
+	var m struct {
+		Method, Resource string
+		MsgID            int64 `json:"msg_id"`
+		Persistent       bool
+		Entity           map[string]int
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if m.Method != "PUT" || m.Resource != "/bench/p1/c0/7" || m.MsgID != 42 || !m.Persistent || m.Entity["n"] != 42 {
+		t.Errorf("%s decodes as %+v", b, m)
+	}
+}
+
+func TestHistBuckets(t *testing.T) {
+	for i := 0; i < histBuckets; i++ {
+		if got := bucketOf(bucketLow(i)); got != i {
+			t.Fatalf("bucketOf(bucketLow(%d) = %d) = %d", i, bucketLow(i), got)
+		}
+	}
+	for _, v := range []int64{0, 1, 127, 128, 129, 255, 256, 1000, 12345, 1 << 20, 1<<30 - 1} {
+		i := bucketOf(v)
+		lo := bucketLow(i)
+		if lo > v || (i+1 < histBuckets && bucketLow(i+1) <= v) {
+			t.Errorf("%d in bucket %d [%d, %d)", v, i, lo, bucketLow(i+1))
+		}
+		if float64(v-lo) > 0.016*float64(v) {
+			t.Errorf("%d in bucket from %d: error over 1.6%%", v, lo)
+		}
+	}
+	if bucketOf(-5) != 0 || bucketOf(1<<40) != histBuckets-1 {
+		t.Errorf("out of range values: bucketOf(-5) = %d, bucketOf(2^40) = %d", bucketOf(-5), bucketOf(1<<40))
+	}
+}
+
+func TestHistQuantiles(t *testing.T) {
+	var a, b hist
+	for v := 1; v <= 10_000; v++ { // 1..10,000 µs, split over two histograms
+		h := &a
+		if v%2 == 0 {
+			h = &b
+		}
+		h.add(time.Duration(v) * time.Microsecond)
+	}
+	a.merge(&b)
+	if a.n != 10_000 || a.max != 10_000 {
+		t.Fatalf("n %d max %d, want 10000 and 10000", a.n, a.max)
+	}
+	for _, tt := range []struct {
+		q    float64
+		want int64 // µs
+	}{{0.5, 5000}, {0.99, 9900}, {0.001, 10}, {1, 10_000}} {
+		got := a.quantile(tt.q).Microseconds()
+		if got > tt.want || float64(tt.want-got) > 0.016*float64(tt.want) {
+			t.Errorf("quantile(%v) = %d µs, want %d within 1.6%% below", tt.q, got, tt.want)
+		}
+	}
+	var empty hist
+	if empty.quantile(0.5) != 0 {
+		t.Error("empty histogram: quantile not 0")
+	}
+}
+
+func TestParsePhases(t *testing.T) {
+	ps, err := parsePhases("notify@32, persistent@32,transient@256", 1000)
+	if err != nil || len(ps) != 3 || ps[2] != (phase{"transient", 256}) {
+		t.Fatalf("got %v, %v", ps, err)
+	}
+	for _, bad := range []string{"", "put@3", "notify@0", "notify@2000", "notify"} {
+		if _, err := parsePhases(bad, 1000); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+func TestFanout(t *testing.T) {
+	f := newFake(t)
+	d, err := newDialer(f.url(), 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fanoutConfig{subs: 20, dialConc: 8, resource: "/fan", window: 4, dataSize: 100,
+		warmup: 50 * time.Millisecond, dur: 300 * time.Millisecond, maxSends: 1_000_000, drain: 5 * time.Second, timeout: 10 * time.Second}
+	res, err := runFanout(d, newProbe(os.Getpid(), ""), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.overflow.Load() != 0 {
+		t.Fatalf("the fake server dropped %d notifications", f.overflow.Load())
+	}
+	if res.totalSends == 0 || res.totalFailed != 0 || res.totalSentCount != 20*res.totalSends {
+		t.Errorf("sends %d, failed %d, sent_count sum %d: want sent_count = 20 per send, none failed",
+			res.totalSends, res.totalFailed, res.totalSentCount)
+	}
+	if res.totalDelivered != res.totalSentCount || res.other != 0 || res.dropped != 0 {
+		t.Errorf("received %d of %d, %d other frames, %d dropped", res.totalDelivered, res.totalSentCount, res.other, res.dropped)
+	}
+	if res.delivered > res.totalDelivered || res.sends > res.totalSends {
+		t.Errorf("measured %d deliveries of %d sends: more than the whole run's %d and %d",
+			res.delivered, res.sends, res.totalDelivered, res.totalSends)
+	}
+	if res.capped {
+		t.Error("capped")
+	}
+	if res.lat.n == 0 || res.lat.quantile(0.5) > res.lat.quantile(0.99) || res.lat.quantile(0.99) > time.Duration(res.lat.max)*time.Microsecond {
+		t.Errorf("latency: %d samples, p50 %v, p99 %v, max %d µs", res.lat.n, res.lat.quantile(0.5), res.lat.quantile(0.99), res.lat.max)
+	}
+	var out strings.Builder
+	res.print(&out, cfg)
+	if !strings.Contains(out.String(), "notifications/s") {
+		t.Errorf("print: %s", out.String())
+	}
+	t.Log("\n" + out.String())
+}
+
+func TestWrites(t *testing.T) {
+	f := newFake(t)
+	d, err := newDialer(f.url(), 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := writesConfig{window: 4, dialConc: 4, prefix: "/bench/", warmup: 20 * time.Millisecond,
+		dur: 200 * time.Millisecond, maxOps: 1_000_000, timeout: 10 * time.Second}
+	p := newProbe(os.Getpid(), "")
+	var out strings.Builder
+	var base *writesResult
+	for _, ph := range []phase{{"notify", 4}, {"persistent", 4}, {"transient", 8}} {
+		res, err := runWrites(d, p, cfg, ph, "r1")
+		if err != nil {
+			t.Fatalf("%v: %v", ph, err)
+		}
+		switch ph.mode {
+		case "notify":
+			if res.ok != 0 || res.failed == 0 || res.firstFailure != "no subscriber" {
+				t.Errorf("notify: %d ok, %d failed (%q): want every reply failed with no subscriber", res.ok, res.failed, res.firstFailure)
+			}
+			res.print(&out, nil)
+			base = &res
+			continue
+		default:
+			if res.ok == 0 || res.failed != 0 {
+				t.Errorf("%s: %d ok, %d failed", ph.mode, res.ok, res.failed)
+			}
+		}
+		res.print(&out, base)
+	}
+	if f.persist.Load() == 0 || f.persist.Load() == f.puts.Load() {
+		t.Errorf("fake saw %d PUTs, %d persistent: want both kinds", f.puts.Load(), f.persist.Load())
+	}
+	t.Log("\n" + out.String())
+}
+
+func TestWritesMax(t *testing.T) {
+	f := newFake(t)
+	d, _ := newDialer(f.url(), 1024)
+	cfg := writesConfig{window: 4, dialConc: 4, prefix: "/bench/", dur: 300 * time.Millisecond, maxOps: 100, timeout: 10 * time.Second}
+	res, err := runWrites(d, newProbe(0, ""), cfg, phase{"transient", 3}, "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ok != 100 || !res.capped {
+		t.Errorf("%d ok, capped %v: want exactly 100 and capped", res.ok, res.capped)
+	}
+}
+
+func TestHygiene(t *testing.T) {
+	for _, rst := range []bool{false, true} {
+		t.Run(map[bool]string{false: "fin", true: "rst"}[rst], func(t *testing.T) {
+			f := newFake(t)
+			d, _ := newDialer(f.url(), 1024)
+			p := newProbe(os.Getpid(), f.debugAddr())
+			cfg := hygieneConfig{cycles: 300, conc: 16, resource: "/hyg", rst: rst, prime: true, slack: 0,
+				wait: 10 * time.Second, poll: 10 * time.Millisecond, timeout: 30 * time.Second}
+			res, err := runHygiene(d, p, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.clean || res.children != 0 || res.subscribers != 0 || res.gor != res.baseGor || res.baseGor != 10 {
+				t.Errorf("clean %v, children %d, subscribers %d, goroutines %d (baseline %d)",
+					res.clean, res.children, res.subscribers, res.gor, res.baseGor)
+			}
+			if f.puts.Load() != 301 {
+				t.Errorf("fake saw %d PUTs, want 300 and the priming one", f.puts.Load())
+			}
+			var out strings.Builder
+			res.print(&out, cfg)
+			t.Log("\n" + out.String())
+		})
+	}
+}
+
+// A subscriber that never goes away keeps the server from being clean:
+// hygiene must give up after -wait and say so.
+func TestHygieneNotClean(t *testing.T) {
+	f := newFake(t)
+	d, _ := newDialer(f.url(), 1024)
+	stay, err := d.dial()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stay.Close()
+	p := newProbe(0, f.debugAddr())
+	cfg := hygieneConfig{cycles: 10, conc: 2, resource: "/hyg", slack: 2,
+		wait: 200 * time.Millisecond, poll: 20 * time.Millisecond, timeout: 10 * time.Second}
+	// The baseline counts this connection's goroutines; its subscription
+	// stays after the cycles.
+	if _, err := mustSucceed(stay, message{Method: "SUBSCRIBE", Resource: "/hyg", MsgID: 1}, time.Now().Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runHygiene(d, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.clean || res.subscribers != 1 || res.children != 0 {
+		t.Errorf("clean %v, subscribers %d, children %d: want not clean with 1 subscriber, 0 children", res.clean, res.subscribers, res.children)
+	}
+}
+
+func TestIdle(t *testing.T) {
+	f := newFake(t)
+	d, _ := newDialer(f.url(), 1024)
+	p := newProbe(os.Getpid(), f.debugAddr())
+	cfg := idleConfig{n: 50, dialConc: 8, prefix: "/idle/c", settle: 10 * time.Millisecond, timeout: 10 * time.Second}
+	res, err := runIdle(d, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.conns != 50 || res.gor-res.baseGor != 100 || res.heap-res.baseHeap != 50*4 || res.dropped != 0 {
+		t.Errorf("conns %d, goroutines %d-%d, heap %d-%d KiB, dropped %d: want 50, +100, +200 KiB, 0",
+			res.conns, res.gor, res.baseGor, res.heap, res.baseHeap, res.dropped)
+	}
+	if res.rssErr != nil || res.rss == 0 {
+		t.Errorf("rss %d: %v", res.rss, res.rssErr)
+	}
+	f.mu.Lock()
+	n := len(f.subs)
+	f.mu.Unlock()
+	if n != 50 {
+		t.Errorf("fake has %d subscribed resources, want 50", n)
+	}
+	var out strings.Builder
+	res.print(&out, cfg)
+	t.Log("\n" + out.String())
+}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gorilla/websocket"
+)
+
+// fake is a tiny stand-in for reso's WebSocket door, enough to check the
+// load client's counting: SUBSCRIBE, UNSUBSCRIBE, NOTIFY (with sent_count
+// or "no subscriber"), PUT (transient resources die with their
+// connection, with an UPDATE to the parent's subscribers), GET ?deep=0,
+// and a pprof-like goroutine count of 10 plus 2 per live connection.
+type fake struct {
+	mu       sync.Mutex
+	subs     map[string]map[*fconn]bool
+	children map[string]map[string]*fconn // parent -> child id -> owner (nil: persistent)
+	seq      int64
+	live     atomic.Int64
+	puts     atomic.Int64
+	persist  atomic.Int64
+	overflow atomic.Int64 // notifications dropped on a full queue
+	srv      *httptest.Server
+	debug    *httptest.Server
+}
+
+type fconn struct {
+	ws  *websocket.Conn
+	out chan []byte
+}
+
+func newFake(t *testing.T) *fake {
+	f := &fake{subs: map[string]map[*fconn]bool{}, children: map[string]map[string]*fconn{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/channel", f.serve)
+	f.srv = httptest.NewServer(mux)
+	f.debug = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/debug/pprof/goroutine":
+			fmt.Fprintf(w, "goroutine profile: total %d\n1 @ 0x1\n", 10+2*f.live.Load())
+		case "/debug/pprof/heap":
+			fmt.Fprintf(w, "heap profile: ...\n# runtime.MemStats\n# HeapInuse = %d\n", 1<<20+f.live.Load()*4096)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(func() { f.srv.Close(); f.debug.Close() })
+	return f
+}
+
+func (f *fake) url() string       { return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/channel" }
+func (f *fake) debugAddr() string { return strings.TrimPrefix(f.debug.URL, "http://") }
+
+func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
+	up := websocket.Upgrader{CheckOrigin: func(r *http.Request) bool {
+		return r.Header.Get("Origin") == "http://"+r.Host
+	}}
+	ws, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	f.live.Add(1)
+	defer f.live.Add(-1)
+	c := &fconn{ws: ws, out: make(chan []byte, 1<<14)}
+	done := make(chan struct{})
+	go func() { // the writer
+		defer close(done)
+		for b := range c.out {
+			if ws.WriteMessage(websocket.TextMessage, b) != nil {
+				ws.Close()
+				for range c.out {
+				}
+				return
+			}
+		}
+	}()
+	for {
+		_, b, err := ws.ReadMessage()
+		if err != nil {
+			break
+		}
+		f.exec(c, b)
+	}
+	f.drop(c)
+	close(c.out)
+	<-done
+	ws.Close()
+}
+
+// send queues b for c, or drops it when c's queue is full.
+func (f *fake) send(c *fconn, b []byte) {
+	select {
+	case c.out <- b:
+	default:
+		f.overflow.Add(1)
+	}
+}
+
+func (f *fake) exec(c *fconn, b []byte) {
+	var m struct {
+		Method     string
+		Resource   string
+		MsgID      json.RawMessage `json:"msg_id"`
+		Entity     json.RawMessage
+		Data       json.RawMessage
+		Persistent bool
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		c.out <- []byte(`{"code":"failed","reason":"invalid JSON"}`)
+		return
+	}
+	reply := func(fields string) {
+		c.out <- []byte(`{"msg_id":` + string(m.MsgID) + `,` + fields + `}`)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch m.Method {
+	case "SUBSCRIBE":
+		if f.subs[m.Resource] == nil {
+			f.subs[m.Resource] = map[*fconn]bool{}
+		}
+		f.subs[m.Resource][c] = true
+		reply(`"code":"success"`)
+	case "UNSUBSCRIBE":
+		delete(f.subs[m.Resource], c)
+		reply(`"code":"success"`)
+	case "NOTIFY":
+		f.seq++
+		n := f.notify(m.Resource, fmt.Sprintf(`{"notify":"NOTIFY","resource":%q,"data":%s,"from":"c","seq":%d}`, m.Resource, m.Data, f.seq))
+		if n == 0 {
+			reply(`"code":"failed","reason":"no subscriber"`)
+			return
+		}
+		reply(fmt.Sprintf(`"code":"success","sent_count":%d`, n))
+	case "PUT":
+		f.puts.Add(1)
+		parent, id := path.Split(m.Resource)
+		parent = path.Clean(parent)
+		if f.children[parent] == nil {
+			f.children[parent] = map[string]*fconn{}
+		}
+		owner := c
+		if m.Persistent {
+			owner = nil
+			f.persist.Add(1)
+		}
+		f.children[parent][id] = owner
+		f.seq++
+		f.notify(parent, fmt.Sprintf(`{"notify":"UPDATE","resource":%q,"update":%q,"entity":%s,"seq":%d}`, parent, id, m.Entity, f.seq))
+		reply(`"code":"success"`)
+	case "GET":
+		p, q, _ := strings.Cut(m.Resource, "?")
+		if q != "deep=0" {
+			reply(`"code":"failed","reason":"unknown method"`)
+			return
+		}
+		kids, ok := f.children[p]
+		if !ok {
+			reply(`"code":"failed","reason":"not found"`)
+			return
+		}
+		reply(fmt.Sprintf(`"code":"success","resource":%q,"entity":{"count":%d}`, p, len(kids)))
+	default:
+		reply(`"code":"failed","reason":"unknown method"`)
+	}
+}
+
+// notify queues one serialized notification for every subscriber of p and
+// says how many there were; f.mu is held.
+func (f *fake) notify(p, msg string) int {
+	b := []byte(msg)
+	for s := range f.subs[p] {
+		f.send(s, b)
+	}
+	return len(f.subs[p])
+}
+
+// drop ends c's subscriptions and deletes the transient resources it owns.
+func (f *fake) drop(c *fconn) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.subs {
+		delete(s, c)
+	}
+	for parent, kids := range f.children {
+		for id, owner := range kids {
+			if owner == c {
+				delete(kids, id)
+				f.seq++
+				f.notify(parent, fmt.Sprintf(`{"notify":"UPDATE","resource":%q,"delete":%q,"entity":null,"seq":%d}`, parent, id, f.seq))
+			}
+		}
+		if len(kids) == 0 {
+			delete(f.children, parent)
+		}
+	}
+}

@@ -1,0 +1,222 @@
+// Command channel is the load client of the resource channel's figures
+// (issue 9): it speaks the WebSocket door of CHANNEL.md §2 to a running
+// reso and prints counts and rates measured in one run. It runs in its own
+// process, started by the bench/channel-*.sh scripts. Every load is bounded
+// in count and in time.
+//
+//	channel idle    -url ws://H:P/channel [-pid PID] [-debug H:P] [-n 10000]
+//	channel fanout  -url ws://H:P/channel [-pid PID] [-s 1000] [-window 32] [-d 5s]
+//	channel writes  -url ws://H:P/channel [-pid PID] [-phases notify@32,persistent@32,...] [-d 3s]
+//	channel hygiene -url ws://H:P/channel -debug H:P [-pid PID] [-k 10000] [-conc 64] [-wait 60s]
+//
+// It uses gorilla/websocket rather than coder/websocket to keep the
+// client's own cost per message and per connection low: one process holds
+// 10,000 connections and reads 200,000 notifications a second on the same
+// two cores as the server. Gorilla's connection takes a read buffer of any
+// size and a shared pool of write buffers (an idle connection holds 1 KiB
+// of buffers), reads each message into a buffer the caller reuses with no
+// context to arm per read (coder/websocket registers a context.AfterFunc
+// on every read), and hands out the raw net.Conn, which the hygiene figure
+// closes to drop a connection without a close frame.
+//
+// With -pid the server's RSS and CPU time are read from /proc; with -debug
+// (the address of reso -debug-addr) its goroutines and heap from
+// net/http/pprof.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "channel:", err)
+		os.Exit(1)
+	}
+}
+
+// errNotClean makes the exit status non-zero when hygiene gave up.
+var errNotClean = errors.New("hygiene: the server was not back to its baseline in time")
+
+func run(args []string) error {
+	if len(args) < 1 {
+		return errors.New("usage: channel idle|fanout|writes|hygiene [flags] (-h for each)")
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	wsURL := fs.String("url", "", "the channel door, ws://HOST:PORT/channel")
+	pid := fs.Int("pid", 0, "the server's process id, for its RSS (with its child processes) and CPU time (0: not measured)")
+	debug := fs.String("debug", "", "HOST:PORT of the server's -debug-addr, for goroutines and heap")
+	dialConc := fs.Int("dial-conc", 64, "connections opened at once (at most 1024)")
+	readBuf := fs.Int("read-buf", 1024, "read buffer per connection, bytes (256 to 1 MiB)")
+	timeout := fs.Duration("timeout", 2*time.Minute, "longest time for opening the connections or running the cycles (at most 10m)")
+	checks := []func() error{
+		func() error { return inRange("dial-conc", *dialConc, 1, 1024) },
+		func() error { return inRange("read-buf", *readBuf, 256, 1<<20) },
+		func() error { return durRange("timeout", *timeout, time.Second, 10*time.Minute) },
+	}
+	var do func(*dialer, *probe) error
+	switch cmd {
+	case "idle":
+		var cfg idleConfig
+		fs.IntVar(&cfg.n, "n", 10_000, "connections (at most 100,000)")
+		fs.StringVar(&cfg.prefix, "prefix", "/idle/c", "connection i subscribes to PREFIX<i>")
+		fs.DurationVar(&cfg.settle, "settle", 2*time.Second, "wait after the last reply before measuring (at most 1m)")
+		checks = append(checks,
+			func() error { return inRange("n", cfg.n, 1, 100_000) },
+			func() error { return durRange("settle", cfg.settle, 0, time.Minute) })
+		do = func(d *dialer, p *probe) error {
+			cfg.dialConc, cfg.timeout, cfg.readBuf = *dialConc, *timeout, *readBuf
+			res, err := runIdle(d, p, cfg)
+			if err != nil {
+				return err
+			}
+			res.print(os.Stdout, cfg)
+			return nil
+		}
+	case "fanout":
+		var cfg fanoutConfig
+		fs.IntVar(&cfg.subs, "s", 1000, "subscriber connections (at most 20,000)")
+		fs.StringVar(&cfg.resource, "resource", "/fan", "the resource subscribed to and notified")
+		fs.IntVar(&cfg.window, "window", 32, "NOTIFYs sent and not yet answered (1 to 1024)")
+		fs.IntVar(&cfg.dataSize, "data", 100, "bytes of data in each NOTIFY (20 to 60,000)")
+		fs.DurationVar(&cfg.warmup, "warmup", time.Second, "publishing before measuring (at most 30s)")
+		fs.DurationVar(&cfg.dur, "d", 5*time.Second, "measured time (at most 60s)")
+		fs.Int64Var(&cfg.maxSends, "max", 1_000_000, "most NOTIFYs in the run (at most 10,000,000)")
+		fs.DurationVar(&cfg.drain, "drain", 10*time.Second, "wait for the last replies and notifications (at most 1m)")
+		checks = append(checks,
+			func() error { return inRange("s", cfg.subs, 1, 20_000) },
+			func() error { return inRange("window", cfg.window, 1, 1024) },
+			func() error { return inRange("data", cfg.dataSize, 20, 60_000) },
+			func() error { return durRange("warmup", cfg.warmup, 0, 30*time.Second) },
+			func() error { return durRange("d", cfg.dur, 100*time.Millisecond, time.Minute) },
+			func() error { return inRange("max", int(cfg.maxSends), 1, 10_000_000) },
+			func() error { return durRange("drain", cfg.drain, 0, time.Minute) })
+		do = func(d *dialer, p *probe) error {
+			cfg.dialConc, cfg.timeout, cfg.readBuf = *dialConc, *timeout, *readBuf
+			res, err := runFanout(d, p, cfg)
+			if err != nil {
+				return err
+			}
+			res.print(os.Stdout, cfg)
+			return nil
+		}
+	case "writes":
+		var cfg writesConfig
+		phases := fs.String("phases", "notify@32,persistent@32,notify@256,transient@256",
+			"MODE@CONNS,... measured in this order; MODE is persistent, transient or notify (the baseline the next phases are compared with)")
+		fs.IntVar(&cfg.window, "window", 16, "requests sent and not yet answered per connection (1 to 1024)")
+		fs.StringVar(&cfg.prefix, "prefix", "/bench/", "resources are PREFIX<mode initial><run>/c<conn>/<key>")
+		fs.Int64Var(&cfg.keys, "keys", 0, "0: every PUT creates a new resource; K: each connection replaces K resources in turn")
+		fs.DurationVar(&cfg.warmup, "warmup", 500*time.Millisecond, "running before measuring, per phase (at most 30s)")
+		fs.DurationVar(&cfg.dur, "d", 3*time.Second, "measured time per phase (at most 60s)")
+		fs.Int64Var(&cfg.maxOps, "max", 5_000_000, "most requests per phase (at most 50,000,000)")
+		pause := fs.Duration("pause", time.Second, "pause between phases (at most 30s)")
+		var ps []phase
+		checks = append(checks,
+			func() error { return inRange("window", cfg.window, 1, 1024) },
+			func() error { return inRange("keys", int(cfg.keys), 0, 1_000_000) },
+			func() error { return durRange("warmup", cfg.warmup, 0, 30*time.Second) },
+			func() error { return durRange("d", cfg.dur, 100*time.Millisecond, time.Minute) },
+			func() error { return inRange("max", int(cfg.maxOps), 1, 50_000_000) },
+			func() error { return durRange("pause", *pause, 0, 30*time.Second) },
+			func() (err error) { ps, err = parsePhases(*phases, 10_000); return err })
+		do = func(d *dialer, p *probe) error {
+			cfg.dialConc, cfg.timeout, cfg.readBuf = *dialConc, *timeout, *readBuf
+			run := fmt.Sprintf("%x", time.Now().UnixNano())
+			fmt.Printf("writes: window %d per connection, %.1fs measured per phase after %.1fs warm-up; keys %d (0: each PUT creates); targets: persistent 10,000/s, transient 50,000/s\n",
+				cfg.window, cfg.dur.Seconds(), cfg.warmup.Seconds(), cfg.keys)
+			var base *writesResult
+			for i, ph := range ps {
+				if i > 0 {
+					time.Sleep(*pause)
+				}
+				res, err := runWrites(d, p, cfg, ph, run)
+				if err != nil {
+					return fmt.Errorf("%s@%d: %w", ph.mode, ph.conns, err)
+				}
+				if ph.mode == "notify" {
+					res.print(os.Stdout, nil)
+					base = &res
+					continue
+				}
+				res.print(os.Stdout, base)
+			}
+			return nil
+		}
+	case "hygiene":
+		var cfg hygieneConfig
+		fs.IntVar(&cfg.cycles, "k", 10_000, "cycles (at most 100,000)")
+		fs.IntVar(&cfg.conc, "conc", 64, "cycles at once (at most 1024)")
+		fs.StringVar(&cfg.resource, "resource", "/hyg", "the resource subscribed to; transient children are RESOURCE/h<n>")
+		fs.BoolVar(&cfg.prime, "prime", true, "before the baseline, run one cycle on RESOURCE-prime that ends with a close frame, so that what the server starts on first use is counted in the baseline")
+		fs.BoolVar(&cfg.rst, "rst", false, "drop with a TCP reset (SO_LINGER 0) instead of a FIN")
+		fs.BoolVar(&cfg.silent, "silent", false, "keep each socket open and stop reading instead of closing it: a dead peer, found only by the server's ping timeout")
+		fs.Int64Var(&cfg.slack, "slack", 3, "goroutines above the baseline still counted as back")
+		fs.DurationVar(&cfg.wait, "wait", time.Minute, "give up this long after the last drop: the dead-peer timeout plus a margin (at most 10m)")
+		fs.DurationVar(&cfg.poll, "poll", 100*time.Millisecond, "time between checks (10ms to 10s)")
+		checks = append(checks,
+			func() error { return inRange("k", cfg.cycles, 1, 100_000) },
+			func() error { return inRange("conc", cfg.conc, 1, 1024) },
+			func() error { return inRange("slack", int(cfg.slack), 0, 1000) },
+			func() error { return durRange("wait", cfg.wait, 0, 10*time.Minute) },
+			func() error { return durRange("poll", cfg.poll, 10*time.Millisecond, 10*time.Second) },
+			func() error {
+				if *debug == "" {
+					return errors.New("hygiene needs -debug (the server's goroutines)")
+				}
+				return nil
+			})
+		do = func(d *dialer, p *probe) error {
+			cfg.timeout, cfg.readBuf = *timeout, *readBuf
+			res, err := runHygiene(d, p, cfg)
+			if err != nil {
+				return err
+			}
+			res.print(os.Stdout, cfg)
+			if !res.clean {
+				return errNotClean
+			}
+			return nil
+		}
+	default:
+		return fmt.Errorf("unknown command %q: want idle, fanout, writes or hygiene", cmd)
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected arguments %q", cmd, fs.Args())
+	}
+	if *wsURL == "" {
+		return fmt.Errorf("%s: -url is required", cmd)
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return fmt.Errorf("%s: %w", cmd, err)
+		}
+	}
+	d, err := newDialer(*wsURL, *readBuf)
+	if err != nil {
+		return err
+	}
+	return do(d, newProbe(*pid, *debug))
+}
+
+func inRange(name string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("-%s %d: want %d to %d", name, v, lo, hi)
+	}
+	return nil
+}
+
+func durRange(name string, v, lo, hi time.Duration) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("-%s %v: want %v to %v", name, v, lo, hi)
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// probe reads the figures of the server process: its resident memory and
+// CPU time from /proc (with a pid) and its goroutines and heap from
+// net/http/pprof (with a debug address).
+type probe struct {
+	pid   int    // 0: no /proc figures
+	debug string // http://HOST:PORT of -debug-addr; "": no pprof figures
+	http  *http.Client
+}
+
+func newProbe(pid int, debugAddr string) *probe {
+	if debugAddr != "" && !strings.HasPrefix(debugAddr, "http://") {
+		debugAddr = "http://" + debugAddr
+	}
+	// No keep-alive: each request is served by a fresh connection, so the
+	// count of goroutines does not depend on an idle one being around.
+	return &probe{pid: pid, debug: debugAddr, http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
+}
+
+// rssKB is the server's resident set (VmRSS) in KiB, summed over the
+// process and its descendants (plugin processes with reso -isolate).
+func (p *probe) rssKB() (int64, error) {
+	if p.pid == 0 {
+		return 0, errors.New("no -pid")
+	}
+	total, err := statusKB(p.pid, "VmRSS:")
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range descendants(p.pid, 0) {
+		if n, err := statusKB(c, "VmRSS:"); err == nil {
+			total += n
+		}
+	}
+	return total, nil
+}
+
+// descendants lists the processes under pid, from
+// /proc/PID/task/*/children (empty where the kernel does not provide it).
+func descendants(pid, depth int) []int {
+	if depth > 8 {
+		return nil
+	}
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	var out []int
+	for _, t := range tasks {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+				out = append(out, descendants(c, depth+1)...)
+			}
+		}
+	}
+	return out
+}
+
+// statusKB reads one "Name: N kB" line of /proc/PID/status.
+func statusKB(pid int, field string) (int64, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), field); ok {
+			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
+}
+
+// cpu is the server's user plus system CPU time so far; 0 without a pid.
+func (p *probe) cpu() time.Duration {
+	if p.pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; fields after it are plain.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
+	return time.Duration(utime+stime) * tick
+}
+
+// selfCPU is the load client's own user plus system CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// selfRSSKB is the load client's own resident set in KiB.
+func selfRSSKB() int64 {
+	n, _ := statusKB(os.Getpid(), "VmRSS:")
+	return n
+}
+
+// goroutines is the server's goroutine count, the first line of
+// /debug/pprof/goroutine?debug=1 ("goroutine profile: total N").
+func (p *probe) goroutines() (int64, error) {
+	if p.debug == "" {
+		return 0, errors.New("no -debug")
+	}
+	resp, err := p.http.Get(p.debug + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	line, err := bufio.NewReader(io.LimitReader(resp.Body, 4096)).ReadString('\n')
+	if err != nil && line == "" {
+		return 0, err
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "goroutine profile: total ")
+	if !ok {
+		return 0, fmt.Errorf("goroutine profile: first line %q", line)
+	}
+	return strconv.ParseInt(rest, 10, 64)
+}
+
+// heapInuseKB is the server's HeapInuse in KiB from the runtime.MemStats
+// lines at the end of /debug/pprof/heap?debug=1.
+func (p *probe) heapInuseKB() (int64, error) {
+	if p.debug == "" {
+		return 0, errors.New("no -debug")
+	}
+	resp, err := p.http.Get(p.debug + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	s := bufio.NewScanner(io.LimitReader(resp.Body, 64<<20))
+	s.Buffer(make([]byte, 64<<10), 1<<20)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "# HeapInuse = "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			return n / 1024, err
+		}
+	}
+	return 0, errors.New("heap profile: no HeapInuse line")
+}
