@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reso-project/reso/core"
 )
@@ -46,10 +47,34 @@ func (m *message) uint(name string, n uint64) *message {
 // bytes returns the message.
 func (m *message) bytes() []byte { return append(m.b, '}') }
 
-// appendString appends s as a JSON string.
+// appendString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, invalid UTF-8 replaced by U+FFFD, the rest
+// as it is.
 func appendString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a string always marshals
-	return append(dst, b...)
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < ' ':
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				dst = append(dst, "\\ufffd"...)
+			} else {
+				dst = append(dst, s[i:i+n]...)
+			}
+			i += n
+			continue
+		}
+		i++
+	}
+	return append(dst, '"')
 }
 
 // field is one field of a JSON object, its value as it was written.
