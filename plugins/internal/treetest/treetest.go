@@ -118,10 +118,7 @@ func (c *Client) Exec(_ context.Context, msg []byte) error {
 	if c.gone != nil {
 		return c.gone
 	}
-	reply := t.exec(c, c.id, msg)
-	if reply != nil {
-		c.push(channel.Frame{Data: reply})
-	}
+	c.push(channel.Frame{Data: t.exec(c, c.id, msg)})
 	return nil
 }
 
@@ -203,8 +200,7 @@ type message struct {
 	Since    *uint64         `json:"since"`
 }
 
-// exec executes msg for c (nil for Call) and returns its reply, nil for a
-// message without msg_id that succeeded... every message gets a reply here.
+// exec executes msg for c (nil for Call) and returns its reply.
 func (t *Tree) exec(c *Client, from string, raw []byte) []byte {
 	var m message
 	if err := json.Unmarshal(raw, &m); err != nil {
