@@ -20,7 +20,7 @@ import (
 // server is a reso server with the doors on the stand-in tree.
 type server struct {
 	srv   *httptest.Server
-	tree  *treetest.Tree
+	tree  *treetest.Tree // the stand-in tree, nil on another
 	pipes chan core.Session
 }
 
@@ -44,10 +44,20 @@ func xUser(next http.Handler) http.Handler {
 	})
 }
 
+// newServer serves p on the stand-in tree.
 func newServer(t *testing.T, p plugins.Plugin) *server {
 	t.Helper()
-	s := &server{tree: treetest.New(), pipes: make(chan core.Session, 8)}
-	h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: s.tree, Sessions: pipes(s.pipes), Optional: xUser, BodyLimit: 1 << 10}
+	tree := treetest.New()
+	s := newServerOn(t, tree, p)
+	s.tree = tree
+	return s
+}
+
+// newServerOn serves p on tree.
+func newServerOn(t *testing.T, tree plugins.Tree, p plugins.Plugin) *server {
+	t.Helper()
+	s := &server{pipes: make(chan core.Session, 8)}
+	h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: tree, Sessions: pipes(s.pipes), Optional: xUser, BodyLimit: 1 << 10}
 	table, err := h.Routes(t.Context(), []plugins.Entry{{Name: "channel", Plugin: p}})
 	if err != nil {
 		t.Fatal(err)
