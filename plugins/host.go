@@ -46,6 +46,12 @@ type Host struct {
 	// KeepAlive is the silence after which an open stream gets a
 	// keep-alive (see core.StreamOptions); 0 means core.DefaultKeepAlive.
 	KeepAlive time.Duration
+	// Tree, when set, is the resource tree the host offers every plugin as
+	// the [Tree] service, next to the services of Services (see
+	// [WithTree]). A client that a plugin connects with a session's id is
+	// disconnected when that session ends, however it ends, even when the
+	// plugin's process died. Nil offers no tree.
+	Tree Tree
 
 	live live // open streams and sessions, end hooks, plugins to close
 }
@@ -54,8 +60,9 @@ type Host struct {
 func (m *Host) Routes(ctx context.Context, entries []Entry) ([]core.Route, error) {
 	var table []core.Route
 	m.live.setEntries(entries)
+	services := m.services()
 	for _, e := range entries {
-		rs, err := e.Plugin.Routes(ctx, m.Services)
+		rs, err := e.Plugin.Routes(ctx, services)
 		if err != nil {
 			return nil, fmt.Errorf("plugins: %s: %w", e.Name, err)
 		}
@@ -81,6 +88,22 @@ func (m *Host) Routes(ctx context.Context, entries []Entry) ([]core.Route, error
 		}
 	}
 	return table, nil
+}
+
+// services returns what the host offers plugins: Services, and the Tree
+// when one is set, whose clients the end of their session disconnects.
+func (m *Host) services() Services {
+	if m.Tree == nil {
+		return m.Services
+	}
+	l := &m.live
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.tree == nil {
+		l.tree = newHostTree(m.Tree)
+		l.hooks = append(l.hooks, l.tree.end)
+	}
+	return WithTree(m.Services, l.tree)
 }
 
 // wrap puts the authentication middleware of mode in front of h.

@@ -37,6 +37,7 @@ type live struct {
 	hooks    []func(id string)
 	entries  []Entry
 	closed   bool
+	tree     *hostTree // the Tree as offered, once Routes ran
 }
 
 func (l *live) setEntries(entries []Entry) {

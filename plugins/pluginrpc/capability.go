@@ -6,6 +6,7 @@ import "github.com/reso-project/reso/plugins"
 // them: one per capability interface of plugins.Services.
 const (
 	capSettings = "settings" // plugins.Settings
+	capTree     = "tree"     // plugins.Tree
 )
 
 // capabilities names the capability interfaces host implements.
@@ -13,6 +14,9 @@ func capabilities(host plugins.Services) [][]byte {
 	var out []string
 	if _, ok := host.(plugins.Settings); ok {
 		out = append(out, capSettings)
+	}
+	if _, ok := host.(plugins.Tree); ok {
+		out = append(out, capTree)
 	}
 	return wireList(out)
 }

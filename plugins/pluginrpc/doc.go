@@ -61,10 +61,13 @@
 //   - At shutdown the host calls Close, which runs the plugin's Close
 //     ([plugins.Closer]) in its process, before it stops the process.
 //   - The plugin reaches the host's services ([plugins.Services]'s capability
-//     interfaces, such as [plugins.Settings]) through go-plugin's broker; it
+//     interfaces, such as [plugins.Settings] and [plugins.Tree]) through
+//     go-plugin's broker; it
 //     shares no memory with the host. The host names the capabilities it
 //     offers, and the plugin's host offers exactly those, so a type
-//     assertion answers as it would in process.
+//     assertion answers as it would in process. A tree client's frames
+//     cross unchanged on a call of their own, and the host disconnects the
+//     client when that call ends, so a dead plugin leaves none attached.
 //
 // A plugin process that exits or is killed costs only its own routes: they
 // answer [ErrUnavailable] (503 Plugin Unavailable) while the client restarts

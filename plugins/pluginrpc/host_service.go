@@ -22,6 +22,7 @@ type hostServer struct {
 	pluginv2.UnimplementedHostServer
 	host   plugins.Services
 	bodies *bodyTable
+	trees  treeClients // the tree clients the plugin attached
 }
 
 // errNoSettings answers a settings call when the host offers none (the
@@ -63,10 +64,14 @@ type remoteHost struct {
 // capabilities the host named (plugins.Services's capability interfaces), so
 // that a type assertion in the plugin answers as it would in process.
 func (h *remoteHost) view(capabilities []string) plugins.Services {
+	var s plugins.Services = hostOnly{}
 	if slices.Contains(capabilities, capSettings) {
-		return settingsHost{h}
+		s = settingsHost{h}
 	}
-	return hostOnly{}
+	if slices.Contains(capabilities, capTree) {
+		s = plugins.WithTree(s, treeHost{h})
+	}
+	return s
 }
 
 // hostOnly is a host that offers no service.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/channel"
 	"github.com/reso-project/reso/plugins/users"
 )
 
@@ -43,6 +44,8 @@ func runChild(mode string) int {
 	switch mode {
 	case "serve":
 		err = Serve(p)
+	case "channel":
+		err = Serve(channel.New())
 	case "stdout":
 		fmt.Println("hello from a plugin that prints to stdout")
 		err = Serve(p)

@@ -148,7 +148,7 @@ type RoutesRequest struct {
 	// Broker id on which the host serves the Host service.
 	HostBrokerId uint32 `protobuf:"varint,1,opt,name=host_broker_id,json=hostBrokerId,proto3" json:"host_broker_id,omitempty"`
 	// capabilities names the host services the host offers (plugins.Host's
-	// capability interfaces): "settings". The plugin's host offers exactly
+	// capability interfaces): "settings", "tree". The plugin's host offers exactly
 	// these, so a type assertion gives the same answer as in process.
 	Capabilities  [][]byte `protobuf:"bytes,20,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2485,6 +2485,520 @@ func (x *ClosePluginResponse) GetError() *Error {
 	return nil
 }
 
+type TreeConnectRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the client's id; identity the caller's ("" anonymous).
+	Id            []byte `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Identity      []byte `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeConnectRequest) Reset() {
+	*x = TreeConnectRequest{}
+	mi := &file_plugin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeConnectRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeConnectRequest) ProtoMessage() {}
+
+func (x *TreeConnectRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeConnectRequest.ProtoReflect.Descriptor instead.
+func (*TreeConnectRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *TreeConnectRequest) GetId() []byte {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
+func (x *TreeConnectRequest) GetIdentity() []byte {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+// TreeFrames is one message of a TreeConnect call.
+type TreeFrames struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Frames []*TreeFrame           `protobuf:"bytes,1,rep,name=frames,proto3" json:"frames,omitempty"`
+	// gone, when set, is why the tree disconnected the client; the call
+	// ends after it.
+	Gone *TreeGone `protobuf:"bytes,2,opt,name=gone,proto3" json:"gone,omitempty"`
+	// error, in the first message only, is the failure of the connect.
+	Error         *Error `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeFrames) Reset() {
+	*x = TreeFrames{}
+	mi := &file_plugin_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeFrames) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeFrames) ProtoMessage() {}
+
+func (x *TreeFrames) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeFrames.ProtoReflect.Descriptor instead.
+func (*TreeFrames) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *TreeFrames) GetFrames() []*TreeFrame {
+	if x != nil {
+		return x.Frames
+	}
+	return nil
+}
+
+func (x *TreeFrames) GetGone() *TreeGone {
+	if x != nil {
+		return x.Gone
+	}
+	return nil
+}
+
+func (x *TreeFrames) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// TreeFrame mirrors channel.Frame.
+type TreeFrame struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeFrame) Reset() {
+	*x = TreeFrame{}
+	mi := &file_plugin_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeFrame) ProtoMessage() {}
+
+func (x *TreeFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeFrame.ProtoReflect.Descriptor instead.
+func (*TreeFrame) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *TreeFrame) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *TreeFrame) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// TreeGone mirrors channel.Gone.
+type TreeGone struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Reason        []byte                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeGone) Reset() {
+	*x = TreeGone{}
+	mi := &file_plugin_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeGone) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeGone) ProtoMessage() {}
+
+func (x *TreeGone) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeGone.ProtoReflect.Descriptor instead.
+func (*TreeGone) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *TreeGone) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *TreeGone) GetReason() []byte {
+	if x != nil {
+		return x.Reason
+	}
+	return nil
+}
+
+type TreeExecRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            []byte                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Msg           []byte                 `protobuf:"bytes,2,opt,name=msg,proto3" json:"msg,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeExecRequest) Reset() {
+	*x = TreeExecRequest{}
+	mi := &file_plugin_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeExecRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeExecRequest) ProtoMessage() {}
+
+func (x *TreeExecRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeExecRequest.ProtoReflect.Descriptor instead.
+func (*TreeExecRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *TreeExecRequest) GetId() []byte {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
+func (x *TreeExecRequest) GetMsg() []byte {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+type TreeExecResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// error, when set, is the failure to reach the client (never a failed
+	// reply: that comes as a frame).
+	Error         *Error `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeExecResponse) Reset() {
+	*x = TreeExecResponse{}
+	mi := &file_plugin_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeExecResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeExecResponse) ProtoMessage() {}
+
+func (x *TreeExecResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeExecResponse.ProtoReflect.Descriptor instead.
+func (*TreeExecResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *TreeExecResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+type TreeDisconnectRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            []byte                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeDisconnectRequest) Reset() {
+	*x = TreeDisconnectRequest{}
+	mi := &file_plugin_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeDisconnectRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeDisconnectRequest) ProtoMessage() {}
+
+func (x *TreeDisconnectRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeDisconnectRequest.ProtoReflect.Descriptor instead.
+func (*TreeDisconnectRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *TreeDisconnectRequest) GetId() []byte {
+	if x != nil {
+		return x.Id
+	}
+	return nil
+}
+
+type TreeDisconnectResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeDisconnectResponse) Reset() {
+	*x = TreeDisconnectResponse{}
+	mi := &file_plugin_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeDisconnectResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeDisconnectResponse) ProtoMessage() {}
+
+func (x *TreeDisconnectResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeDisconnectResponse.ProtoReflect.Descriptor instead.
+func (*TreeDisconnectResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{45}
+}
+
+type TreeCallRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	From          []byte                 `protobuf:"bytes,1,opt,name=from,proto3" json:"from,omitempty"`
+	Identity      []byte                 `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
+	Msg           []byte                 `protobuf:"bytes,3,opt,name=msg,proto3" json:"msg,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeCallRequest) Reset() {
+	*x = TreeCallRequest{}
+	mi := &file_plugin_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeCallRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeCallRequest) ProtoMessage() {}
+
+func (x *TreeCallRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeCallRequest.ProtoReflect.Descriptor instead.
+func (*TreeCallRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *TreeCallRequest) GetFrom() []byte {
+	if x != nil {
+		return x.From
+	}
+	return nil
+}
+
+func (x *TreeCallRequest) GetIdentity() []byte {
+	if x != nil {
+		return x.Identity
+	}
+	return nil
+}
+
+func (x *TreeCallRequest) GetMsg() []byte {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+type TreeCallResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Reply []byte                 `protobuf:"bytes,1,opt,name=reply,proto3" json:"reply,omitempty"`
+	// error, when set, is the failure to reach the tree.
+	Error         *Error `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeCallResponse) Reset() {
+	*x = TreeCallResponse{}
+	mi := &file_plugin_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeCallResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeCallResponse) ProtoMessage() {}
+
+func (x *TreeCallResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeCallResponse.ProtoReflect.Descriptor instead.
+func (*TreeCallResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *TreeCallResponse) GetReply() []byte {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
+func (x *TreeCallResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2638,7 +3152,36 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"\x14\n" +
 	"\x12ClosePluginRequest\"B\n" +
 	"\x13ClosePluginResponse\x12+\n" +
-	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error*^\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"@\n" +
+	"\x12TreeConnectRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\fR\x02id\x12\x1a\n" +
+	"\bidentity\x18\x02 \x01(\fR\bidentity\"\x9a\x01\n" +
+	"\n" +
+	"TreeFrames\x121\n" +
+	"\x06frames\x18\x01 \x03(\v2\x19.reso.plugin.v2.TreeFrameR\x06frames\x12,\n" +
+	"\x04gone\x18\x02 \x01(\v2\x18.reso.plugin.v2.TreeGoneR\x04gone\x12+\n" +
+	"\x05error\x18\x03 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"1\n" +
+	"\tTreeFrame\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"6\n" +
+	"\bTreeGone\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\fR\x06reason\"3\n" +
+	"\x0fTreeExecRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\fR\x02id\x12\x10\n" +
+	"\x03msg\x18\x02 \x01(\fR\x03msg\"?\n" +
+	"\x10TreeExecResponse\x12+\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"'\n" +
+	"\x15TreeDisconnectRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\fR\x02id\"\x18\n" +
+	"\x16TreeDisconnectResponse\"S\n" +
+	"\x0fTreeCallRequest\x12\x12\n" +
+	"\x04from\x18\x01 \x01(\fR\x04from\x12\x1a\n" +
+	"\bidentity\x18\x02 \x01(\fR\bidentity\x12\x10\n" +
+	"\x03msg\x18\x03 \x01(\fR\x03msg\"U\n" +
+	"\x10TreeCallResponse\x12\x14\n" +
+	"\x05reply\x18\x01 \x01(\fR\x05reply\x12+\n" +
+	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error*^\n" +
 	"\fIdentityMode\x12\x16\n" +
 	"\x12IDENTITY_MODE_NONE\x10\x00\x12\x1a\n" +
 	"\x16IDENTITY_MODE_OPTIONAL\x10\x01\x12\x1a\n" +
@@ -2656,12 +3199,16 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06Events\x12\x1d.reso.plugin.v2.EventsRequest\x1a\x1c.reso.plugin.v2.EventMessage0\x01\x12V\n" +
 	"\vCloseEvents\x12\".reso.plugin.v2.CloseEventsRequest\x1a#.reso.plugin.v2.CloseEventsResponse\x12E\n" +
 	"\aSession\x12\x19.reso.plugin.v2.SessionUp\x1a\x1b.reso.plugin.v2.SessionDown(\x010\x01\x12P\n" +
-	"\x05Close\x12\".reso.plugin.v2.ClosePluginRequest\x1a#.reso.plugin.v2.ClosePluginResponse2\xf6\x01\n" +
+	"\x05Close\x12\".reso.plugin.v2.ClosePluginRequest\x1a#.reso.plugin.v2.ClosePluginResponse2\xc6\x04\n" +
 	"\x04Host\x12J\n" +
 	"\aSetting\x12\x1e.reso.plugin.v2.SettingRequest\x1a\x1f.reso.plugin.v2.SettingResponse\x12S\n" +
 	"\n" +
 	"SetSetting\x12!.reso.plugin.v2.SetSettingRequest\x1a\".reso.plugin.v2.SetSettingResponse\x12M\n" +
-	"\bReadBody\x12\x1f.reso.plugin.v2.ReadBodyRequest\x1a .reso.plugin.v2.ReadBodyResponseB9Z7github.com/reso-project/reso/plugins/pluginrpc/pluginv2b\x06proto3"
+	"\bReadBody\x12\x1f.reso.plugin.v2.ReadBodyRequest\x1a .reso.plugin.v2.ReadBodyResponse\x12O\n" +
+	"\vTreeConnect\x12\".reso.plugin.v2.TreeConnectRequest\x1a\x1a.reso.plugin.v2.TreeFrames0\x01\x12M\n" +
+	"\bTreeExec\x12\x1f.reso.plugin.v2.TreeExecRequest\x1a .reso.plugin.v2.TreeExecResponse\x12_\n" +
+	"\x0eTreeDisconnect\x12%.reso.plugin.v2.TreeDisconnectRequest\x1a&.reso.plugin.v2.TreeDisconnectResponse\x12M\n" +
+	"\bTreeCall\x12\x1f.reso.plugin.v2.TreeCallRequest\x1a .reso.plugin.v2.TreeCallResponseB9Z7github.com/reso-project/reso/plugins/pluginrpc/pluginv2b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2676,48 +3223,58 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
 var file_plugin_proto_goTypes = []any{
-	(IdentityMode)(0),            // 0: reso.plugin.v2.IdentityMode
-	(Cause)(0),                   // 1: reso.plugin.v2.Cause
-	(*RoutesRequest)(nil),        // 2: reso.plugin.v2.RoutesRequest
-	(*RoutesResponse)(nil),       // 3: reso.plugin.v2.RoutesResponse
-	(*Route)(nil),                // 4: reso.plugin.v2.Route
-	(*HandleRequest)(nil),        // 5: reso.plugin.v2.HandleRequest
-	(*Request)(nil),              // 6: reso.plugin.v2.Request
-	(*Body)(nil),                 // 7: reso.plugin.v2.Body
-	(*BodyError)(nil),            // 8: reso.plugin.v2.BodyError
-	(*Var)(nil),                  // 9: reso.plugin.v2.Var
-	(*Header)(nil),               // 10: reso.plugin.v2.Header
-	(*Identity)(nil),             // 11: reso.plugin.v2.Identity
-	(*HandleResponse)(nil),       // 12: reso.plugin.v2.HandleResponse
-	(*Error)(nil),                // 13: reso.plugin.v2.Error
-	(*Response)(nil),             // 14: reso.plugin.v2.Response
-	(*Cookie)(nil),               // 15: reso.plugin.v2.Cookie
-	(*Time)(nil),                 // 16: reso.plugin.v2.Time
-	(*Content)(nil),              // 17: reso.plugin.v2.Content
-	(*ReadRequest)(nil),          // 18: reso.plugin.v2.ReadRequest
-	(*ReadChunk)(nil),            // 19: reso.plugin.v2.ReadChunk
-	(*CloseContentRequest)(nil),  // 20: reso.plugin.v2.CloseContentRequest
-	(*CloseContentResponse)(nil), // 21: reso.plugin.v2.CloseContentResponse
-	(*SettingRequest)(nil),       // 22: reso.plugin.v2.SettingRequest
-	(*SettingResponse)(nil),      // 23: reso.plugin.v2.SettingResponse
-	(*SetSettingRequest)(nil),    // 24: reso.plugin.v2.SetSettingRequest
-	(*SetSettingResponse)(nil),   // 25: reso.plugin.v2.SetSettingResponse
-	(*ReadBodyRequest)(nil),      // 26: reso.plugin.v2.ReadBodyRequest
-	(*ReadBodyResponse)(nil),     // 27: reso.plugin.v2.ReadBodyResponse
-	(*EventsRequest)(nil),        // 28: reso.plugin.v2.EventsRequest
-	(*EventMessage)(nil),         // 29: reso.plugin.v2.EventMessage
-	(*CloseEventsRequest)(nil),   // 30: reso.plugin.v2.CloseEventsRequest
-	(*CloseEventsResponse)(nil),  // 31: reso.plugin.v2.CloseEventsResponse
-	(*SessionUp)(nil),            // 32: reso.plugin.v2.SessionUp
-	(*SessionOpen)(nil),          // 33: reso.plugin.v2.SessionOpen
-	(*SessionMessage)(nil),       // 34: reso.plugin.v2.SessionMessage
-	(*SessionClose)(nil),         // 35: reso.plugin.v2.SessionClose
-	(*SessionDown)(nil),          // 36: reso.plugin.v2.SessionDown
-	(*SessionEnd)(nil),           // 37: reso.plugin.v2.SessionEnd
-	(*ClosePluginRequest)(nil),   // 38: reso.plugin.v2.ClosePluginRequest
-	(*ClosePluginResponse)(nil),  // 39: reso.plugin.v2.ClosePluginResponse
+	(IdentityMode)(0),              // 0: reso.plugin.v2.IdentityMode
+	(Cause)(0),                     // 1: reso.plugin.v2.Cause
+	(*RoutesRequest)(nil),          // 2: reso.plugin.v2.RoutesRequest
+	(*RoutesResponse)(nil),         // 3: reso.plugin.v2.RoutesResponse
+	(*Route)(nil),                  // 4: reso.plugin.v2.Route
+	(*HandleRequest)(nil),          // 5: reso.plugin.v2.HandleRequest
+	(*Request)(nil),                // 6: reso.plugin.v2.Request
+	(*Body)(nil),                   // 7: reso.plugin.v2.Body
+	(*BodyError)(nil),              // 8: reso.plugin.v2.BodyError
+	(*Var)(nil),                    // 9: reso.plugin.v2.Var
+	(*Header)(nil),                 // 10: reso.plugin.v2.Header
+	(*Identity)(nil),               // 11: reso.plugin.v2.Identity
+	(*HandleResponse)(nil),         // 12: reso.plugin.v2.HandleResponse
+	(*Error)(nil),                  // 13: reso.plugin.v2.Error
+	(*Response)(nil),               // 14: reso.plugin.v2.Response
+	(*Cookie)(nil),                 // 15: reso.plugin.v2.Cookie
+	(*Time)(nil),                   // 16: reso.plugin.v2.Time
+	(*Content)(nil),                // 17: reso.plugin.v2.Content
+	(*ReadRequest)(nil),            // 18: reso.plugin.v2.ReadRequest
+	(*ReadChunk)(nil),              // 19: reso.plugin.v2.ReadChunk
+	(*CloseContentRequest)(nil),    // 20: reso.plugin.v2.CloseContentRequest
+	(*CloseContentResponse)(nil),   // 21: reso.plugin.v2.CloseContentResponse
+	(*SettingRequest)(nil),         // 22: reso.plugin.v2.SettingRequest
+	(*SettingResponse)(nil),        // 23: reso.plugin.v2.SettingResponse
+	(*SetSettingRequest)(nil),      // 24: reso.plugin.v2.SetSettingRequest
+	(*SetSettingResponse)(nil),     // 25: reso.plugin.v2.SetSettingResponse
+	(*ReadBodyRequest)(nil),        // 26: reso.plugin.v2.ReadBodyRequest
+	(*ReadBodyResponse)(nil),       // 27: reso.plugin.v2.ReadBodyResponse
+	(*EventsRequest)(nil),          // 28: reso.plugin.v2.EventsRequest
+	(*EventMessage)(nil),           // 29: reso.plugin.v2.EventMessage
+	(*CloseEventsRequest)(nil),     // 30: reso.plugin.v2.CloseEventsRequest
+	(*CloseEventsResponse)(nil),    // 31: reso.plugin.v2.CloseEventsResponse
+	(*SessionUp)(nil),              // 32: reso.plugin.v2.SessionUp
+	(*SessionOpen)(nil),            // 33: reso.plugin.v2.SessionOpen
+	(*SessionMessage)(nil),         // 34: reso.plugin.v2.SessionMessage
+	(*SessionClose)(nil),           // 35: reso.plugin.v2.SessionClose
+	(*SessionDown)(nil),            // 36: reso.plugin.v2.SessionDown
+	(*SessionEnd)(nil),             // 37: reso.plugin.v2.SessionEnd
+	(*ClosePluginRequest)(nil),     // 38: reso.plugin.v2.ClosePluginRequest
+	(*ClosePluginResponse)(nil),    // 39: reso.plugin.v2.ClosePluginResponse
+	(*TreeConnectRequest)(nil),     // 40: reso.plugin.v2.TreeConnectRequest
+	(*TreeFrames)(nil),             // 41: reso.plugin.v2.TreeFrames
+	(*TreeFrame)(nil),              // 42: reso.plugin.v2.TreeFrame
+	(*TreeGone)(nil),               // 43: reso.plugin.v2.TreeGone
+	(*TreeExecRequest)(nil),        // 44: reso.plugin.v2.TreeExecRequest
+	(*TreeExecResponse)(nil),       // 45: reso.plugin.v2.TreeExecResponse
+	(*TreeDisconnectRequest)(nil),  // 46: reso.plugin.v2.TreeDisconnectRequest
+	(*TreeDisconnectResponse)(nil), // 47: reso.plugin.v2.TreeDisconnectResponse
+	(*TreeCallRequest)(nil),        // 48: reso.plugin.v2.TreeCallRequest
+	(*TreeCallResponse)(nil),       // 49: reso.plugin.v2.TreeCallResponse
 }
 var file_plugin_proto_depIdxs = []int32{
 	4,  // 0: reso.plugin.v2.RoutesResponse.routes:type_name -> reso.plugin.v2.Route
@@ -2749,33 +3306,46 @@ var file_plugin_proto_depIdxs = []int32{
 	37, // 26: reso.plugin.v2.SessionDown.end:type_name -> reso.plugin.v2.SessionEnd
 	13, // 27: reso.plugin.v2.SessionEnd.error:type_name -> reso.plugin.v2.Error
 	13, // 28: reso.plugin.v2.ClosePluginResponse.error:type_name -> reso.plugin.v2.Error
-	2,  // 29: reso.plugin.v2.Plugin.Routes:input_type -> reso.plugin.v2.RoutesRequest
-	5,  // 30: reso.plugin.v2.Plugin.Exchange:input_type -> reso.plugin.v2.HandleRequest
-	18, // 31: reso.plugin.v2.Plugin.Read:input_type -> reso.plugin.v2.ReadRequest
-	20, // 32: reso.plugin.v2.Plugin.CloseContent:input_type -> reso.plugin.v2.CloseContentRequest
-	28, // 33: reso.plugin.v2.Plugin.Events:input_type -> reso.plugin.v2.EventsRequest
-	30, // 34: reso.plugin.v2.Plugin.CloseEvents:input_type -> reso.plugin.v2.CloseEventsRequest
-	32, // 35: reso.plugin.v2.Plugin.Session:input_type -> reso.plugin.v2.SessionUp
-	38, // 36: reso.plugin.v2.Plugin.Close:input_type -> reso.plugin.v2.ClosePluginRequest
-	22, // 37: reso.plugin.v2.Host.Setting:input_type -> reso.plugin.v2.SettingRequest
-	24, // 38: reso.plugin.v2.Host.SetSetting:input_type -> reso.plugin.v2.SetSettingRequest
-	26, // 39: reso.plugin.v2.Host.ReadBody:input_type -> reso.plugin.v2.ReadBodyRequest
-	3,  // 40: reso.plugin.v2.Plugin.Routes:output_type -> reso.plugin.v2.RoutesResponse
-	12, // 41: reso.plugin.v2.Plugin.Exchange:output_type -> reso.plugin.v2.HandleResponse
-	19, // 42: reso.plugin.v2.Plugin.Read:output_type -> reso.plugin.v2.ReadChunk
-	21, // 43: reso.plugin.v2.Plugin.CloseContent:output_type -> reso.plugin.v2.CloseContentResponse
-	29, // 44: reso.plugin.v2.Plugin.Events:output_type -> reso.plugin.v2.EventMessage
-	31, // 45: reso.plugin.v2.Plugin.CloseEvents:output_type -> reso.plugin.v2.CloseEventsResponse
-	36, // 46: reso.plugin.v2.Plugin.Session:output_type -> reso.plugin.v2.SessionDown
-	39, // 47: reso.plugin.v2.Plugin.Close:output_type -> reso.plugin.v2.ClosePluginResponse
-	23, // 48: reso.plugin.v2.Host.Setting:output_type -> reso.plugin.v2.SettingResponse
-	25, // 49: reso.plugin.v2.Host.SetSetting:output_type -> reso.plugin.v2.SetSettingResponse
-	27, // 50: reso.plugin.v2.Host.ReadBody:output_type -> reso.plugin.v2.ReadBodyResponse
-	40, // [40:51] is the sub-list for method output_type
-	29, // [29:40] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	42, // 29: reso.plugin.v2.TreeFrames.frames:type_name -> reso.plugin.v2.TreeFrame
+	43, // 30: reso.plugin.v2.TreeFrames.gone:type_name -> reso.plugin.v2.TreeGone
+	13, // 31: reso.plugin.v2.TreeFrames.error:type_name -> reso.plugin.v2.Error
+	13, // 32: reso.plugin.v2.TreeExecResponse.error:type_name -> reso.plugin.v2.Error
+	13, // 33: reso.plugin.v2.TreeCallResponse.error:type_name -> reso.plugin.v2.Error
+	2,  // 34: reso.plugin.v2.Plugin.Routes:input_type -> reso.plugin.v2.RoutesRequest
+	5,  // 35: reso.plugin.v2.Plugin.Exchange:input_type -> reso.plugin.v2.HandleRequest
+	18, // 36: reso.plugin.v2.Plugin.Read:input_type -> reso.plugin.v2.ReadRequest
+	20, // 37: reso.plugin.v2.Plugin.CloseContent:input_type -> reso.plugin.v2.CloseContentRequest
+	28, // 38: reso.plugin.v2.Plugin.Events:input_type -> reso.plugin.v2.EventsRequest
+	30, // 39: reso.plugin.v2.Plugin.CloseEvents:input_type -> reso.plugin.v2.CloseEventsRequest
+	32, // 40: reso.plugin.v2.Plugin.Session:input_type -> reso.plugin.v2.SessionUp
+	38, // 41: reso.plugin.v2.Plugin.Close:input_type -> reso.plugin.v2.ClosePluginRequest
+	22, // 42: reso.plugin.v2.Host.Setting:input_type -> reso.plugin.v2.SettingRequest
+	24, // 43: reso.plugin.v2.Host.SetSetting:input_type -> reso.plugin.v2.SetSettingRequest
+	26, // 44: reso.plugin.v2.Host.ReadBody:input_type -> reso.plugin.v2.ReadBodyRequest
+	40, // 45: reso.plugin.v2.Host.TreeConnect:input_type -> reso.plugin.v2.TreeConnectRequest
+	44, // 46: reso.plugin.v2.Host.TreeExec:input_type -> reso.plugin.v2.TreeExecRequest
+	46, // 47: reso.plugin.v2.Host.TreeDisconnect:input_type -> reso.plugin.v2.TreeDisconnectRequest
+	48, // 48: reso.plugin.v2.Host.TreeCall:input_type -> reso.plugin.v2.TreeCallRequest
+	3,  // 49: reso.plugin.v2.Plugin.Routes:output_type -> reso.plugin.v2.RoutesResponse
+	12, // 50: reso.plugin.v2.Plugin.Exchange:output_type -> reso.plugin.v2.HandleResponse
+	19, // 51: reso.plugin.v2.Plugin.Read:output_type -> reso.plugin.v2.ReadChunk
+	21, // 52: reso.plugin.v2.Plugin.CloseContent:output_type -> reso.plugin.v2.CloseContentResponse
+	29, // 53: reso.plugin.v2.Plugin.Events:output_type -> reso.plugin.v2.EventMessage
+	31, // 54: reso.plugin.v2.Plugin.CloseEvents:output_type -> reso.plugin.v2.CloseEventsResponse
+	36, // 55: reso.plugin.v2.Plugin.Session:output_type -> reso.plugin.v2.SessionDown
+	39, // 56: reso.plugin.v2.Plugin.Close:output_type -> reso.plugin.v2.ClosePluginResponse
+	23, // 57: reso.plugin.v2.Host.Setting:output_type -> reso.plugin.v2.SettingResponse
+	25, // 58: reso.plugin.v2.Host.SetSetting:output_type -> reso.plugin.v2.SetSettingResponse
+	27, // 59: reso.plugin.v2.Host.ReadBody:output_type -> reso.plugin.v2.ReadBodyResponse
+	41, // 60: reso.plugin.v2.Host.TreeConnect:output_type -> reso.plugin.v2.TreeFrames
+	45, // 61: reso.plugin.v2.Host.TreeExec:output_type -> reso.plugin.v2.TreeExecResponse
+	47, // 62: reso.plugin.v2.Host.TreeDisconnect:output_type -> reso.plugin.v2.TreeDisconnectResponse
+	49, // 63: reso.plugin.v2.Host.TreeCall:output_type -> reso.plugin.v2.TreeCallResponse
+	49, // [49:64] is the sub-list for method output_type
+	34, // [34:49] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2799,7 +3369,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   38,
+			NumMessages:   48,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

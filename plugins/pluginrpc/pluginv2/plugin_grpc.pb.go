@@ -458,9 +458,13 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Host_Setting_FullMethodName    = "/reso.plugin.v2.Host/Setting"
-	Host_SetSetting_FullMethodName = "/reso.plugin.v2.Host/SetSetting"
-	Host_ReadBody_FullMethodName   = "/reso.plugin.v2.Host/ReadBody"
+	Host_Setting_FullMethodName        = "/reso.plugin.v2.Host/Setting"
+	Host_SetSetting_FullMethodName     = "/reso.plugin.v2.Host/SetSetting"
+	Host_ReadBody_FullMethodName       = "/reso.plugin.v2.Host/ReadBody"
+	Host_TreeConnect_FullMethodName    = "/reso.plugin.v2.Host/TreeConnect"
+	Host_TreeExec_FullMethodName       = "/reso.plugin.v2.Host/TreeExec"
+	Host_TreeDisconnect_FullMethodName = "/reso.plugin.v2.Host/TreeDisconnect"
+	Host_TreeCall_FullMethodName       = "/reso.plugin.v2.Host/TreeCall"
 )
 
 // HostClient is the client API for Host service.
@@ -476,6 +480,23 @@ type HostClient interface {
 	// ReadBody reads the next bytes of a request body the host did not send
 	// inline (Request.body_token).
 	ReadBody(ctx context.Context, in *ReadBodyRequest, opts ...grpc.CallOption) (*ReadBodyResponse, error)
+	// The resource tree (plugins.Tree), offered when the capabilities name
+	// "tree". Frames and messages pass through as bytes, unchanged.
+	//
+	// TreeConnect attaches a client to the tree and streams what the tree
+	// queues for it. The first message acknowledges the connect (error set
+	// when it failed; the call then ends). Each later one holds the frames
+	// of one read of the client's queue, in order; the last holds gone when
+	// the tree disconnected the client. The call's end (the plugin cancels
+	// it, or its process dies) disconnects the client.
+	TreeConnect(ctx context.Context, in *TreeConnectRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TreeFrames], error)
+	// TreeExec executes one message of a client attached with TreeConnect.
+	TreeExec(ctx context.Context, in *TreeExecRequest, opts ...grpc.CallOption) (*TreeExecResponse, error)
+	// TreeDisconnect disconnects a client attached with TreeConnect.
+	TreeDisconnect(ctx context.Context, in *TreeDisconnectRequest, opts ...grpc.CallOption) (*TreeDisconnectResponse, error)
+	// TreeCall executes one message for a caller without a client and
+	// returns its reply.
+	TreeCall(ctx context.Context, in *TreeCallRequest, opts ...grpc.CallOption) (*TreeCallResponse, error)
 }
 
 type hostClient struct {
@@ -516,6 +537,55 @@ func (c *hostClient) ReadBody(ctx context.Context, in *ReadBodyRequest, opts ...
 	return out, nil
 }
 
+func (c *hostClient) TreeConnect(ctx context.Context, in *TreeConnectRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TreeFrames], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Host_ServiceDesc.Streams[0], Host_TreeConnect_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[TreeConnectRequest, TreeFrames]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Host_TreeConnectClient = grpc.ServerStreamingClient[TreeFrames]
+
+func (c *hostClient) TreeExec(ctx context.Context, in *TreeExecRequest, opts ...grpc.CallOption) (*TreeExecResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TreeExecResponse)
+	err := c.cc.Invoke(ctx, Host_TreeExec_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) TreeDisconnect(ctx context.Context, in *TreeDisconnectRequest, opts ...grpc.CallOption) (*TreeDisconnectResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TreeDisconnectResponse)
+	err := c.cc.Invoke(ctx, Host_TreeDisconnect_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *hostClient) TreeCall(ctx context.Context, in *TreeCallRequest, opts ...grpc.CallOption) (*TreeCallResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TreeCallResponse)
+	err := c.cc.Invoke(ctx, Host_TreeCall_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -529,6 +599,23 @@ type HostServer interface {
 	// ReadBody reads the next bytes of a request body the host did not send
 	// inline (Request.body_token).
 	ReadBody(context.Context, *ReadBodyRequest) (*ReadBodyResponse, error)
+	// The resource tree (plugins.Tree), offered when the capabilities name
+	// "tree". Frames and messages pass through as bytes, unchanged.
+	//
+	// TreeConnect attaches a client to the tree and streams what the tree
+	// queues for it. The first message acknowledges the connect (error set
+	// when it failed; the call then ends). Each later one holds the frames
+	// of one read of the client's queue, in order; the last holds gone when
+	// the tree disconnected the client. The call's end (the plugin cancels
+	// it, or its process dies) disconnects the client.
+	TreeConnect(*TreeConnectRequest, grpc.ServerStreamingServer[TreeFrames]) error
+	// TreeExec executes one message of a client attached with TreeConnect.
+	TreeExec(context.Context, *TreeExecRequest) (*TreeExecResponse, error)
+	// TreeDisconnect disconnects a client attached with TreeConnect.
+	TreeDisconnect(context.Context, *TreeDisconnectRequest) (*TreeDisconnectResponse, error)
+	// TreeCall executes one message for a caller without a client and
+	// returns its reply.
+	TreeCall(context.Context, *TreeCallRequest) (*TreeCallResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -547,6 +634,18 @@ func (UnimplementedHostServer) SetSetting(context.Context, *SetSettingRequest) (
 }
 func (UnimplementedHostServer) ReadBody(context.Context, *ReadBodyRequest) (*ReadBodyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReadBody not implemented")
+}
+func (UnimplementedHostServer) TreeConnect(*TreeConnectRequest, grpc.ServerStreamingServer[TreeFrames]) error {
+	return status.Error(codes.Unimplemented, "method TreeConnect not implemented")
+}
+func (UnimplementedHostServer) TreeExec(context.Context, *TreeExecRequest) (*TreeExecResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TreeExec not implemented")
+}
+func (UnimplementedHostServer) TreeDisconnect(context.Context, *TreeDisconnectRequest) (*TreeDisconnectResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TreeDisconnect not implemented")
+}
+func (UnimplementedHostServer) TreeCall(context.Context, *TreeCallRequest) (*TreeCallResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method TreeCall not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -623,6 +722,71 @@ func _Host_ReadBody_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_TreeConnect_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(TreeConnectRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(HostServer).TreeConnect(m, &grpc.GenericServerStream[TreeConnectRequest, TreeFrames]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Host_TreeConnectServer = grpc.ServerStreamingServer[TreeFrames]
+
+func _Host_TreeExec_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TreeExecRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).TreeExec(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_TreeExec_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).TreeExec(ctx, req.(*TreeExecRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_TreeDisconnect_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TreeDisconnectRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).TreeDisconnect(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_TreeDisconnect_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).TreeDisconnect(ctx, req.(*TreeDisconnectRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Host_TreeCall_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TreeCallRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).TreeCall(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_TreeCall_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).TreeCall(ctx, req.(*TreeCallRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -642,7 +806,25 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ReadBody",
 			Handler:    _Host_ReadBody_Handler,
 		},
+		{
+			MethodName: "TreeExec",
+			Handler:    _Host_TreeExec_Handler,
+		},
+		{
+			MethodName: "TreeDisconnect",
+			Handler:    _Host_TreeDisconnect_Handler,
+		},
+		{
+			MethodName: "TreeCall",
+			Handler:    _Host_TreeCall_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "TreeConnect",
+			Handler:       _Host_TreeConnect_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "plugin.proto",
 }

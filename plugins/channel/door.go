@@ -1,0 +1,226 @@
+package channel
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
+)
+
+// MaxExpires is the largest ?expires= the door accepts, in seconds (a
+// year); the tree may bound leases further.
+const MaxExpires = 365 * 24 * 3600
+
+// Errors of the HTTP door's own checks.
+var (
+	errInvalidResource = core.Status(http.StatusBadRequest, "Invalid Resource")
+	errInvalidExpires  = core.Status(http.StatusBadRequest, "Invalid Expires")
+	errInvalidWatch    = core.Status(http.StatusBadRequest, "Invalid Watch")
+	errInvalidEventID  = core.Status(http.StatusBadRequest, "Invalid Last-Event-ID")
+	errBadTree         = core.Status(http.StatusBadGateway, "Bad Tree Reply")
+)
+
+// Door is the HTTP door under /channel/ (CHANNEL §4): each request is one
+// message for the tree, sent with [plugins.Tree].Call.
+//
+//   - The resource is the path after /channel (percent-decoded; "[attr]"
+//     kept) and the query, which passes through to the tree (deep, like,
+//     limit, offset, order) but for the door's own parameters: expires and
+//     watch.
+//   - PUT and POST send the request body, which must be JSON (400 Invalid
+//     JSON content), as the entity; an empty body sends none.
+//   - ?expires=SECONDS (0 to MaxExpires; 400 Invalid Expires otherwise)
+//     goes in the message as "expires": the resource is a lease the tree
+//     deletes when that time passes without a refresh.
+//   - A success answers GET with 200 and the entity as JSON, PUT and
+//     DELETE with 200 and the reply's other fields as a JSON object ({} as
+//     a rule), POST with 201 Created, a Location header naming the new
+//     child and {"id": ...}.
+//   - A failure answers with a status line that carries the reason: 404 Not
+//     Found, 403 Forbidden, 400 Invalid Resource, 409 Exists, 400 Invalid
+//     JSON content, 400 Invalid Entity, else 400 and the reason in title
+//     case.
+//
+// Bodies are bounded by the host's body limit (413 past it).
+//
+// A GET kept open (CHANNEL §4) answers a GET with Accept:
+// text/event-stream or ?watch (watch=diff, the default, or watch=full): a
+// tree client of its own (a fresh id) subscribes to the
+// resource's path ("since" from a Last-Event-ID header, when present) and
+// reads the resource; the answer is a stream of events:
+//
+//   - the state: the resource as GET answers it over the channel,
+//     {"resource", "type", "entity"} ({"resource": ..., "type": null,
+//     "entity": null} while it does not exist); left out when Last-Event-ID
+//     resumed the stream and the tree still held every notification since;
+//   - with watch=diff, every notification of CHANNEL §2, byte for byte,
+//     its event id the change's seq;
+//   - with watch=full, the state again after each change (after each batch
+//     of changes read at once), its event id the last change's seq.
+//
+// The host writes Server-Sent Events ("id: SEQ") to a client that asks
+// for text/event-stream, else newline-delimited JSON. A subscription the
+// tree refuses answers with the failure's status line (403 Forbidden, 400
+// Invalid Resource, ...) before the stream starts. The stream ends when
+// the client goes away or the tree disconnects its client (a slow
+// consumer); the client is disconnected either way.
+type Door struct {
+	Tree plugins.Tree
+}
+
+// Handle answers one request of the HTTP door.
+func (d *Door) Handle(ctx context.Context, req *core.Request) (*core.Response, error) {
+	path, err := resourcePath(req.Path)
+	if err != nil {
+		return nil, err
+	}
+	q, err := parseQuery(req.Query)
+	if err != nil {
+		return nil, err
+	}
+	resource := path
+	if q.rest != "" {
+		resource += "?" + q.rest
+	}
+	if req.Method == http.MethodGet && (q.watch || core.EventStream(req.Header)) {
+		return watch(ctx, d.Tree, req, resource, q.full)
+	}
+	m := newMessage(req.Method, resource, 1)
+	if req.Method == http.MethodPut || req.Method == http.MethodPost {
+		body, err := core.ReadBody(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(body)) > 0 {
+			var entity bytes.Buffer
+			if err := json.Compact(&entity, body); err != nil {
+				return nil, core.ErrInvalidJSON
+			}
+			m.raw("entity", entity.Bytes())
+		}
+	}
+	if q.hasExpires {
+		m.uint("expires", q.expires)
+	}
+	data, err := d.Tree.Call(ctx, newClientID("http-"), identity(req), m.bytes())
+	if err != nil {
+		return nil, treeError(ctx, err)
+	}
+	r, err := parseReply(data)
+	if err != nil {
+		return nil, errBadTree
+	}
+	if r.code != "success" {
+		return nil, failure(r.reason)
+	}
+	resp := &core.Response{ContentType: "application/json"}
+	switch req.Method {
+	case http.MethodGet:
+		resp.Body = r.get("entity")
+		if resp.Body == nil {
+			resp.Body = []byte("null")
+		}
+	case http.MethodPost:
+		var id string
+		if err := json.Unmarshal(r.get("id"), &id); err != nil || id == "" {
+			return nil, errBadTree
+		}
+		resp.Code = http.StatusCreated
+		resp.Header = http.Header{"Location": {"/channel" + escapePath(path) + "/" + url.PathEscape(id)}}
+		resp.Body = r.object()
+	default:
+		resp.Body = r.object()
+	}
+	return resp, nil
+}
+
+// resourcePath returns the tree path of the part of the request path
+// after /channel/: rooted, without a trailing slash. A path the tree
+// could misread (not UTF-8, or holding ? or # once decoded) is refused.
+func resourcePath(p string) (string, error) {
+	if !utf8.ValidString(p) || strings.ContainsAny(p, "?#") {
+		return "", errInvalidResource
+	}
+	return "/" + strings.TrimSuffix(strings.TrimPrefix(p, "/"), "/"), nil
+}
+
+// escapePath percent-encodes each segment of a tree path for a header.
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
+// query is the door's reading of a request's query.
+type query struct {
+	rest       string // the parameters for the tree, as sent
+	hasExpires bool
+	expires    uint64
+	watch      bool // ?watch or ?watch=diff|full
+	full       bool // watch=full
+}
+
+// parseQuery takes the door's own parameters (expires, watch) out of the
+// query and leaves the others, in order and as sent, for the tree.
+func parseQuery(raw string) (query, error) {
+	var q query
+	if raw == "" {
+		return q, nil
+	}
+	var rest []string
+	for _, part := range strings.Split(raw, "&") {
+		name, value, _ := strings.Cut(part, "=")
+		switch unescape(name) {
+		case "expires":
+			n, err := strconv.ParseUint(unescape(value), 10, 64)
+			if err != nil || n > MaxExpires {
+				return q, errInvalidExpires
+			}
+			q.hasExpires, q.expires = true, n
+		case "watch":
+			switch unescape(value) {
+			case "", "diff":
+			case "full":
+				q.full = true
+			default:
+				return q, errInvalidWatch
+			}
+			q.watch = true
+		default:
+			if part != "" {
+				rest = append(rest, part)
+			}
+		}
+	}
+	q.rest = strings.Join(rest, "&")
+	return q, nil
+}
+
+// unescape percent-decodes s; a malformed escape leaves s as it is.
+func unescape(s string) string {
+	if u, err := url.QueryUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// newClientID returns a fresh client id with prefix: 16 random hex
+// digits after it.
+func newClientID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+var _ core.Handler = (*Door)(nil)

@@ -1,0 +1,57 @@
+package channel
+
+import (
+	"context"
+	"errors"
+
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
+)
+
+// DefaultMaxMessage is the largest message a session client may send when
+// Plugin.MaxMessage is 0: the WebSocket transport's read limit.
+const DefaultMaxMessage = 64 << 10
+
+// Plugin is the doors of the resource tree. The zero value is ready, with
+// the defaults its fields name.
+type Plugin struct {
+	// MaxMessage is the largest message, in bytes, a session client may
+	// send; a larger one closes the session with 1009 "message too big".
+	// The transport usually refuses such a message before it gets here. 0
+	// means DefaultMaxMessage.
+	MaxMessage int
+}
+
+// New returns the doors with default settings.
+func New() *Plugin { return &Plugin{} }
+
+// errNoTree answers Routes when the host offers no tree.
+var errNoTree = errors.New("plugins/channel: the host offers no tree (plugins.Tree)")
+
+// Routes returns the session route at /channel and the HTTP door under
+// /channel/, both with an optional identity.
+func (p *Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
+	tree, ok := host.(plugins.Tree)
+	if !ok {
+		return nil, errNoTree
+	}
+	maxMessage := p.MaxMessage
+	if maxMessage <= 0 {
+		maxMessage = DefaultMaxMessage
+	}
+	return []plugins.Route{
+		{Match: `GET /channel(?:$|\?)`, Identity: plugins.IdentityOptional, Session: &Session{Tree: tree, MaxMessage: maxMessage}},
+		{Match: `GET,PUT,POST,DELETE /channel/`, Identity: plugins.IdentityOptional, Handler: &Door{Tree: tree}},
+	}, nil
+}
+
+// identity returns the identity the tree sees for req: the caller's
+// e-mail, "" for an anonymous caller.
+func identity(req *core.Request) string {
+	if req.Identity == nil {
+		return ""
+	}
+	return req.Identity.Email
+}
+
+var _ plugins.Plugin = (*Plugin)(nil)

@@ -1,0 +1,119 @@
+package channel_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins/channel"
+	"github.com/reso-project/reso/plugins/internal/treetest"
+)
+
+func send(t *testing.T, s core.Session, msg string) {
+	t.Helper()
+	if err := s.Send(t.Context(), core.Message{Data: []byte(msg)}); err != nil {
+		t.Fatalf("send %s: %v", msg, err)
+	}
+}
+
+func expect(t *testing.T, s core.Session, want string) {
+	t.Helper()
+	m, err := s.Recv(t.Context())
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", want, err)
+	}
+	if m.Binary || string(m.Data) != want {
+		t.Fatalf("got %s (binary %v), want %s", m.Data, m.Binary, want)
+	}
+}
+
+// TestSessionDoor checks the WebSocket door over pipe sessions: messages
+// reach the tree as they were sent, replies come after the notifications
+// they caused, binary messages are ignored, the identity reaches the
+// tree, and the end of a session disconnects its client once.
+func TestSessionDoor(t *testing.T) {
+	s := newServer(t, channel.New())
+	a, doneA := s.session(t, "X-User", "ann@example.com")
+	b, doneB := s.session(t)
+	waitFor(t, 10e9, "both clients to connect", func() bool { return len(s.tree.Connected()) == 2 })
+	if who := s.tree.Connected(); who[a.ID()] != "ann@example.com" || who[b.ID()] != "" {
+		t.Errorf("identities %v", who)
+	}
+	send(t, a, `{"method":"SUBSCRIBE","resource":"/room","msg_id":"s1"}`)
+	expect(t, a, `{"msg_id":"s1","code":"success"}`)
+	send(t, b, `{"method":"PUT","resource":"/room","msg_id":2,"entity":{"topic":"x"}}`)
+	expect(t, b, `{"msg_id":2,"code":"success"}`)
+	expect(t, a, `{"notify":"PUT","resource":"/room","type":"application/json","entity":{"topic":"x"},"from":"`+b.ID()+`","seq":1}`)
+	// Self-notification first, then the reply.
+	if err := a.Send(t.Context(), core.Message{Binary: true, Data: []byte(`{"method":"GET","resource":"/room","msg_id":9}`)}); err != nil {
+		t.Fatal(err)
+	}
+	send(t, a, `{"method":"NOTIFY","resource":"/room","msg_id":3,"data":"hi"}`)
+	expect(t, a, `{"notify":"NOTIFY","resource":"/room","data":"hi","from":"`+a.ID()+`","seq":2}`)
+	expect(t, a, `{"msg_id":3,"code":"success","sent_count":1}`)
+	send(t, a, `not json`)
+	expect(t, a, `{"msg_id":null,"code":"failed","reason":"invalid JSON"}`)
+
+	a.Close(core.CloseNormal, "")
+	<-doneA
+	if n := s.tree.Disconnects(a.ID()); n != 1 {
+		t.Errorf("a disconnected %d times", n)
+	}
+	send(t, b, `{"method":"NOTIFY","resource":"/room","msg_id":4}`)
+	expect(t, b, `{"msg_id":4,"code":"failed","reason":"no subscriber"}`)
+	b.Close(core.CloseNormal, "")
+	<-doneB
+	if n := s.tree.Disconnects(b.ID()); n != 1 {
+		t.Errorf("b disconnected %d times", n)
+	}
+}
+
+// TestSessionSlowConsumer checks that a client the tree disconnects for
+// not reading is closed with the tree's code and reason, while the writer
+// is never held up.
+func TestSessionSlowConsumer(t *testing.T) {
+	s := newServer(t, channel.New())
+	slow, done := s.session(t)
+	w, _ := s.session(t)
+	send(t, slow, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
+	expect(t, slow, `{"msg_id":1,"code":"success"}`)
+	for range treetest.QueueLimit + 10 {
+		send(t, w, `{"method":"PUT","resource":"/r","msg_id":1}`)
+		expect(t, w, `{"msg_id":1,"code":"success"}`)
+	}
+	var err error
+	for err == nil {
+		var m core.Message
+		m, err = slow.Recv(t.Context())
+		if err == nil && !strings.Contains(string(m.Data), `"notify":"PUT"`) {
+			t.Errorf("unexpected %s", m.Data)
+		}
+	}
+	if code, reason := core.CloseStatus(err); code != 1008 || reason != "slow consumer" {
+		t.Errorf("closed with %d %q (%v), want 1008 slow consumer", code, reason, err)
+	}
+	<-done
+	if n := s.tree.Disconnects(slow.ID()); n != 1 {
+		t.Errorf("disconnected %d times", n)
+	}
+}
+
+// TestSessionTooBig checks that a message past MaxMessage closes the
+// session with 1009.
+func TestSessionTooBig(t *testing.T) {
+	s := newServer(t, &channel.Plugin{MaxMessage: 100})
+	c, done := s.session(t)
+	send(t, c, `{"method":"PUT","resource":"/r","msg_id":1,"entity":"`+strings.Repeat("x", 100)+`"}`)
+	_, err := c.Recv(context.WithoutCancel(t.Context()))
+	if code, reason := core.CloseStatus(err); code != channel.CloseTooBig || reason != "message too big" {
+		t.Errorf("closed with %d %q (%v)", code, reason, err)
+	}
+	<-done
+	if n := s.tree.Disconnects(c.ID()); n != 1 {
+		t.Errorf("disconnected %d times", n)
+	}
+	if status, _, _ := s.do(t, "GET", "/channel/r", ""); status != "HTTP/1.1 404 Not Found" {
+		t.Errorf("the message reached the tree: GET answers %q", status)
+	}
+}

@@ -1,0 +1,228 @@
+package channel
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	tree "github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
+)
+
+// errTreeUnavailable answers when the tree cannot be reached (an isolated
+// plugin whose host connection broke) or dropped a stream's client before
+// it started.
+var errTreeUnavailable = core.Status(http.StatusServiceUnavailable, "Tree Unavailable")
+
+// treeError is the error to answer for a failure to reach the tree: a
+// status error or the end of ctx as it is, anything else 503.
+func treeError(ctx context.Context, err error) error {
+	if _, ok := core.AsStatus(err); ok {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errTreeUnavailable
+}
+
+// watcher is the event source of a GET kept open (see [Door]).
+type watcher struct {
+	c        plugins.TreeClient
+	path     string // the subscribed path
+	resource string // what GET reads
+	full     bool
+
+	buf      []tree.Frame
+	pending  []core.Event
+	replies  int    // replies read: the first is SUBSCRIBE's, then GETs'
+	inflight int    // GETs sent and not answered
+	stale    bool   // full: a change came after the last GET was sent
+	resumed  bool   // the tree replayed every change since Last-Event-ID
+	lastSeq  uint64 // of the last notification read
+	err      error  // what Next returns once pending is empty
+	nextID   int
+}
+
+// watch starts a GET kept open on resource (path plus query).
+func watch(ctx context.Context, t plugins.Tree, req *core.Request, resource string, full bool) (*core.Response, error) {
+	path, _, _ := strings.Cut(resource, "?")
+	path, _, _ = strings.Cut(path, "[")
+	var since *uint64
+	if v := req.Header.Get("Last-Event-ID"); v != "" {
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return nil, errInvalidEventID
+		}
+		since = &n
+	}
+	c, err := t.Connect(ctx, newClientID("watch-"), identity(req))
+	if err != nil {
+		return nil, treeError(ctx, err)
+	}
+	w := &watcher{c: c, path: path, resource: resource, full: full, nextID: 1}
+	started := false
+	defer func() {
+		if !started {
+			c.Disconnect()
+		}
+	}()
+	sub := newMessage("SUBSCRIBE", path, w.msgID())
+	if since != nil {
+		sub.uint("since", *since)
+	}
+	if err := c.Exec(ctx, sub.bytes()); err != nil {
+		return nil, treeError(ctx, err)
+	}
+	if err := w.get(ctx); err != nil {
+		return nil, err
+	}
+	// Read up to the first state, so that a refusal answers the request.
+	for w.replies < 2 {
+		frames, err := c.Next(ctx, w.buf)
+		w.buf = frames
+		for _, f := range frames {
+			if f.Seq == 0 && w.replies == 0 {
+				w.replies++
+				r, perr := parseReply(f.Data)
+				if perr != nil {
+					return nil, errBadTree
+				}
+				if r.code != "success" {
+					return nil, failure(r.reason)
+				}
+				w.resumed = since != nil && string(r.get("recovered")) == "true"
+				continue
+			}
+			if f.Seq == 0 && w.replies == 1 {
+				r, perr := parseReply(f.Data)
+				if perr == nil && r.code != "success" && r.reason != "not found" {
+					return nil, failure(r.reason)
+				}
+			}
+			w.frame(f)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, errTreeUnavailable
+		}
+	}
+	if err := w.refresh(ctx); err != nil {
+		return nil, err
+	}
+	started = true
+	return &core.Response{Stream: w}, nil
+}
+
+// msgID returns the next msg_id.
+func (w *watcher) msgID() int {
+	w.nextID++
+	return w.nextID - 1
+}
+
+// get asks the tree for the state.
+func (w *watcher) get(ctx context.Context) error {
+	if err := w.c.Exec(ctx, newMessage("GET", w.resource, w.msgID()).bytes()); err != nil {
+		return treeError(ctx, err)
+	}
+	w.inflight++
+	return nil
+}
+
+// frame turns one frame into the events it gives.
+func (w *watcher) frame(f tree.Frame) {
+	if f.Seq != 0 {
+		w.lastSeq = f.Seq
+		if w.full {
+			w.stale = true
+			return
+		}
+		w.pending = append(w.pending, core.Event{ID: strconv.FormatUint(f.Seq, 10), Value: core.EventData(f.Data)})
+		return
+	}
+	w.replies++
+	if w.replies == 1 {
+		return // SUBSCRIBE's, read by watch
+	}
+	w.inflight--
+	first := w.replies == 2
+	if first && w.resumed {
+		return
+	}
+	r, err := parseReply(f.Data)
+	if err != nil {
+		w.err = errBadTree
+		return
+	}
+	var state []byte
+	switch {
+	case r.code == "success":
+		state = r.object()
+	case r.reason == "not found":
+		state = []byte(`{"resource":` + string(appendString(nil, w.path)) + `,"type":null,"entity":null}`)
+	default:
+		// Reading is no longer allowed: the stream ends.
+		w.err = io.EOF
+		return
+	}
+	ev := core.Event{Value: core.EventData(state)}
+	if w.lastSeq != 0 {
+		ev.ID = strconv.FormatUint(w.lastSeq, 10)
+	}
+	w.pending = append(w.pending, ev)
+}
+
+// refresh sends a GET when watch=full saw changes and none is in flight.
+func (w *watcher) refresh(ctx context.Context) error {
+	if w.full && w.stale && w.inflight == 0 {
+		w.stale = false
+		return w.get(ctx)
+	}
+	return nil
+}
+
+// Next returns the next event of the stream.
+func (w *watcher) Next(ctx context.Context) (core.Event, error) {
+	for len(w.pending) == 0 {
+		if w.err != nil {
+			return core.Event{}, w.err
+		}
+		frames, err := w.c.Next(ctx, w.buf)
+		w.buf = frames
+		for _, f := range frames {
+			w.frame(f)
+		}
+		clear(frames)
+		if w.err == nil {
+			if rerr := w.refresh(ctx); rerr != nil {
+				w.err = rerr
+			}
+		}
+		if err != nil && w.err == nil {
+			var gone *tree.Gone
+			if errors.As(err, &gone) {
+				w.err = io.EOF
+			} else {
+				w.err = err
+			}
+		}
+	}
+	ev := w.pending[0]
+	w.pending[0] = core.Event{}
+	w.pending = w.pending[1:]
+	return ev, nil
+}
+
+// Close disconnects the stream's client.
+func (w *watcher) Close() error {
+	w.c.Disconnect()
+	return nil
+}
+
+var _ core.EventSource = (*watcher)(nil)

@@ -1,0 +1,259 @@
+package pluginrpc
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+)
+
+// The tree (plugins.Tree) across the process boundary, both ends: the
+// host's hostServer attaches clients to its tree and streams their frames
+// on TreeConnect; the plugin's treeHost is a plugins.Tree over the Host
+// service. Frames and messages cross as bytes, unchanged.
+
+// errNoTree answers a tree call when the host offers no tree.
+var errNoTree = errors.New("pluginrpc: the host offers no tree")
+
+// errNoTreeClient answers TreeExec for an id that no TreeConnect of this
+// plugin process holds.
+var errNoTreeClient = errors.New("pluginrpc: no tree client of that id")
+
+// disconnectTimeout bounds a plugin's TreeDisconnect call, which has no
+// context of its own: the host may be gone.
+const disconnectTimeout = 5 * time.Second
+
+// treeClients is the host's table of the tree clients one plugin process
+// attached, by id.
+type treeClients struct {
+	mu sync.Mutex
+	m  map[string]plugins.TreeClient
+}
+
+func (t *treeClients) get(id string) plugins.TreeClient {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[id]
+}
+
+func (t *treeClients) put(id string, c plugins.TreeClient) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = make(map[string]plugins.TreeClient)
+	}
+	t.m[id] = c
+}
+
+func (t *treeClients) remove(id string, c plugins.TreeClient) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m[id] == c {
+		delete(t.m, id)
+	}
+}
+
+// TreeConnect attaches a client and streams its frames until the tree
+// disconnects it or the call ends; the client is disconnected either way.
+func (s *hostServer) TreeConnect(req *pluginv2.TreeConnectRequest, stream pluginv2.Host_TreeConnectServer) error {
+	tree, ok := s.host.(plugins.Tree)
+	if !ok {
+		return stream.Send(&pluginv2.TreeFrames{Error: encodeError(errNoTree)})
+	}
+	ctx := stream.Context()
+	id := string(req.GetId())
+	c, err := tree.Connect(ctx, id, string(req.GetIdentity()))
+	if err != nil {
+		return stream.Send(&pluginv2.TreeFrames{Error: encodeError(err)})
+	}
+	s.trees.put(id, c)
+	defer func() {
+		s.trees.remove(id, c)
+		c.Disconnect()
+	}()
+	if err := stream.Send(&pluginv2.TreeFrames{}); err != nil {
+		return nil
+	}
+	var frames []channel.Frame
+	var out []*pluginv2.TreeFrame
+	for {
+		frames, err = c.Next(ctx, frames)
+		if len(frames) > 0 {
+			out = out[:0]
+			for _, f := range frames {
+				out = append(out, &pluginv2.TreeFrame{Seq: f.Seq, Data: f.Data})
+			}
+			if serr := stream.Send(&pluginv2.TreeFrames{Frames: out}); serr != nil {
+				return nil
+			}
+			clear(out)
+			clear(frames)
+		}
+		if err != nil {
+			var gone *channel.Gone
+			if errors.As(err, &gone) {
+				_ = stream.Send(&pluginv2.TreeFrames{Gone: &pluginv2.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)}})
+			}
+			return nil
+		}
+	}
+}
+
+// TreeExec executes a message of a client of this plugin process.
+func (s *hostServer) TreeExec(ctx context.Context, req *pluginv2.TreeExecRequest) (*pluginv2.TreeExecResponse, error) {
+	c := s.trees.get(string(req.GetId()))
+	if c == nil {
+		return &pluginv2.TreeExecResponse{Error: encodeError(errNoTreeClient)}, nil
+	}
+	if err := c.Exec(ctx, req.GetMsg()); err != nil {
+		return &pluginv2.TreeExecResponse{Error: encodeError(err)}, nil
+	}
+	return &pluginv2.TreeExecResponse{}, nil
+}
+
+// TreeDisconnect disconnects a client of this plugin process; an unknown
+// id is already gone.
+func (s *hostServer) TreeDisconnect(_ context.Context, req *pluginv2.TreeDisconnectRequest) (*pluginv2.TreeDisconnectResponse, error) {
+	if c := s.trees.get(string(req.GetId())); c != nil {
+		c.Disconnect()
+	}
+	return &pluginv2.TreeDisconnectResponse{}, nil
+}
+
+// TreeCall executes one message without a client.
+func (s *hostServer) TreeCall(ctx context.Context, req *pluginv2.TreeCallRequest) (*pluginv2.TreeCallResponse, error) {
+	tree, ok := s.host.(plugins.Tree)
+	if !ok {
+		return &pluginv2.TreeCallResponse{Error: encodeError(errNoTree)}, nil
+	}
+	reply, err := tree.Call(ctx, string(req.GetFrom()), string(req.GetIdentity()), req.GetMsg())
+	if err != nil {
+		return &pluginv2.TreeCallResponse{Error: encodeError(err)}, nil
+	}
+	return &pluginv2.TreeCallResponse{Reply: reply}, nil
+}
+
+// treeHost is the host's tree as the plugin sees it.
+type treeHost struct{ h *remoteHost }
+
+// Connect attaches a client through the host. The client's frames come on
+// a call of their own, which lives until Disconnect (or a Next whose ctx
+// ends, or the host's end).
+func (t treeHost) Connect(ctx context.Context, id, identity string) (plugins.TreeClient, error) {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stream, err := t.h.client.TreeConnect(sctx, &pluginv2.TreeConnectRequest{Id: wire(id), Identity: wire(identity)})
+	if err != nil {
+		cancel()
+		return nil, hostCallError(ctx, err, "tree connect", id)
+	}
+	stop := context.AfterFunc(ctx, cancel)
+	ack, err := stream.Recv()
+	stop()
+	if err != nil {
+		cancel()
+		return nil, hostCallError(ctx, err, "tree connect", id)
+	}
+	if e := ack.GetError(); e != nil {
+		cancel()
+		return nil, decodeError(e)
+	}
+	return &remoteTreeClient{h: t.h, id: id, stream: stream, cancel: cancel}, nil
+}
+
+// Call asks the host's tree to execute one message.
+func (t treeHost) Call(ctx context.Context, from, identity string, msg []byte) ([]byte, error) {
+	resp, err := t.h.client.TreeCall(ctx, &pluginv2.TreeCallRequest{From: wire(from), Identity: wire(identity), Msg: msg})
+	if err != nil {
+		return nil, hostCallError(ctx, err, "tree call", from)
+	}
+	if e := resp.GetError(); e != nil {
+		return nil, decodeError(e)
+	}
+	return resp.GetReply(), nil
+}
+
+// remoteTreeClient is a tree client attached through the host.
+type remoteTreeClient struct {
+	h      *remoteHost
+	id     string
+	stream pluginv2.Host_TreeConnectClient
+	cancel context.CancelFunc
+
+	err          error // what Next returns from now on
+	disconnected atomic.Bool
+	once         sync.Once
+}
+
+// errHostGone ends a client whose call to the host broke.
+var errHostGone = &channel.Gone{Code: 1011, Reason: "tree unavailable"}
+
+// errDisconnected ends a client after Disconnect.
+var errDisconnected = &channel.Gone{Code: 1000, Reason: "disconnected"}
+
+// Exec sends a message of the client to the host's tree.
+func (c *remoteTreeClient) Exec(ctx context.Context, msg []byte) error {
+	resp, err := c.h.client.TreeExec(ctx, &pluginv2.TreeExecRequest{Id: wire(c.id), Msg: msg})
+	if err != nil {
+		return hostCallError(ctx, err, "tree exec", c.id)
+	}
+	if e := resp.GetError(); e != nil {
+		return decodeError(e)
+	}
+	return nil
+}
+
+// Next returns the frames of one message of the client's call; when ctx
+// ends, the call is cancelled (the host then disconnects the client).
+func (c *remoteTreeClient) Next(ctx context.Context, buf []channel.Frame) ([]channel.Frame, error) {
+	buf = buf[:0]
+	if c.err != nil {
+		return buf, c.err
+	}
+	stop := context.AfterFunc(ctx, c.cancel)
+	m, err := c.stream.Recv()
+	stop()
+	if err != nil {
+		switch {
+		case c.disconnected.Load():
+			c.err = errDisconnected
+		case ctx.Err() != nil:
+			c.err = ctx.Err()
+		default:
+			c.err = errHostGone
+		}
+		c.cancel()
+		return buf, c.err
+	}
+	for _, f := range m.GetFrames() {
+		buf = append(buf, channel.Frame{Seq: f.GetSeq(), Data: f.GetData()})
+	}
+	if g := m.GetGone(); g != nil {
+		c.err = &channel.Gone{Code: int(g.GetCode()), Reason: string(g.GetReason())}
+		c.cancel()
+		if len(buf) == 0 {
+			return buf, c.err
+		}
+	}
+	return buf, nil
+}
+
+// Disconnect asks the host to disconnect the client, then ends its call.
+func (c *remoteTreeClient) Disconnect() {
+	c.once.Do(func() {
+		c.disconnected.Store(true)
+		ctx, cancel := context.WithTimeout(context.Background(), disconnectTimeout)
+		_, _ = c.h.client.TreeDisconnect(ctx, &pluginv2.TreeDisconnectRequest{Id: wire(c.id)})
+		cancel()
+		c.cancel()
+	})
+}
+
+var (
+	_ plugins.Tree       = treeHost{}
+	_ plugins.TreeClient = (*remoteTreeClient)(nil)
+)

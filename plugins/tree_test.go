@@ -1,0 +1,120 @@
+package plugins_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/internal/treetest"
+)
+
+// pipes is a session transport whose client ends go to a channel.
+type pipes chan core.Session
+
+func (p pipes) Accept(_ http.ResponseWriter, _ *http.Request, id string) (core.Session, error) {
+	server, client := core.Pipe(id)
+	p <- client
+	return server, nil
+}
+
+// treeHost returns a router of a host offering tree (and settings) to one
+// plugin, whose session route at /s connects a tree client with the
+// session's id and, when the client sends "leave", returns without
+// disconnecting it (a plugin that forgot, or died); "bye" disconnects it
+// first.
+func treeHost(t *testing.T, tree plugins.Tree) (http.Handler, pipes) {
+	t.Helper()
+	p := make(pipes, 4)
+	h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: tree, Sessions: p}
+	plugin := plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
+		tr, ok := host.(plugins.Tree)
+		if !ok {
+			return nil, errors.New("no tree offered")
+		}
+		if _, ok := host.(plugins.Settings); !ok {
+			return nil, errors.New("settings no longer offered next to the tree")
+		}
+		return []plugins.Route{{Match: "GET /s", Session: core.SessionHandlerFunc(func(ctx context.Context, _ *core.Request, s core.Session) error {
+			c, err := tr.Connect(ctx, s.ID(), "me@example.com")
+			if err != nil {
+				return err
+			}
+			m, err := s.Recv(ctx)
+			if err == nil && string(m.Data) == "bye" {
+				c.Disconnect()
+				c.Disconnect()
+			}
+			return nil
+		})}}, nil
+	})
+	table, err := h.Routes(t.Context(), []plugins.Entry{{Name: "p", Plugin: plugin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := core.NewRouter(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, p
+}
+
+// TestHostTreeSessionEnd checks that a session's tree client is
+// disconnected exactly once when the session ends, whether its handler
+// disconnected it, left it connected or the client closed the session.
+func TestHostTreeSessionEnd(t *testing.T) {
+	for _, how := range []string{"bye", "leave", "client closes"} {
+		t.Run(how, func(t *testing.T) {
+			tree := treetest.New()
+			rt, p := treeHost(t, tree)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				rt.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/s", nil))
+			}()
+			c := <-p
+			if how == "client closes" {
+				c.Close(core.CloseNormal, "")
+			} else if err := c.Send(t.Context(), core.Message{Data: []byte(how)}); err != nil {
+				t.Fatal(err)
+			}
+			<-done
+			if n := tree.Disconnects(c.ID()); n != 1 {
+				t.Errorf("client disconnected %d times, want 1", n)
+			}
+			if left := tree.Connected(); len(left) != 0 {
+				t.Errorf("clients left: %v", left)
+			}
+		})
+	}
+}
+
+// TestHostWithoutTree checks that a host without a tree offers none, and
+// that WithTree keeps the settings of the services it extends.
+func TestHostWithoutTree(t *testing.T) {
+	h := &plugins.Host{Services: plugins.NewSettings(nil)}
+	var offered plugins.Services
+	_, err := h.Routes(t.Context(), []plugins.Entry{{Name: "p", Plugin: plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
+		offered = host
+		return nil, nil
+	})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := offered.(plugins.Tree); ok {
+		t.Error("a host without a tree offers one")
+	}
+	if _, ok := offered.(plugins.Settings); !ok {
+		t.Error("settings not offered")
+	}
+	only := plugins.WithTree(struct{}{}, treetest.New())
+	if _, ok := only.(plugins.Settings); ok {
+		t.Error("WithTree offers settings the services did not have")
+	}
+	if _, ok := only.(plugins.Tree); !ok {
+		t.Error("WithTree offers no tree")
+	}
+}
