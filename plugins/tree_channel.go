@@ -1,8 +1,3 @@
-//go:build channeltree
-
-// This file needs package channel's Tree, which lands with the tree's
-// branch: the integrator drops the build constraint above when merging.
-
 package plugins
 
 import (

@@ -1,5 +1,3 @@
-//go:build channeltree
-
 package plugins_test
 
 import (

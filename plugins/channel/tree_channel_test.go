@@ -1,5 +1,3 @@
-//go:build channeltree
-
 package channel_test
 
 import (
