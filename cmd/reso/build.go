@@ -13,6 +13,7 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins"
+	chdoors "github.com/reso-project/reso/plugins/channel"
 	"github.com/reso-project/reso/plugins/config"
 	"github.com/reso-project/reso/plugins/files"
 	"github.com/reso-project/reso/plugins/private"
@@ -37,6 +38,8 @@ func bundled(cfg *options) ([]plugins.Entry, error) {
 		{Name: "files", Plugin: files.Plugin{}},
 		{Name: "users", Plugin: u},
 		{Name: "private", Plugin: private.Plugin{}},
+		// After the example application's routes, which keep their order.
+		{Name: "channel", Plugin: chdoors.New()},
 	}, nil
 }
 
@@ -92,6 +95,12 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		return nil, nil, err
 	}
 	closers = append(closers, closeAuth)
+	closeChannel, err := setupChannel(ctx, cfg, host, logger)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	closers = append(closers, closeChannel)
 	entries, closePlugins, err := setupPlugins(ctx, cfg, entries, logger)
 	if err != nil {
 		cleanup()

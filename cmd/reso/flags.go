@@ -34,6 +34,7 @@ type options struct {
 	version         bool
 	accessLog       bool
 	debugAddr       string
+	channel         channelOptions
 }
 
 // usageError is a mistake on the command line: main prints it as one line
@@ -133,6 +134,7 @@ func serverFlags(fs *flag.FlagSet, cfg *options) {
 	fs.Var(&cfg.plugins, "plugin", "load a third-party plugin binary, NAME=PATH (repeatable; its routes go after those of all bundled plugins, in flag order)")
 	fs.BoolVar(&cfg.pluginOpt, "plugin-optional", false, "start without a -plugin that fails to load instead of failing")
 	fs.BoolVar(&cfg.accessLog, "access-log", false, "log one line per request to standard error")
+	channelFlags(fs, &cfg.channel)
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "also serve Go's profiles (net/http/pprof under /debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060 (default off)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 }
@@ -175,6 +177,9 @@ func (cfg *options) validate() error {
 		if err := validateDebugAddr(cfg.debugAddr); err != nil {
 			return err
 		}
+	}
+	if err := cfg.channel.validate(); err != nil {
+		return err
 	}
 	if cfg.bodyLimit <= 0 {
 		return usagef("-body-limit must be a positive number of bytes")

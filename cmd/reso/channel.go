@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/reso-project/reso/channel"
+	chstore "github.com/reso-project/reso/channel/sqlitestore"
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/websocket"
+)
+
+// channelOptions are the flags of the resource channel: its tree and its
+// WebSocket door.
+type channelOptions struct {
+	origins        string
+	readLimit      int64
+	maxConnections int
+	ping           time.Duration
+	pongTimeout    time.Duration
+	queue          int
+	queueBytes     int
+	subscriptions  int
+	history        int
+	historyAge     time.Duration
+}
+
+// channelFlags declares the channel's flags on fs.
+func channelFlags(fs *flag.FlagSet, c *channelOptions) {
+	fs.StringVar(&c.origins, "channel-origin", "", "origins allowed on a WebSocket handshake besides the server's own host, separated by commas: example.org, *.example.org, http://localhost:3000, or * for any (default: same host only)")
+	fs.Int64Var(&c.readLimit, "channel-read-limit", websocket.DefaultReadLimit, "largest WebSocket message in bytes (a larger one closes the connection with 1009)")
+	fs.IntVar(&c.maxConnections, "channel-max-connections", websocket.DefaultMaxConnections, "most open WebSocket connections (past it 503 Too Many Connections)")
+	c.ping = websocket.DefaultPingInterval
+	fs.Var(durationFlag{&c.ping}, "channel-ping", "interval of WebSocket pings to an idle peer (default 25s)")
+	c.pongTimeout = websocket.DefaultPongTimeout
+	fs.Var(durationFlag{&c.pongTimeout}, "channel-pong-timeout", "silence after which a WebSocket peer is taken for dead and its connection closed (default 1m; above -channel-ping)")
+	fs.IntVar(&c.queue, "channel-queue", channel.DefaultQueueFrames, "most messages queued for one client; a client that falls further behind is disconnected (1008 slow consumer)")
+	fs.IntVar(&c.queueBytes, "channel-queue-bytes", channel.DefaultQueueBytes, "most bytes queued for one client (as -channel-queue)")
+	fs.IntVar(&c.subscriptions, "channel-subscriptions", channel.DefaultSubscriptions, "most subscriptions of one client")
+	fs.IntVar(&c.history, "channel-history", channel.DefaultHistoryCount, "notifications kept for replay after a reconnect")
+	c.historyAge = channel.DefaultHistoryAge
+	fs.Var(durationFlag{&c.historyAge}, "channel-history-age", "greatest age of a notification kept for replay (default 10m)")
+}
+
+// validate checks the channel's flags.
+func (c *channelOptions) validate() error {
+	for _, v := range []struct {
+		name string
+		n    int64
+	}{
+		{"-channel-read-limit", c.readLimit},
+		{"-channel-max-connections", int64(c.maxConnections)},
+		{"-channel-queue", int64(c.queue)},
+		{"-channel-queue-bytes", int64(c.queueBytes)},
+		{"-channel-subscriptions", int64(c.subscriptions)},
+		{"-channel-history", int64(c.history)},
+	} {
+		if v.n <= 0 {
+			return usagef("%s must be a positive number", v.name)
+		}
+	}
+	if c.ping == 0 || c.historyAge == 0 {
+		return usagef("-channel-ping and -channel-history-age must be more than 0")
+	}
+	if c.pongTimeout <= c.ping {
+		return usagef("-channel-pong-timeout must be longer than -channel-ping")
+	}
+	if err := c.transport().Validate(); err != nil {
+		return usagef("-channel-origin: %s", strings.TrimPrefix(err.Error(), "websocket: "))
+	}
+	return nil
+}
+
+// transport returns the WebSocket door's options.
+func (c *channelOptions) transport() websocket.Options {
+	var origins []string
+	for _, o := range strings.Split(c.origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	return websocket.Options{
+		ReadLimit:      c.readLimit,
+		Origins:        origins,
+		MaxConnections: c.maxConnections,
+		PingInterval:   c.ping,
+		PongTimeout:    c.pongTimeout,
+	}
+}
+
+// setupChannel opens the tree over the channel's tables in the -db file
+// (opened by the login store before it) and gives the host the tree and
+// the WebSocket transport of session routes. The returned function closes
+// the tree (its clients get 1001) and then the store.
+func setupChannel(ctx context.Context, cfg *options, host *plugins.Host, logger *slog.Logger) (func(), error) {
+	st, err := chstore.Open(cfg.db)
+	if err != nil {
+		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
+	}
+	c := &cfg.channel
+	tree, err := channel.New(ctx, st, channel.Options{
+		QueueFrames:   c.queue,
+		QueueBytes:    c.queueBytes,
+		Subscriptions: c.subscriptions,
+		HistoryCount:  c.history,
+		HistoryAge:    c.historyAge,
+	})
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
+	}
+	host.Tree = plugins.TreeOf(tree)
+	host.Sessions = websocket.New(c.transport())
+	return func() {
+		if err := tree.Close(); err != nil {
+			logger.Error("closing the channel's tree", "err", err)
+		}
+		if err := st.Close(); err != nil {
+			logger.Error("closing the channel's store", "err", err)
+		}
+	}, nil
+}
