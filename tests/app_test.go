@@ -146,7 +146,9 @@ const routeForms = "404 Not Found\n" +
 	"GET /files(?:/|$|\\?)\n" +
 	"GET /file/\n" +
 	"GET /users(?:/|$|\\?)\n" +
-	"GET /private/\n"
+	"GET /private/\n" +
+	"GET /channel(?:$|\\?)\n" +
+	"GET,PUT,POST,DELETE /channel/\n"
 
 func TestPlainRepresentation(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
