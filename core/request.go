@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"time"
 )
@@ -53,6 +54,19 @@ type Request struct {
 	// x is the router's state of the request, which this Request is part
 	// of; nil for a Request made otherwise.
 	x *reqState
+}
+
+// Clone returns a copy of r that outlives the HTTP request r came from:
+// its Vars and Header are copies, and it holds none of the router's state,
+// which the router reuses once the request is answered. A handler that
+// keeps serving after its HTTP handler returned (a session) works on a
+// clone.
+func (r *Request) Clone() *Request {
+	c := *r
+	c.Vars = maps.Clone(r.Vars)
+	c.Header = r.Header.Clone()
+	c.x = nil
+	return &c
 }
 
 // Var returns the request variable called name, or "" when it is not set.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -52,8 +53,19 @@ type Host struct {
 	// disconnected when that session ends, however it ends, even when the
 	// plugin's process died. Nil offers no tree.
 	Tree Tree
+	// Logger receives what the host reports on its own, such as a session
+	// handler's panic; nil means slog.Default().
+	Logger *slog.Logger
 
 	live live // open streams and sessions, end hooks, plugins to close
+}
+
+// logger returns Logger or slog.Default().
+func (m *Host) logger() *slog.Logger {
+	if m.Logger != nil {
+		return m.Logger
+	}
+	return slog.Default()
 }
 
 // Routes asks every plugin for its routes and returns the route table.

@@ -26,7 +26,7 @@ func (p pipes) Accept(_ http.ResponseWriter, _ *http.Request, id string) (core.S
 // session's id and, when the client sends "leave", returns without
 // disconnecting it (a plugin that forgot, or died); "bye" disconnects it
 // first.
-func treeHost(t *testing.T, tree plugins.Tree) (http.Handler, pipes) {
+func treeHost(t *testing.T, tree plugins.Tree) (http.Handler, pipes, <-chan string) {
 	t.Helper()
 	p := make(pipes, 4)
 	h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: tree, Sessions: p}
@@ -55,11 +55,15 @@ func treeHost(t *testing.T, tree plugins.Tree) (http.Handler, pipes) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// After the host's own hook: the session outlives its request, and
+	// is over when this reports its id.
+	ended := make(chan string, 4)
+	h.OnSessionEnd(func(id string) { ended <- id })
 	rt, err := core.NewRouter(table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rt, p
+	return rt, p, ended
 }
 
 // TestHostTreeSessionEnd checks that a session's tree client is
@@ -69,19 +73,17 @@ func TestHostTreeSessionEnd(t *testing.T) {
 	for _, how := range []string{"bye", "leave", "client closes"} {
 		t.Run(how, func(t *testing.T) {
 			tree := treetest.New()
-			rt, p := treeHost(t, tree)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				rt.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/s", nil))
-			}()
+			rt, p, ended := treeHost(t, tree)
+			go rt.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/s", nil))
 			c := <-p
 			if how == "client closes" {
 				c.Close(core.CloseNormal, "")
 			} else if err := c.Send(t.Context(), core.Message{Data: []byte(how)}); err != nil {
 				t.Fatal(err)
 			}
-			<-done
+			if id := <-ended; id != c.ID() {
+				t.Fatalf("session %s ended, want %s", id, c.ID())
+			}
 			if n := tree.Disconnects(c.ID()); n != 1 {
 				t.Errorf("client disconnected %d times, want 1", n)
 			}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,9 @@ type server struct {
 	srv   *httptest.Server
 	tree  *treetest.Tree // the stand-in tree, nil on another
 	pipes chan core.Session
+
+	mu   sync.Mutex
+	endc map[string]chan struct{} // closed when a session has ended
 }
 
 // pipes is the session transport of the tests.
@@ -62,6 +66,8 @@ func newServerOn(t *testing.T, tree plugins.Tree, p plugins.Plugin) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// After the host's own hook, which disconnects the session's client.
+	h.OnSessionEnd(s.ended)
 	rt, err := core.NewRouter(table)
 	if err != nil {
 		t.Fatal(err)
@@ -119,27 +125,53 @@ func (s *server) do(t *testing.T, method, target, body string, header ...string)
 }
 
 // session opens GET /channel with header and returns the client end of
-// its session and a channel closed when the request is over.
+// its session and a channel closed when the session is over (the host's
+// end hooks have run: the session outlives its request).
 func (s *server) session(t *testing.T, header ...string) (core.Session, <-chan struct{}) {
 	t.Helper()
-	done := make(chan struct{})
 	req, _ := http.NewRequestWithContext(context.WithoutCancel(t.Context()), "GET", s.srv.URL+"/channel", nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
 	go func() {
-		defer close(done)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
 	}()
 	select {
 	case c := <-s.pipes:
-		return c, done
+		return c, s.endChan(c.ID())
 	case <-time.After(10 * time.Second):
 		t.Fatal("no session")
 		return nil, nil
 	}
+}
+
+// ended is the host's session end hook of the test server.
+func (s *server) ended(id string) {
+	c := s.endChan(id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// endChan returns the channel closed when session id ends.
+func (s *server) endChan(id string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.endc == nil {
+		s.endc = make(map[string]chan struct{})
+	}
+	c, ok := s.endc[id]
+	if !ok {
+		c = make(chan struct{})
+		s.endc[id] = c
+	}
+	return c
 }
 
 // waitFor polls cond until it holds; d only bounds a test that would

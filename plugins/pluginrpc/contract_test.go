@@ -34,7 +34,31 @@ type testServer struct {
 	pipes chan core.Session
 
 	mu    sync.Mutex
-	ended map[string]int // end hook calls per session id
+	ended map[string]int           // end hook calls per session id
+	endc  map[string]chan struct{} // closed at a session's first end
+}
+
+// sessionEnded is the server's session end hook.
+func (s *testServer) sessionEnded(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended[id]++
+	if s.ended[id] == 1 {
+		close(s.endChan(id))
+	}
+}
+
+// endChan returns the channel closed when session id ends; s.mu is held.
+func (s *testServer) endChan(id string) chan struct{} {
+	if s.endc == nil {
+		s.endc = make(map[string]chan struct{})
+	}
+	c, ok := s.endc[id]
+	if !ok {
+		c = make(chan struct{})
+		s.endc[id] = c
+	}
+	return c
 }
 
 func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
@@ -59,11 +83,7 @@ func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
 		},
 	}
 	ts := &testServer{settings: settings, mount: m, pipes: pipes, ended: make(map[string]int)}
-	m.OnSessionEnd(func(id string) {
-		ts.mu.Lock()
-		ts.ended[id]++
-		ts.mu.Unlock()
-	})
+	m.OnSessionEnd(ts.sessionEnded)
 	table, err := m.Routes(t.Context(), entries)
 	if err != nil {
 		t.Fatal(err)

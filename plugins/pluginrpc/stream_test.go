@@ -146,12 +146,11 @@ func readUntil(t *testing.T, br *bufio.Reader, sep string) string {
 }
 
 // openSession starts a session request on path and returns the client end
-// of its pipe, and a channel closed when the request is over.
+// of its pipe, and a channel closed when the session is over (its end
+// hooks have run).
 func openSession(t *testing.T, s *testServer, path string) (core.Session, <-chan struct{}) {
 	t.Helper()
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
 		resp, err := http.Get(s.srv.URL + path)
 		if err == nil {
 			resp.Body.Close()
@@ -159,6 +158,11 @@ func openSession(t *testing.T, s *testServer, path string) (core.Session, <-chan
 	}()
 	select {
 	case c := <-s.pipes:
+		// The session outlives its request: it is over when the host
+		// has run its end hooks.
+		s.mu.Lock()
+		done := s.endChan(c.ID())
+		s.mu.Unlock()
 		return c, done
 	case <-time.After(10 * time.Second):
 		t.Fatal("no session")

@@ -37,11 +37,7 @@ func newTreeServer(t *testing.T, tree plugins.Tree, p plugins.Plugin) *testServe
 		},
 	}
 	ts := &testServer{settings: settings, mount: m, pipes: pipes, ended: make(map[string]int)}
-	m.OnSessionEnd(func(id string) {
-		ts.mu.Lock()
-		ts.ended[id]++
-		ts.mu.Unlock()
-	})
+	m.OnSessionEnd(ts.sessionEnded)
 	table, err := m.Routes(t.Context(), []plugins.Entry{{Name: "channel", Plugin: p}})
 	if err != nil {
 		t.Fatal(err)
