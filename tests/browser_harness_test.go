@@ -91,8 +91,8 @@ func openTab(t *testing.T, browser context.Context, name, origin, blank, page st
 	if err := chromedp.Do(step, chromedp.Navigate(origin+blank)); err != nil {
 		t.Fatalf("%s: navigating to %s: %v", name, origin+blank, err)
 	}
-	p.eval(`fetch(` + jsonString(page) + `).then((r) => {
-		if (!r.ok) throw new Error("GET ` + page + `: " + r.status);
+	p.eval(`fetch(`+jsonString(page)+`).then((r) => {
+		if (!r.ok) throw new Error("GET `+page+`: " + r.status);
 		return r.text();
 	}).then((html) => {
 		document.open();
