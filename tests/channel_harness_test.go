@@ -127,10 +127,14 @@ func increasing(t testing.TB, seqs []uint64) {
 	}
 }
 
-// jsonString returns s as a JSON string.
+// jsonString returns s as a JSON string, with & < > as they are (the
+// server writes them so; encoding/json would escape them for HTML).
 func jsonString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // field returns the raw JSON value of a top-level field of a JSON object
