@@ -89,11 +89,11 @@ func TestChannelExpires(t *testing.T) {
 		R := jsonString(root)
 		w := g.dial("$W")
 		w.call(`{"method":"SUBSCRIBE","resource":` + R + `,"msg_id":1}`)
-		wantHTTP(t, cs.httpJSON("PUT", "/channel"+root+"/l?expires=1", `{"l":1}`), "200 OK", "-")
 		wantHTTP(t, cs.httpJSON("PUT", "/channel"+root+"/stays", `{"s":1}`), "200 OK", "-")
+		wantHTTP(t, cs.httpJSON("PUT", "/channel"+root+"/l?expires=1", `{"l":1}`), "200 OK", "-")
 		w.expect(
-			`{"notify":"UPDATE","resource":`+R+`,"update":"l","type":"application/json","entity":{"l":1},"seq":N}`,
 			`{"notify":"UPDATE","resource":`+R+`,"update":"stays","type":"application/json","entity":{"s":1},"seq":N}`,
+			`{"notify":"UPDATE","resource":`+R+`,"update":"l","type":"application/json","entity":{"l":1},"seq":N}`,
 			`{"notify":"UPDATE","resource":`+R+`,"delete":"l","type":null,"entity":null,"seq":N}`)
 		wantHTTP(t, cs.httpJSON("GET", "/channel"+root+"/l", ""), "404 Not Found", "-")
 		wantHTTP(t, cs.httpJSON("GET", "/channel"+root+"/stays", ""), "200 OK", `{"s":1}`)
