@@ -43,9 +43,9 @@ func (g *wsGroup) fill(s string) string {
 
 // wsOptions are the less common ways of dialing.
 type wsOptions struct {
-	header  http.Header // added to the handshake (Origin, credentials)
-	noRead  bool        // do not read frames until startReading
-	anonyID bool        // do not learn the client id
+	header http.Header // added to the handshake (Origin, credentials)
+	noRead bool        // do not read frames until startReading
+	noID   bool        // do not learn the client id
 }
 
 // wsClient is one WebSocket connection to /channel. A read pump moves
@@ -88,7 +88,7 @@ func (g *wsGroup) dial(label string, opts ...wsOptions) *wsClient {
 	if !o.noRead {
 		c.startReading()
 	}
-	if !o.anonyID {
+	if !o.noID {
 		c.learnID()
 	}
 	return c

@@ -109,7 +109,7 @@ func TestChannelSlowConsumer(t *testing.T) {
 		p := jsonString("/" + uniq("flood-"))
 		reader := g.dial("$R")
 		reader.call(`{"method":"SUBSCRIBE","resource":` + p + `,"msg_id":1}`)
-		slow := g.dial("$S", wsOptions{noRead: true, anonyID: true})
+		slow := g.dial("$S", wsOptions{noRead: true, noID: true})
 		slow.send(`{"method":"SUBSCRIBE","resource":` + p + `}`)
 		flooder := g.dial("$F")
 
@@ -141,6 +141,7 @@ func TestChannelSlowConsumer(t *testing.T) {
 		}
 		slow.startReading()
 		code, reason := slow.closed()
+		t.Logf("the slow consumer's end: %d %q", code, reason)
 		if code != -1 && (code != closePolicy || reason != "slow consumer") {
 			t.Errorf("the slow consumer: close %d %q, want %d \"slow consumer\" or a dropped connection", code, reason, closePolicy)
 		}
