@@ -261,6 +261,26 @@ func (c *wsClient) call(msg string) string {
 	}
 }
 
+// tryCall is call for a connection that may end first: it returns the
+// error instead of failing the test.
+func (c *wsClient) tryCall(msg string) (string, error) {
+	id := field(msg, "msg_id")
+	ctx, cancel := context.WithTimeout(c.ctx, wait)
+	defer cancel()
+	if err := c.conn.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+		return "", err
+	}
+	for {
+		f, err := c.read()
+		if err != nil {
+			return "", err
+		}
+		if field(f, "notify") == "" && field(f, "msg_id") == id {
+			return f, nil
+		}
+	}
+}
+
 // expect reads the next len(want) frames and compares them byte for byte,
 // with the labels of want replaced by client ids and every seq by N; it
 // returns the seqs of the notifications, which must increase.
