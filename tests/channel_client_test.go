@@ -309,8 +309,9 @@ func (c *wsClient) expect(want ...string) []uint64 {
 // before.
 func (c *wsClient) quiet() {
 	c.t.Helper()
-	if r := c.call(`{"method":"GET","resource":"/","msg_id":"quiet"}`); field(r, "code") != `"success"` && field(r, "reason") != `"not found"` {
-		c.t.Errorf("%s: GET /: %s", c.label, r)
+	p := "/" + uniq("quiet-")
+	if r := c.call(`{"method":"GET","resource":"` + p + `","msg_id":"quiet"}`); r != `{"msg_id":"quiet","code":"failed","reason":"not found"}` {
+		c.t.Errorf("%s: GET %s: %s", c.label, p, r)
 	}
 	if len(c.backlog) > 0 {
 		c.t.Errorf("%s: unexpected frames: %q", c.label, c.backlog)
