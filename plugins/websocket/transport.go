@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gorilla/websocket"
@@ -41,11 +42,14 @@ func New(opt Options) *Transport {
 		}
 	}
 	t.upgrader = websocket.Upgrader{
-		// Reuse the buffers net/http hijacks: the request's goroutine
-		// keeps them alive anyway (bench/wsidle.sh: 17 KB per idle
-		// connection, 18 with buffers of its own).
-		ReadBufferSize:  0,
-		WriteBufferSize: 0,
+		// Buffers of its own, not the 4 KiB ones net/http hijacks: the
+		// host serves a session on a goroutine of its own and lets the
+		// request's go, and with it net/http's buffers. Reads go
+		// through a small buffer; a write buffer is taken from a pool
+		// for a write only, so an idle connection holds none.
+		ReadBufferSize:  readBufferSize,
+		WriteBufferSize: writeBufferSize,
+		WriteBufferPool: writeBuffers,
 		// Accept checked the Origin already, and answers any refusal
 		// itself: the library must write nothing.
 		CheckOrigin: func(*http.Request) bool { return true },
@@ -53,6 +57,16 @@ func New(opt Options) *Transport {
 	}
 	return t
 }
+
+// Buffer sizes of a connection: reads of small messages (the channel's
+// are mostly under 1 KiB) take one system call, larger ones a few more.
+const (
+	readBufferSize  = 1 << 10
+	writeBufferSize = 4 << 10
+)
+
+// writeBuffers are the write buffers shared by all connections.
+var writeBuffers = &sync.Pool{}
 
 // Open returns the number of open connections: accepted and not yet
 // closed.
