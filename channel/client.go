@@ -93,7 +93,7 @@ func (c *Client) Next(ctx context.Context, buf []Frame) ([]Frame, error) {
 	}
 }
 
-// Exec executes one message of this client (CHANNEL §2). Its reply (when
+// Exec executes one message of this client (docs/channel.md#the-websocket-door). Its reply (when
 // it has a msg_id, and the failed reply to a bad frame) is queued after
 // the notifications it caused. When it changed a persistent resource it
 // waits for the store (group commit) before queueing the reply; it never

@@ -1,5 +1,5 @@
 // Package channel is the resource tree of the persistent-channel convention
-// (docs/channel.md; CHANNEL.md of the design): resources addressed by
+// (docs/channel.md): resources addressed by
 // paths, their subscribers and notifications, transient resources owned by
 // a client's connection, one increasing sequence of changes (seq) and a
 // bounded history of recent notifications for replay.

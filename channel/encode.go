@@ -6,7 +6,7 @@ import (
 )
 
 // Replies and notifications are written by hand into byte slices, keys in
-// the order CHANNEL §2 gives them: each is built once, without reflection.
+// the order docs/channel.md#the-websocket-door gives them: each is built once, without reflection.
 
 const hexDigits = "0123456789abcdef"
 

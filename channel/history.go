@@ -10,7 +10,7 @@ type histEntry struct {
 	data []byte
 }
 
-// history is the bounded record of recent notifications (CHANNEL §5): a
+// history is the bounded record of recent notifications (docs/channel.md#replay-after-a-reconnect): a
 // ring of at most max entries, none older than age. Guarded by the tree's
 // lock.
 type history struct {

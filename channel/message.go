@@ -29,7 +29,7 @@ const (
 	reasonStore          = "store failed"
 )
 
-// message is one client message of CHANNEL §2. Unknown fields are
+// message is one client message of docs/channel.md#the-websocket-door. Unknown fields are
 // ignored; raw fields keep the client's bytes.
 type message struct {
 	Method     string          `json:"method"`

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits of a path (CHANNEL §1).
+// Limits of a path (docs/channel.md#the-tree).
 const (
 	maxPathBytes    = 1024
 	maxPathSegments = 32
@@ -49,7 +49,7 @@ func parseResource(s string) (resource, bool) {
 	return r, true
 }
 
-// validPath reports whether p is "/" or a path of CHANNEL §1: at most
+// validPath reports whether p is "/" or a path of docs/channel.md#the-tree: at most
 // 1,024 bytes, at most 32 segments, each one a valid segment.
 func validPath(p string) bool {
 	if p == "/" {

@@ -1,9 +1,9 @@
 package channel
 
-// action is an operation that permissions (CHANNEL §6) rule on.
+// action is an operation that permissions rule on.
 type action int
 
-// The actions of CHANNEL §6.
+// The actions that permissions will rule on.
 const (
 	actCreate    action = iota // PUT or POST of a new resource
 	actRead                    // GET, and a stream
@@ -17,7 +17,7 @@ const (
 // does not exist). It is the one place every operation of every door
 // passes through, called with the tree's lock held.
 //
-// Permissions (CHANNEL §6) are a later issue: until they are built, every
+// Permissions are a later issue: until they are built, every
 // operation is allowed.
 func (t *Tree) permit(identity string, act action, path, creator string) bool {
 	return true

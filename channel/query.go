@@ -15,7 +15,7 @@ type listing struct {
 	desc   bool   // newest first
 }
 
-// parseListing reads a query of CHANNEL §2: parameters split on '&' and
+// parseListing reads a query of docs/channel.md#the-websocket-door: parameters split on '&' and
 // '=', each part percent-decoded. Unknown parameters are ignored.
 func parseListing(q string) (listing, bool) {
 	l := listing{deep: 1, limit: -1}

@@ -30,7 +30,7 @@ const (
 	DefaultHistoryAge    = 10 * time.Minute
 )
 
-// Tree is the resource tree of CHANNEL §1-3 and §5: resources, their
+// Tree is the resource tree of docs/channel.md: resources, their
 // subscribers, transient owners, leases, seq and the history for replay.
 // Its methods are safe for concurrent use. Create it with [New].
 //

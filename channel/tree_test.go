@@ -56,7 +56,7 @@ type step struct {
 	want map[string]string // client -> its frames joined by "\n" ("" none)
 }
 
-// scenarios are the rules of CHANNEL §1-3: each starts on an empty tree
+// scenarios are the rules of docs/channel.md: each starts on an empty tree
 // with clients c1 and c2 (identities u1 and u2).
 var scenarios = []struct {
 	name  string

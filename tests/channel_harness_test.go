@@ -21,7 +21,7 @@ const (
 	flagChannelOrigin = "-channel-origin"
 )
 
-// Limits of the channel with the default flags (CHANNEL.md, issue 9).
+// Limits of the channel with the default flags (docs/channel.md#limits-and-faults).
 const (
 	// chanReadLimit is the largest message a client may send.
 	chanReadLimit = 64 << 10

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestChannelHTTPDoor: GET, PUT, POST and DELETE under /channel/ (CHANNEL
-// §4) with JSON bodies and status lines with reasons, private fields never
+// TestChannelHTTPDoor: GET, PUT, POST and DELETE under /channel/
+// (docs/channel.md#the-http-door) with JSON bodies and status lines with reasons, private fields never
 // sent back, 201 Created with Location and {"id"} for POST, and the same
 // notifications to WebSocket subscribers as changes over the WebSocket.
 func TestChannelHTTPDoor(t *testing.T) {
@@ -102,7 +102,7 @@ func TestChannelExpires(t *testing.T) {
 }
 
 // TestChannelSSE: a GET with Accept: text/event-stream is kept open: the
-// current state first, then each change as the notification of CHANNEL §2
+// current state first, then each change as the notification of docs/channel.md#the-websocket-door
 // in an event whose id is its seq; a new GET with Last-Event-ID resumes
 // after that seq with exactly the changes missed.
 func TestChannelSSE(t *testing.T) {

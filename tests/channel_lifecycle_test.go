@@ -8,7 +8,7 @@ import (
 // connection and is deleted, with the UPDATE delete notification to the
 // parent's subscribers exactly once, when the connection ends with a close
 // frame or when its TCP connection drops without one; a persistent one, and
-// a transient one taken over by another client, stay (CHANNEL §3).
+// a transient one taken over by another client, stay (docs/channel.md#lifecycle).
 func TestChannelTransient(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
@@ -97,7 +97,7 @@ func TestChannelSubscriptionsEnd(t *testing.T) {
 // with persistent:true, or over HTTP) survive a restart on the same -db
 // file with their type, entity (private fields still hidden) and
 // children, in creation order; transient
-// ones do not (CHANNEL §3).
+// ones do not (docs/channel.md#lifecycle).
 func TestChannelRestart(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestChannelMethods walks every method of the WebSocket door (CHANNEL
-// §2) with two clients, A subscribed to a resource and B to its parent,
+// TestChannelMethods walks every method of the WebSocket door
+// (docs/channel.md#the-websocket-door) with two clients, A subscribed to a resource and B to its parent,
 // and checks every reply and notification byte for byte: private fields
 // never sent, the sender notified of its own changes with its client id as
 // "from", the reply after the notifications the request caused, UPDATE on
@@ -156,7 +156,7 @@ func TestChannelMsgIDs(t *testing.T) {
 }
 
 // TestChannelQuery: children listed with ?deep, like, limit, offset and
-// order (CHANNEL §2), in creation order, private fields removed.
+// order (docs/channel.md#the-websocket-door), in creation order, private fields removed.
 func TestChannelQuery(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
@@ -231,7 +231,7 @@ func TestChannelBadFrames(t *testing.T) {
 
 // TestChannelReplay: SUBSCRIBE with since replays, before its reply, the
 // notifications of that resource after that seq, and the reply says
-// recovered; without since nothing is replayed (CHANNEL §5).
+// recovered; without since nothing is replayed (docs/channel.md#replay-after-a-reconnect).
 func TestChannelReplay(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)

@@ -87,7 +87,7 @@ func readFrame(c *websocket.Conn, buf []byte) ([]byte, error) {
 	}
 }
 
-// message is one client message of the channel (CHANNEL.md §2), for the
+// message is one client message of the channel (docs/channel.md), for the
 // requests that are not on a hot path.
 type message struct {
 	Method     string          `json:"method"`

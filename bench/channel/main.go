@@ -1,5 +1,5 @@
 // Command channel is the load client of the resource channel's figures
-// (issue 9): it speaks the WebSocket door of CHANNEL.md §2 to a running
+// (issue 9): it speaks the WebSocket door (docs/channel.md) to a running
 // reso and prints counts and rates measured in one run. It runs in its own
 // process, started by the bench/channel-*.sh scripts. Every load is bounded
 // in count and in time.

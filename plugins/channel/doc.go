@@ -1,5 +1,5 @@
 // Package channel is the plugin of the doors of the resource tree
-// (CHANNEL.md of the design; the tree itself is package
+// (docs/channel.md; the tree itself is package
 // github.com/reso-project/reso/channel, which the host offers plugins as
 // the [plugins.Tree] service):
 //

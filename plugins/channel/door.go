@@ -29,7 +29,7 @@ var (
 	errBadTree         = core.Status(http.StatusBadGateway, "Bad Tree Reply")
 )
 
-// Door is the HTTP door under /channel/ (CHANNEL §4): each request is one
+// Door is the HTTP door under /channel/ (docs/channel.md#the-http-door): each request is one
 // message for the tree, sent with [plugins.Tree].Call.
 //
 //   - The resource is the path after /channel (percent-decoded; "[attr]"
@@ -52,7 +52,7 @@ var (
 //
 // Bodies are bounded by the host's body limit (413 past it).
 //
-// A GET kept open (CHANNEL §4) answers a GET with Accept:
+// A GET kept open (docs/channel.md#the-http-door) answers a GET with Accept:
 // text/event-stream or ?watch (watch=diff, the default, or watch=full): a
 // tree client of its own (a fresh id) subscribes to the
 // resource's path ("since" from a Last-Event-ID header, when present) and
@@ -62,7 +62,7 @@ var (
 //     {"resource", "type", "entity"} ({"resource": ..., "type": null,
 //     "entity": null} while it does not exist); left out when Last-Event-ID
 //     resumed the stream and the tree still held every notification since;
-//   - with watch=diff, every notification of CHANNEL §2, byte for byte,
+//   - with watch=diff, every notification of docs/channel.md#the-websocket-door, byte for byte,
 //     its event id the change's seq;
 //   - with watch=full, the state again after each change (after each batch
 //     of changes read at once), its event id the last change's seq.

@@ -150,7 +150,7 @@ func (r *reply) object() []byte {
 	return append(b, '}')
 }
 
-// Status errors of the failure reasons of the tree (CHANNEL §2) that have
+// Status errors of the failure reasons of the tree (docs/channel.md#the-websocket-door) that have
 // their own status; any other reason answers 400 with the reason in title
 // case.
 var failures = map[string]core.StatusError{

@@ -11,7 +11,7 @@ import (
 
 // TestDoorsOnTheTree runs the doors on package channel's tree: the
 // session door, the HTTP door and the GET kept open see each other's
-// changes with the shapes of CHANNEL §2 and §4.
+// changes with the shapes of docs/channel.md#the-websocket-door and §4.
 func TestDoorsOnTheTree(t *testing.T) {
 	tr, err := tree.New(t.Context(), nil, tree.Options{})
 	if err != nil {
