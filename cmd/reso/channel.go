@@ -35,15 +35,15 @@ func channelFlags(fs *flag.FlagSet, c *channelOptions) {
 	fs.Int64Var(&c.readLimit, "channel-read-limit", websocket.DefaultReadLimit, "largest WebSocket message in bytes (a larger one closes the connection with 1009)")
 	fs.IntVar(&c.maxConnections, "channel-max-connections", websocket.DefaultMaxConnections, "most open WebSocket connections (past it 503 Too Many Connections)")
 	c.ping = websocket.DefaultPingInterval
-	fs.Var(durationFlag{&c.ping}, "channel-ping", "interval of WebSocket pings to an idle peer (default 25s)")
+	fs.Var(durationFlag{&c.ping}, "channel-ping", "interval of WebSocket pings to an idle peer")
 	c.pongTimeout = websocket.DefaultPongTimeout
-	fs.Var(durationFlag{&c.pongTimeout}, "channel-pong-timeout", "silence after which a WebSocket peer is taken for dead and its connection closed (default 1m; above -channel-ping)")
+	fs.Var(durationFlag{&c.pongTimeout}, "channel-pong-timeout", "silence after which a WebSocket peer is taken for dead and its connection closed (above -channel-ping)")
 	fs.IntVar(&c.queue, "channel-queue", channel.DefaultQueueFrames, "most messages queued for one client; a client that falls further behind is disconnected (1008 slow consumer)")
 	fs.IntVar(&c.queueBytes, "channel-queue-bytes", channel.DefaultQueueBytes, "most bytes queued for one client (as -channel-queue)")
 	fs.IntVar(&c.subscriptions, "channel-subscriptions", channel.DefaultSubscriptions, "most subscriptions of one client")
 	fs.IntVar(&c.history, "channel-history", channel.DefaultHistoryCount, "notifications kept for replay after a reconnect")
 	c.historyAge = channel.DefaultHistoryAge
-	fs.Var(durationFlag{&c.historyAge}, "channel-history-age", "greatest age of a notification kept for replay (default 10m)")
+	fs.Var(durationFlag{&c.historyAge}, "channel-history-age", "greatest age of a notification kept for replay")
 }
 
 // validate checks the channel's flags.

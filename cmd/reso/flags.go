@@ -121,15 +121,15 @@ func serverFlags(fs *flag.FlagSet, cfg *options) {
 	fs.StringVar(&cfg.directory, "directory", ".", "initial directory of file requests (GET /config shows it)")
 	fs.Int64Var(&cfg.bodyLimit, "body-limit", 1<<20, "largest request body in bytes (413 past it)")
 	cfg.readTimeout = time.Minute
-	fs.Var(durationFlag{&cfg.readTimeout}, "read-timeout", "time limit for reading a whole request, e.g. 30s (default 1m)")
+	fs.Var(durationFlag{&cfg.readTimeout}, "read-timeout", "time limit for reading a whole request, e.g. 30s")
 	cfg.shutdownTimeout = 10 * time.Second
-	fs.Var(durationFlag{&cfg.shutdownTimeout}, "shutdown-timeout", "grace period for requests in flight at SIGTERM or SIGINT (default 10s)")
+	fs.Var(durationFlag{&cfg.shutdownTimeout}, "shutdown-timeout", "grace period for requests in flight at SIGTERM or SIGINT")
 	fs.StringVar(&cfg.secretFile, "secret-file", "", "file holding the instance secret, created 0600 when missing (default <state>/secret)")
 	fs.BoolVar(&cfg.digest, "digest", false, "also offer HTTP Digest (a second WWW-Authenticate challenge)")
 	fs.BoolVar(&cfg.signedCookies, "signed-cookies", false, "sign the token and user_id cookies with securecookie")
 	fs.IntVar(&cfg.loginAttempts, "login-attempts", 5, "failed logins per account and client address answered before 429 Too Many Requests (4x per address over all accounts; 0 turns login throttling off)")
 	cfg.loginBackoff = time.Second
-	fs.Var(durationFlag{&cfg.loginBackoff}, "login-backoff", "first delay (Retry-After) of a throttled client; doubles with every further failure, up to 15m (default 1s)")
+	fs.Var(durationFlag{&cfg.loginBackoff}, "login-backoff", "first delay (Retry-After) of a throttled client; doubles with every further failure, up to 15m")
 	fs.StringVar(&cfg.isolate, "isolate", "", "bundled plugins to run as child processes: names separated by commas, or all")
 	fs.Var(&cfg.plugins, "plugin", "load a third-party plugin binary, NAME=PATH (repeatable; its routes go after those of all bundled plugins, in flag order)")
 	fs.BoolVar(&cfg.pluginOpt, "plugin-optional", false, "start without a -plugin that fails to load instead of failing")
