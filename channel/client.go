@@ -3,6 +3,7 @@ package channel
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 )
 
 // Client is one connection attached to the tree: its subscriptions, the
@@ -23,6 +24,7 @@ type Client struct {
 	qbytes int
 	gone   error // why the client ended; nil while it lives
 	wake   chan struct{}
+	ready  atomic.Pointer[func()] // set by OnReady
 }
 
 // ID returns the client's id.
@@ -56,12 +58,28 @@ func (c *Client) push(f Frame) bool {
 	return true
 }
 
-// signal wakes a waiting Next.
+// signal wakes a waiting Next and calls the function set by OnReady. It
+// is never called under c.mu.
 func (c *Client) signal() {
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
+	if f := c.ready.Load(); f != nil {
+		(*f)()
+	}
+}
+
+// take appends the queued frames to buf and empties the queue; it reports
+// the client's end (nil while it lives) when none was queued. c.mu is held.
+func (c *Client) take(buf []Frame) ([]Frame, error) {
+	if len(c.q) > 0 {
+		buf = append(buf, c.q...)
+		clear(c.q)
+		c.q, c.qbytes = c.q[:0], 0
+		return buf, nil
+	}
+	return buf, c.gone
 }
 
 // Next waits until frames are queued and returns all of them appended to
@@ -73,23 +91,49 @@ func (c *Client) Next(ctx context.Context, buf []Frame) ([]Frame, error) {
 	buf = buf[:0]
 	for {
 		c.mu.Lock()
-		if len(c.q) > 0 {
-			buf = append(buf, c.q...)
-			clear(c.q)
-			c.q, c.qbytes = c.q[:0], 0
-			c.mu.Unlock()
-			return buf, nil
-		}
-		gone := c.gone
+		buf, err := c.take(buf)
 		c.mu.Unlock()
-		if gone != nil {
-			return buf, gone
+		if len(buf) > 0 || err != nil {
+			return buf, err
 		}
 		select {
 		case <-c.wake:
 		case <-ctx.Done():
 			return buf, ctx.Err()
 		}
+	}
+}
+
+// TryNext is Next without the wait: it returns the frames queued,
+// appended to buf[:0] in order, or, with none queued, (buf[:0], nil) while
+// the client lives and its *[Gone] error once it has ended. With
+// [Client.OnReady] it lets a client be drained without a goroutine
+// waiting in Next. Neither Next nor TryNext is safe for concurrent use.
+func (c *Client) TryNext(buf []Frame) ([]Frame, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.take(buf[:0])
+}
+
+// OnReady sets f (nil: none) to be called whenever frames are queued
+// while none were, and when the client ends, so that a drainer calling
+// [Client.TryNext] sees every frame and then the *[Gone] error. It may
+// also be called when there is nothing to take. When frames are queued
+// or the client has ended already, OnReady calls f at once. f is never
+// called under the client's lock, but it may be called by a goroutine
+// that holds the tree's: it must return quickly and must not call the
+// tree or the client (start a goroutine that does).
+func (c *Client) OnReady(f func()) {
+	c.mu.Lock()
+	if f == nil {
+		c.ready.Store(nil)
+	} else {
+		c.ready.Store(&f)
+	}
+	now := f != nil && (len(c.q) > 0 || c.gone != nil)
+	c.mu.Unlock()
+	if now {
+		f()
 	}
 }
 

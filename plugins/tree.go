@@ -50,6 +50,24 @@ type TreeClient interface {
 	Disconnect()
 }
 
+// TreeReadier is a [TreeClient] that can be drained without a goroutine
+// waiting in Next, found by type assertion: a door with many idle clients
+// then keeps no goroutine per client. The clients of the tree in process
+// ([TreeOf]) implement it; those of an isolated plugin do not.
+type TreeReadier interface {
+	// TryNext is Next without the wait: it returns the frames queued,
+	// appended to buf[:0] in order; with none queued it returns buf[:0]
+	// and nil while the client lives, its *channel.Gone once it is
+	// disconnected.
+	TryNext(buf []channel.Frame) ([]channel.Frame, error)
+	// OnReady sets f to be called when frames are queued while none
+	// were, and when the client is disconnected; when either holds
+	// already, f is called at once. f may be called with nothing to take,
+	// and by a goroutine that holds the tree's lock: it must return
+	// quickly and not call the client (start a goroutine that does).
+	OnReady(f func())
+}
+
 // WithTree returns services that offer tree and the capabilities of s that
 // this package defines ([Settings]). [Host] uses it to offer its Tree.
 func WithTree(s Services, tree Tree) Services {
@@ -98,6 +116,9 @@ func (h *hostTree) Connect(ctx context.Context, id, identity string) (TreeClient
 		// reachable by id, so end it now rather than leak it.
 		old.Disconnect()
 	}
+	if r, ok := c.(TreeReadier); ok {
+		return readyHostTreeClient{hc, r}, nil
+	}
 	return hc, nil
 }
 
@@ -145,11 +166,29 @@ func (c *hostTreeClient) Disconnect() {
 	})
 }
 
+// readyHostTreeClient is a hostTreeClient whose client is a TreeReadier:
+// it is one too, so that a type assertion on what Connect returns tells
+// the truth.
+type readyHostTreeClient struct {
+	*hostTreeClient
+	r TreeReadier
+}
+
+// TryNext passes the call on.
+func (c readyHostTreeClient) TryNext(buf []channel.Frame) ([]channel.Frame, error) {
+	return c.r.TryNext(buf)
+}
+
+// OnReady passes the call on.
+func (c readyHostTreeClient) OnReady(f func()) { c.r.OnReady(f) }
+
 var (
-	_ Services   = treeOnly{}
-	_ Tree       = treeOnly{}
-	_ Settings   = settingsTree{}
-	_ Tree       = settingsTree{}
-	_ Tree       = (*hostTree)(nil)
-	_ TreeClient = (*hostTreeClient)(nil)
+	_ Services    = treeOnly{}
+	_ Tree        = treeOnly{}
+	_ Settings    = settingsTree{}
+	_ Tree        = settingsTree{}
+	_ Tree        = (*hostTree)(nil)
+	_ TreeClient  = (*hostTreeClient)(nil)
+	_ TreeClient  = readyHostTreeClient{}
+	_ TreeReadier = readyHostTreeClient{}
 )

@@ -27,8 +27,8 @@ func (c channelTree) Call(ctx context.Context, from, identity string, msg []byte
 	return c.t.Call(ctx, from, identity, msg), nil
 }
 
-// channelClient adapts *channel.Client to TreeClient: its Exec cannot
-// fail in process.
+// channelClient adapts *channel.Client to TreeClient and TreeReadier: its
+// Exec cannot fail in process.
 type channelClient struct{ *channel.Client }
 
 // Exec executes one message of the client.
@@ -38,6 +38,7 @@ func (c channelClient) Exec(ctx context.Context, msg []byte) error {
 }
 
 var (
-	_ Tree       = channelTree{}
-	_ TreeClient = channelClient{}
+	_ Tree        = channelTree{}
+	_ TreeClient  = channelClient{}
+	_ TreeReadier = channelClient{}
 )

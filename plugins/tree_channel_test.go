@@ -9,6 +9,7 @@ import (
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/internal/treetest"
 )
 
 // TestTreeOfSessionEnd runs the host's tree service on package channel's
@@ -66,5 +67,68 @@ func TestTreeOfSessionEnd(t *testing.T) {
 	<-done
 	if r := string(tree.Call(t.Context(), "t", "", get)); !strings.Contains(r, `"not found"`) {
 		t.Errorf("GET after the session ended: %s", r)
+	}
+}
+
+// TestTreeReadier checks that the host's clients implement TreeReadier exactly
+// when the tree's are: the in-process tree's, not the stand-in's, and
+// that one drains without Next.
+func TestTreeReadier(t *testing.T) {
+	tree, err := channel.New(t.Context(), nil, channel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	for _, tc := range []struct {
+		name  string
+		tree  plugins.Tree
+		ready bool
+	}{
+		{"in process", plugins.TreeOf(tree), true},
+		{"stand-in", treetest.New(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var offered plugins.Tree
+			h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: tc.tree, Sessions: make(pipes, 1)}
+			plugin := plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
+				offered = host.(plugins.Tree)
+				return nil, nil
+			})
+			if _, err := h.Routes(t.Context(), []plugins.Entry{{Name: "p", Plugin: plugin}}); err != nil {
+				t.Fatal(err)
+			}
+			c, err := offered.Connect(t.Context(), "c-"+tc.name, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Disconnect()
+			r, ok := c.(plugins.TreeReadier)
+			if ok != tc.ready {
+				t.Fatalf("TreeReadier %v, want %v", ok, tc.ready)
+			}
+			if !ok {
+				return
+			}
+			woken := make(chan struct{}, 8)
+			r.OnReady(func() {
+				select {
+				case woken <- struct{}{}:
+				default:
+				}
+			})
+			if err := c.Exec(t.Context(), []byte(`{"method":"GET","resource":"/none","msg_id":1}`)); err != nil {
+				t.Fatal(err)
+			}
+			<-woken
+			frames, err := r.TryNext(nil)
+			if err != nil || len(frames) != 1 || !strings.Contains(string(frames[0].Data), `"not found"`) {
+				t.Fatalf("TryNext: %d frames, %v", len(frames), err)
+			}
+			c.Disconnect()
+			<-woken
+			if _, err := r.TryNext(frames); err == nil {
+				t.Fatal("no Gone after Disconnect")
+			}
+		})
 	}
 }

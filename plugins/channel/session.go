@@ -3,6 +3,7 @@ package channel
 import (
 	"context"
 	"errors"
+	"sync"
 
 	tree "github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
@@ -17,9 +18,12 @@ const CloseTooBig = 1009
 // session to the tree as a client whose id is the session's id.
 //
 // The handler's goroutine reads the client's messages and passes each
-// text message to the tree; one pump goroutine writes what the tree queues
-// for the client (replies and notifications, in order), all of them in one
-// batch when the transport can. A binary message is ignored: the
+// text message to the tree; what the tree queues for the client (replies
+// and notifications, in order) is written all at once when the transport
+// can. When the client is a [plugins.TreeReadier] (the tree in process) a
+// goroutine is started to write when there is something to write, so an
+// idle session costs one goroutine; otherwise one pump goroutine waits in
+// Next for the session's whole life. A binary message is ignored: the
 // convention's messages are text. When the tree disconnects the client
 // (1008 "slow consumer", ...) the session is closed with its code and
 // reason; however the session ends, the client is disconnected (its
@@ -42,12 +46,20 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	defer c.Disconnect()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pumped := make(chan struct{})
-	go func() {
-		defer close(pumped)
-		defer cancel() // the session is over: stop reading
-		pump(ctx, c, s)
-	}()
+	var wait func()
+	if r, ok := c.(plugins.TreeReadier); ok {
+		d := &drainer{ctx: ctx, cancel: cancel, r: r, s: s}
+		r.OnReady(d.wake)
+		wait = d.stop
+	} else {
+		pumped := make(chan struct{})
+		go func() {
+			defer close(pumped)
+			defer cancel() // the session is over: stop reading
+			pump(ctx, c, s)
+		}()
+		wait = func() { <-pumped }
+	}
 	limit := h.MaxMessage
 	if limit <= 0 {
 		limit = DefaultMaxMessage
@@ -70,8 +82,110 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	}
 	c.Disconnect()
 	cancel()
-	<-pumped
+	wait()
 	return nil
+}
+
+// drainer writes the frames of a TreeReadier client to its session from
+// a goroutine started when the tree has queued some, which returns once
+// the queue is empty: an idle session keeps no goroutine for writing.
+type drainer struct {
+	ctx    context.Context
+	cancel context.CancelFunc // stops the session's reader
+	r      plugins.TreeReadier
+	s      core.Session
+
+	mu      sync.Mutex
+	running bool // a goroutine runs drain
+	pending bool // woken since drain last looked at the queue
+	over    bool // the client is gone, a write failed or stop was called
+	wg      sync.WaitGroup
+
+	// Used by the running goroutine only.
+	frames []tree.Frame
+	msgs   []core.Message
+}
+
+// wake is the client's OnReady function: it starts the drain unless one
+// runs, which then looks at the queue once more. It never blocks.
+func (d *drainer) wake() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.over {
+		return
+	}
+	d.pending = true
+	if d.running {
+		return
+	}
+	d.running = true
+	d.wg.Add(1)
+	go d.drain()
+}
+
+// drain writes what is queued until the queue stays empty; a wake that
+// came meanwhile makes it look again rather than be lost.
+func (d *drainer) drain() {
+	defer d.wg.Done()
+	for {
+		d.mu.Lock()
+		if !d.pending || d.over {
+			d.running = false
+			d.mu.Unlock()
+			return
+		}
+		d.pending = false
+		d.mu.Unlock()
+		if !d.write() {
+			d.mu.Lock()
+			d.over, d.running = true, false
+			d.mu.Unlock()
+			d.cancel() // the session is over: stop reading
+			return
+		}
+	}
+}
+
+// write writes the frames queued until there are none and reports whether
+// the session goes on: it does not once the client is gone (the session
+// is then closed with the tree's code and reason) or a write failed.
+func (d *drainer) write() bool {
+	for {
+		var err error
+		d.frames, err = d.r.TryNext(d.frames)
+		if len(d.frames) > 0 {
+			d.msgs = d.msgs[:0]
+			for _, f := range d.frames {
+				d.msgs = append(d.msgs, core.Message{Data: f.Data})
+			}
+			werr := core.SendAll(d.ctx, d.s, d.msgs)
+			clear(d.msgs) // let the frames' bytes go while idle
+			clear(d.frames)
+			if werr != nil {
+				return false
+			}
+		}
+		if err != nil {
+			var gone *tree.Gone
+			if errors.As(err, &gone) {
+				_ = d.s.Close(gone.Code, gone.Reason)
+			}
+			return false
+		}
+		if len(d.frames) == 0 {
+			return true
+		}
+	}
+}
+
+// stop ends the drain: no goroutine starts after it, and it waits for
+// the one running.
+func (d *drainer) stop() {
+	d.mu.Lock()
+	d.over = true
+	d.mu.Unlock()
+	d.r.OnReady(nil) // let the tree forget the session
+	d.wg.Wait()
 }
 
 // pump writes the client's frames to s until the client is gone (the

@@ -2,10 +2,14 @@ package channel_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	tree "github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/channel"
 	"github.com/reso-project/reso/plugins/internal/treetest"
 )
@@ -115,5 +119,107 @@ func TestSessionTooBig(t *testing.T) {
 	}
 	if status, _, _ := s.do(t, "GET", "/channel/r", ""); status != "HTTP/1.1 404 Not Found" {
 		t.Errorf("the message reached the tree: GET answers %q", status)
+	}
+}
+
+// countingTree passes a tree's clients on, counting their calls of Next;
+// its clients are TreeReadiers when the tree's are.
+type countingTree struct {
+	plugins.Tree
+	nexts atomic.Int64
+}
+
+func (t *countingTree) Connect(ctx context.Context, id, identity string) (plugins.TreeClient, error) {
+	c, err := t.Tree.Connect(ctx, id, identity)
+	if err != nil {
+		return nil, err
+	}
+	cc := countingClient{c, t}
+	if r, ok := c.(plugins.TreeReadier); ok {
+		return readyCountingClient{cc, r}, nil
+	}
+	return cc, nil
+}
+
+type countingClient struct {
+	plugins.TreeClient
+	t *countingTree
+}
+
+func (c countingClient) Next(ctx context.Context, buf []tree.Frame) ([]tree.Frame, error) {
+	c.t.nexts.Add(1)
+	return c.TreeClient.Next(ctx, buf)
+}
+
+type readyCountingClient struct {
+	countingClient
+	plugins.TreeReadier
+}
+
+// TestSessionWriters runs the session door with both writers: the pump
+// waiting in Next (the stand-in tree, like an isolated plugin's) and the
+// goroutine started on demand (the tree in process, a TreeReadier, whose
+// Next is never called). Each sees replies and notifications in order,
+// closes a slow consumer with 1008 and disconnects its client.
+func TestSessionWriters(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tree  func(t *testing.T) plugins.Tree
+		ready bool
+	}{
+		{"pump", func(*testing.T) plugins.Tree { return treetest.New() }, false},
+		{"on demand", func(t *testing.T) plugins.Tree {
+			tr, err := tree.New(t.Context(), nil, tree.Options{QueueFrames: treetest.QueueLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { tr.Close() })
+			return plugins.TreeOf(tr)
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ct := &countingTree{Tree: tc.tree(t)}
+			s := newServerOn(t, ct, channel.New())
+			a, doneA := s.session(t)
+			b, doneB := s.session(t)
+			send(t, a, `{"method":"SUBSCRIBE","resource":"/r","msg_id":0}`)
+			expect(t, a, `{"msg_id":0,"code":"success"}`)
+			const n = 50
+			for i := 1; i <= n; i++ {
+				send(t, b, fmt.Sprintf(`{"method":"PUT","resource":"/r","msg_id":%d}`, i))
+			}
+			for i := 1; i <= n; i++ {
+				expect(t, b, fmt.Sprintf(`{"msg_id":%d,"code":"success"}`, i))
+				m, err := a.Recv(t.Context())
+				if err != nil || !strings.Contains(string(m.Data), `"notify":"PUT"`) || !strings.HasSuffix(string(m.Data), fmt.Sprintf(`"seq":%d}`, i)) {
+					t.Fatalf("notification %d: %s %v", i, m.Data, err)
+				}
+			}
+			// Self-notification first, then the reply.
+			send(t, a, `{"method":"NOTIFY","resource":"/r","msg_id":"x","data":"hi"}`)
+			if m, err := a.Recv(t.Context()); err != nil || !strings.Contains(string(m.Data), `"notify":"NOTIFY"`) {
+				t.Fatalf("self-notification: %s %v", m.Data, err)
+			}
+			expect(t, a, `{"msg_id":"x","code":"success","sent_count":1}`)
+
+			// a stops reading: the tree closes it as a slow consumer.
+			for range treetest.QueueLimit + 10 {
+				send(t, b, `{"method":"PUT","resource":"/r","msg_id":1}`)
+				expect(t, b, `{"msg_id":1,"code":"success"}`)
+			}
+			var err error
+			for err == nil {
+				_, err = a.Recv(t.Context())
+			}
+			if code, reason := core.CloseStatus(err); code != 1008 || reason != "slow consumer" {
+				t.Errorf("closed with %d %q (%v), want 1008 slow consumer", code, reason, err)
+			}
+			<-doneA
+			b.Close(core.CloseNormal, "")
+			<-doneB
+			if got := ct.nexts.Load(); (got == 0) != tc.ready {
+				t.Errorf("Next called %d times", got)
+			}
+		})
 	}
 }
