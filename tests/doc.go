@@ -1,6 +1,12 @@
 // Package tests holds reso's black-box tests: they build ./cmd/reso, start
-// it on a free loopback port in a temporary directory and speak only HTTP
-// (and raw TCP, where status lines matter). Every test runs in each mode of
-// [modes]: compiled in, and with every bundled plugin isolated in a child
-// process (-isolate all).
+// it on a free loopback port in a temporary directory and speak only HTTP,
+// WebSocket (and raw TCP, where status lines matter). Every test runs in
+// each mode of [modes]: compiled in, and with every bundled plugin isolated
+// in a child process (-isolate all).
+//
+// Environment:
+//   - RESO_TEST_MODES narrows the modes (names separated by commas).
+//   - The browser tests drive headless Chromium (chromedp). They skip when
+//     no chromium binary is found, unless RESO_REQUIRE_BROWSER is set (as
+//     .ci/run does), and RESO_CHROMIUM names the binary to use.
 package tests
