@@ -13,12 +13,6 @@
 # binary built elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
 source bench/lib.sh
 source bench/channel-lib.sh
-split_args "$@"
-raise_nofile
-build_channel "$out"
-start_reso "$out"
-"$out/chload" fanout -url "ws://$addr/channel" -pid "$pid" -debug "$debug" -read-buf 16384 "${client_args[@]}"
+channel_bench fanout -read-buf 16384 -- "$@"

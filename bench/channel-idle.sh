@@ -11,12 +11,6 @@
 # RESO=path uses a reso binary built elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
 source bench/lib.sh
 source bench/channel-lib.sh
-split_args "$@"
-raise_nofile
-build_channel "$out"
-start_reso "$out"
-"$out/chload" idle -url "ws://$addr/channel" -pid "$pid" -debug "$debug" "${client_args[@]}"
+channel_bench idle -- "$@"

@@ -57,3 +57,26 @@ build_channel() {
   fi
   go build -o "$dir/chload" ./bench/channel
 }
+
+# channel_bench CMD [FLAGS...] -- ARGS...: the whole of a
+# bench/channel-*.sh script. It builds reso and the load client into a
+# temporary directory (removed at exit), starts reso with the server
+# arguments of ARGS (after their "--") and runs the load client's CMD
+# against it with FLAGS and the client arguments of ARGS.
+channel_bench() {
+  local cmd=$1
+  shift
+  local flags=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    flags+=("$1")
+    shift
+  done
+  [ $# -gt 0 ] && shift
+  out=$(mktemp -d)
+  trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+  split_args "$@"
+  raise_nofile
+  build_channel "$out"
+  start_reso "$out"
+  "$out/chload" "$cmd" -url "ws://$addr/channel" -pid "$pid" -debug "$debug" "${flags[@]}" "${client_args[@]}"
+}

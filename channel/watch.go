@@ -15,17 +15,9 @@ func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string)
 	c := cl.c
 	recovered := false
 	t.mu.Lock()
-	if reason := t.usable(cl); reason != "" {
+	if reason := t.mayListen(cl, r.path); reason != "" {
 		t.mu.Unlock()
 		return nil, reason
-	}
-	creator := ""
-	if n := t.lookup(r.path); n != nil {
-		creator = n.creator
-	}
-	if !t.permit(cl.identity, actSubscribe, r.path, creator) {
-		t.mu.Unlock()
-		return nil, reasonForbidden
 	}
 	if _, ok := c.subs[r.path]; !ok && len(c.subs) >= t.opt.Subscriptions {
 		t.mu.Unlock()
@@ -75,17 +67,9 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 		return nil, reasonInvalidEntity
 	}
 	t.mu.Lock()
-	if reason := t.usable(cl); reason != "" {
+	if reason := t.mayListen(cl, r.path); reason != "" {
 		t.mu.Unlock()
 		return nil, reason
-	}
-	creator := ""
-	if n := t.lookup(r.path); n != nil {
-		creator = n.creator
-	}
-	if !t.permit(cl.identity, actSubscribe, r.path, creator) {
-		t.mu.Unlock()
-		return nil, reasonForbidden
 	}
 	seq := t.nextSeq()
 	sent := t.emit(r.path, notifyNote(r.path, data.full, cl.from, seq), seq)
@@ -96,4 +80,20 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	b := replyStart(m.MsgID, 24)
 	b = strconv.AppendInt(append(b, `,"sent_count":`...), int64(sent), 10)
 	return append(b, '}'), ""
+}
+
+// mayListen returns why cl may not subscribe to path or NOTIFY it ("" when
+// it may); t.mu is held.
+func (t *Tree) mayListen(cl *caller, path string) string {
+	if reason := t.usable(cl); reason != "" {
+		return reason
+	}
+	creator := ""
+	if n := t.lookup(path); n != nil {
+		creator = n.creator
+	}
+	if !t.permit(cl.identity, actSubscribe, path, creator) {
+		return reasonForbidden
+	}
+	return ""
 }
