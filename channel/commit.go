@@ -72,14 +72,19 @@ func (t *Tree) commitLoop() {
 	}
 }
 
-// commit saves the pending batch; final also saves the last seq when
-// nothing is pending, so that seq continues after a restart.
+// commit saves the pending batch and the seq reservation (see nextSeq);
+// final saves the last seq itself, so that seq continues without a gap
+// after a clean restart.
 func (t *Tree) commit(final bool) {
 	t.mu.Lock()
-	b, seq := t.pend, t.seq
+	b, seq := t.pend, t.reserved
+	if final {
+		seq = t.seq
+	}
 	t.pend = nil
+	renew := seq > t.saved
 	t.mu.Unlock()
-	if b == nil && !final {
+	if b == nil && !final && !renew {
 		return
 	}
 	var puts []Record
@@ -97,6 +102,11 @@ func (t *Tree) commit(final bool) {
 	sort.Slice(puts, func(i, j int) bool { return puts[i].Path < puts[j].Path })
 	sort.Strings(dels)
 	err := t.st.Save(context.Background(), seq, puts, dels)
+	if err == nil && !final {
+		t.mu.Lock()
+		t.saved = max(t.saved, seq)
+		t.mu.Unlock()
+	}
 	if b != nil {
 		b.err = err
 		close(b.done)

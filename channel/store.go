@@ -13,8 +13,9 @@ type Record struct {
 	Created uint64 // seq of its creation: children are listed in creation order
 }
 
-// Store keeps the persistent resources of a [Tree] and the last seq it
-// handed out. The tree calls Save from one goroutine at a time.
+// Store keeps the persistent resources of a [Tree] and a seq that no seq
+// the tree handed out exceeds: a reservation while it runs, the last seq
+// once it is closed. The tree calls Save from one goroutine at a time.
 type Store interface {
 	// Load returns every record and the last seq saved.
 	Load(ctx context.Context) (records []Record, lastSeq uint64, err error)

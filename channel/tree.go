@@ -43,16 +43,19 @@ type Tree struct {
 	st  Store
 	now func() time.Time
 
-	mu      sync.RWMutex
-	closed  bool
-	seq     uint64
-	root    *node
-	nodes   map[string]*node
-	subs    map[string]*subList
-	clients map[string]*Client
-	leases  map[*node]struct{}
-	hist    history
-	pend    *batch
+	mu     sync.RWMutex
+	closed bool
+	seq    uint64
+	// reserved is the seq the store is asked to keep as the last one
+	// handed out, ahead of seq (see nextSeq); saved is what it has kept.
+	reserved, saved uint64
+	root            *node
+	nodes           map[string]*node
+	subs            map[string]*subList
+	clients         map[string]*Client
+	leases          map[*node]struct{}
+	hist            history
+	pend            *batch
 
 	kick      chan struct{}
 	quit      chan struct{}
@@ -157,12 +160,18 @@ func (t *Tree) load(ctx context.Context) error {
 		}
 	}
 	t.hist.lost = t.seq
+	// The first reservation of seqs (see nextSeq), with the repairs.
+	t.reserved = t.seq + seqBlock
+	var puts []Record
+	var dels []string
 	if o.b != nil {
 		t.pend = nil
-		if err := t.st.Save(ctx, t.seq, recordsOf(o.b), deletesOf(o.b)); err != nil {
-			return fmt.Errorf("channel: load: %w", err)
-		}
+		puts, dels = recordsOf(o.b), deletesOf(o.b)
 	}
+	if err := t.st.Save(ctx, t.reserved, puts, dels); err != nil {
+		return fmt.Errorf("channel: load: %w", err)
+	}
+	t.saved = t.reserved
 	return nil
 }
 

@@ -197,9 +197,24 @@ func (t *Tree) usable(cl *caller) string {
 	return ""
 }
 
+// seqBlock is how many seqs the tree reserves in the store at a time.
+const seqBlock = 1 << 16
+
 // nextSeq hands out the next seq. Called with the lock.
+//
+// Seqs must keep increasing across a crash, or a client that saw seqs of
+// transient changes (which are never stored) would be told after a
+// restart that its "since" was recovered. So the store keeps a
+// reservation rather than the last seq: a restart resumes after it. The
+// committer renews it in the background when half of it is used, so that
+// no operation waits for it; only a store that took longer than 32,768
+// changes to save one batch could let seq pass the reservation.
 func (t *Tree) nextSeq() uint64 {
 	t.seq++
+	if t.st != nil && t.seq+seqBlock/2 > t.reserved {
+		t.reserved = t.seq + seqBlock
+		t.kickCommitter()
+	}
 	return t.seq
 }
 
