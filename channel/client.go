@@ -22,9 +22,13 @@ type Client struct {
 	mu     sync.Mutex // guards the queue
 	q      []Frame
 	qbytes int
-	gone   error // why the client ended; nil while it lives
-	wake   chan struct{}
-	ready  atomic.Pointer[func()] // set by OnReady
+	// replayed is how many frames a replay queued beyond QueueFrames
+	// allows, until the client takes its queue: a replay is bounded by the
+	// history and by QueueBytes, not by the count of one queue.
+	replayed int
+	gone     error // why the client ended; nil while it lives
+	wake     chan struct{}
+	ready    atomic.Pointer[func()] // set by OnReady
 }
 
 // ID returns the client's id.
@@ -41,7 +45,7 @@ func (c *Client) push(f Frame) bool {
 		c.mu.Unlock()
 		return false
 	}
-	if len(c.q) >= c.t.opt.QueueFrames || len(c.q) > 0 && c.qbytes+len(f.Data) > c.t.opt.QueueBytes {
+	if len(c.q) >= c.t.opt.QueueFrames+c.replayed || len(c.q) > 0 && c.qbytes+len(f.Data) > c.t.opt.QueueBytes {
 		c.gone = ErrSlowConsumer
 		c.mu.Unlock()
 		c.signal()
@@ -56,6 +60,36 @@ func (c *Client) push(f Frame) bool {
 		c.signal()
 	}
 	return true
+}
+
+// room returns how many bytes the client's queue can take now.
+func (c *Client) room() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t.opt.QueueBytes - c.qbytes
+}
+
+// pushReplay queues the frames of a replay, in order, whatever their
+// count (see replayed); their bytes were checked against room.
+func (c *Client) pushReplay(fs []Frame) {
+	if len(fs) == 0 {
+		return
+	}
+	c.mu.Lock()
+	if c.gone != nil {
+		c.mu.Unlock()
+		return
+	}
+	first := len(c.q) == 0
+	c.q = append(c.q, fs...)
+	c.replayed += len(fs)
+	for _, f := range fs {
+		c.qbytes += len(f.Data)
+	}
+	c.mu.Unlock()
+	if first {
+		c.signal()
+	}
 }
 
 // signal wakes a waiting Next and calls the function set by OnReady. It
@@ -76,7 +110,7 @@ func (c *Client) take(buf []Frame) ([]Frame, error) {
 	if len(c.q) > 0 {
 		buf = append(buf, c.q...)
 		clear(c.q)
-		c.q, c.qbytes = c.q[:0], 0
+		c.q, c.qbytes, c.replayed = c.q[:0], 0, 0
 		return buf, nil
 	}
 	return buf, c.gone

@@ -71,18 +71,20 @@ func (h *history) trim(now time.Time) {
 
 // replay returns the notifications of res after since, oldest first, and
 // whether the history still holds all of them. cur is the current seq:
-// a since beyond it comes from a history this tree never had. At most
-// limit frames are returned; beyond that replay reports false.
-func (h *history) replay(res string, since, cur uint64, now time.Time, limit int) ([]Frame, bool) {
+// a since beyond it comes from a history this tree never had. The frames
+// hold at most maxBytes of data; a replay that would hold more reports
+// false (the client re-reads the state instead).
+func (h *history) replay(res string, since, cur uint64, now time.Time, maxBytes int) ([]Frame, bool) {
 	h.trim(now)
 	if since < h.lost || since > cur {
 		return nil, false
 	}
 	var fs []Frame
+	size := 0
 	for i := 0; i < h.n; i++ {
 		e := &h.buf[(h.head+i)%len(h.buf)]
 		if e.seq > since && e.res == res {
-			if len(fs) == limit {
+			if size += len(e.data); size > maxBytes {
 				return nil, false
 			}
 			fs = append(fs, Frame{Seq: e.seq, Data: e.data})

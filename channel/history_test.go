@@ -3,6 +3,8 @@ package channel
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,5 +55,50 @@ func TestHistoryBounds(t *testing.T) {
 	c.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":"/h","since":5,"msg_id":1}`))
 	if got := drain(t, c); len(got) != 1 || got[0] != `{"msg_id":1,"code":"success","recovered":false}` {
 		t.Errorf("after the age: %q", got)
+	}
+}
+
+// TestReplayBeyondQueue: a replay is bounded by the history and by the
+// queue's bytes, not by its count of frames. 10,000 notifications missed
+// come back exactly once, in order, before the reply; a notification that
+// arrives before the client takes them does not make it a slow consumer;
+// a replay larger than the queue's bytes answers recovered false.
+func TestReplayBeyondQueue(t *testing.T) {
+	ctx := context.Background()
+	tr := newTree(t, nil, Options{QueueFrames: 64})
+	pub := connect(t, tr, "pub", "")
+	const n = 10_000
+	for i := range n {
+		pub.Exec(ctx, []byte(`{"method":"NOTIFY","resource":"/burst","data":`+strconv.Itoa(i)+`}`))
+	}
+	c := connect(t, tr, "c", "")
+	c.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":"/burst","since":0,"msg_id":1}`))
+	pub.Exec(ctx, []byte(`{"method":"NOTIFY","resource":"/burst","data":"after"}`))
+	got := drain(t, c)
+	if len(got) != n+2 {
+		t.Fatalf("%d frames, want %d replayed, the reply and one more", len(got), n)
+	}
+	for i := range n {
+		want := `{"notify":"NOTIFY","resource":"/burst","data":` + strconv.Itoa(i) + `,"from":"pub","seq":` + strconv.Itoa(i+1) + `}`
+		if got[i] != want {
+			t.Fatalf("frame %d: %s, want %s", i, got[i], want)
+		}
+	}
+	if got[n] != `{"msg_id":1,"code":"success","recovered":true}` {
+		t.Errorf("reply %s", got[n])
+	}
+	if !strings.Contains(got[n+1], `"data":"after"`) {
+		t.Errorf("after the replay: %s", got[n+1])
+	}
+
+	small := newTree(t, nil, Options{QueueBytes: 4096})
+	pub = connect(t, small, "pub", "")
+	for i := range 200 {
+		pub.Exec(ctx, []byte(`{"method":"NOTIFY","resource":"/burst","data":`+strconv.Itoa(i)+`}`))
+	}
+	c = connect(t, small, "c", "")
+	c.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":"/burst","since":0,"msg_id":1}`))
+	if got := drain(t, c); len(got) != 1 || got[0] != `{"msg_id":1,"code":"success","recovered":false}` {
+		t.Errorf("replay past the queue's bytes: %q", got)
 	}
 }

@@ -25,10 +25,8 @@ func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string)
 	}
 	if m.Since != nil {
 		var fs []Frame
-		fs, recovered = t.hist.replay(r.path, *m.Since, t.seq, t.now(), t.opt.QueueFrames/2)
-		for _, f := range fs {
-			c.push(f)
-		}
+		fs, recovered = t.hist.replay(r.path, *m.Since, t.seq, t.now(), c.room())
+		c.pushReplay(fs)
 	}
 	t.subscribe(c, r.path)
 	t.mu.Unlock()
