@@ -6,13 +6,14 @@ import (
 )
 
 // Replies and notifications are written by hand into byte slices, keys in
-// the order docs/channel.md#the-websocket-door gives them: each is built once, without reflection.
+// the order docs/channel.md#the-websocket-door gives them: each is built
+// once, without reflection.
 
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string: quotes, backslashes and
 // control characters escaped, invalid UTF-8 replaced by U+FFFD.
-func appendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -66,7 +67,7 @@ func appendNullString(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, "null"...)
 	}
-	return appendString(b, s)
+	return AppendString(b, s)
 }
 
 // appendRaw appends the JSON value v, or null when v is nil.
@@ -84,7 +85,7 @@ func changeNote(kind, path, typ string, entity []byte, from string, seq uint64) 
 	b = append(b, `{"notify":"`...)
 	b = append(b, kind...)
 	b = append(b, `","resource":`...)
-	b = appendString(b, path)
+	b = AppendString(b, path)
 	b = append(b, `,"type":`...)
 	b = appendNullString(b, typ)
 	b = append(b, `,"entity":`...)
@@ -102,11 +103,11 @@ func changeNote(kind, path, typ string, entity []byte, from string, seq uint64) 
 func updateNote(parent, key, name, typ string, entity []byte, seq uint64) []byte {
 	b := make([]byte, 0, 64+len(parent)+len(name)+len(typ)+len(entity))
 	b = append(b, `{"notify":"UPDATE","resource":`...)
-	b = appendString(b, parent)
+	b = AppendString(b, parent)
 	b = append(b, `,"`...)
 	b = append(b, key...)
 	b = append(b, `":`...)
-	b = appendString(b, name)
+	b = AppendString(b, name)
 	b = append(b, `,"type":`...)
 	b = appendNullString(b, typ)
 	b = append(b, `,"entity":`...)
@@ -121,7 +122,7 @@ func updateNote(parent, key, name, typ string, entity []byte, seq uint64) []byte
 func notifyNote(path string, data []byte, from string, seq uint64) []byte {
 	b := make([]byte, 0, 64+len(path)+len(data)+len(from))
 	b = append(b, `{"notify":"NOTIFY","resource":`...)
-	b = appendString(b, path)
+	b = AppendString(b, path)
 	b = append(b, `,"data":`...)
 	b = appendRaw(b, data)
 	b = append(b, `,"from":`...)
@@ -160,6 +161,6 @@ func failedReply(msgID []byte, reason string) []byte {
 		b = append(b, ',')
 	}
 	b = append(b, `"code":"failed","reason":`...)
-	b = appendString(b, reason)
+	b = AppendString(b, reason)
 	return append(b, '}')
 }

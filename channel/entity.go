@@ -233,6 +233,6 @@ func entityField(e []byte, name string) ([]byte, bool) {
 
 // singleField returns the object {name: val}.
 func singleField(name string, val []byte) []byte {
-	b := appendString(make([]byte, 0, len(name)+len(val)+8), name)
+	b := AppendString(make([]byte, 0, len(name)+len(val)+8), name)
 	return joinFields([]field{{key: b, val: val}})
 }

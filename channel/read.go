@@ -24,7 +24,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 	}
 	b := replyStart(m.MsgID, len(m.Resource)+len(n.pub)+32)
 	b = append(b, `,"resource":`...)
-	b = appendString(b, m.Resource)
+	b = AppendString(b, m.Resource)
 	switch {
 	case r.hasAttr:
 		if n.entity == nil || r.attr[0] == '_' {
@@ -41,7 +41,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 		b = t.appendChildren(b, n, l)
 	case n.entity != nil:
 		b = append(b, `,"type":`...)
-		b = appendString(b, n.typ)
+		b = AppendString(b, n.typ)
 		b = append(b, `,"entity":`...)
 		b = append(b, n.pub...)
 	default:
@@ -59,7 +59,7 @@ func appendChildIDs(b []byte, n *node) []byte {
 		if c != n.first {
 			b = append(b, ',')
 		}
-		b = appendString(b, c.name)
+		b = AppendString(b, c.name)
 	}
 	return append(b, ']')
 }
@@ -96,14 +96,14 @@ func (t *Tree) appendChildren(b []byte, n *node, l listing) []byte {
 		}
 		taken++
 		if l.deep == 1 {
-			b = appendString(b, c.name)
+			b = AppendString(b, c.name)
 			continue
 		}
 		b = append(b, `{"rid":`...)
-		b = appendString(b, c.name)
+		b = AppendString(b, c.name)
 		b = append(b, `,"type":`...)
 		if c.entity != nil {
-			b = appendString(b, c.typ)
+			b = AppendString(b, c.typ)
 			b = append(b, `,"entity":`...)
 			b = append(b, c.pub...)
 		} else {

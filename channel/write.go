@@ -150,7 +150,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration, o *
 	t.emitChange(n, "POST", "create", cl.from, seq)
 	b := replyStart(m.MsgID, len(id)+8)
 	b = append(b, `,"id":`...)
-	b = appendString(b, id)
+	b = AppendString(b, id)
 	return append(b, '}'), ""
 }
 

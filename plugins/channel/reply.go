@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	tree "github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 )
 
@@ -22,9 +22,9 @@ type message struct {
 func newMessage(method, resource string, id int) *message {
 	m := &message{b: make([]byte, 0, 64+len(resource))}
 	m.b = append(m.b, `{"method":`...)
-	m.b = appendString(m.b, method)
+	m.b = tree.AppendString(m.b, method)
 	m.b = append(m.b, `,"resource":`...)
-	m.b = appendString(m.b, resource)
+	m.b = tree.AppendString(m.b, resource)
 	m.b = append(m.b, `,"msg_id":`...)
 	m.b = strconv.AppendInt(m.b, int64(id), 10)
 	return m
@@ -33,7 +33,7 @@ func newMessage(method, resource string, id int) *message {
 // raw adds a field whose value is JSON already.
 func (m *message) raw(name string, v []byte) *message {
 	m.b = append(m.b, ',')
-	m.b = appendString(m.b, name)
+	m.b = tree.AppendString(m.b, name)
 	m.b = append(m.b, ':')
 	m.b = append(m.b, v...)
 	return m
@@ -46,36 +46,6 @@ func (m *message) uint(name string, n uint64) *message {
 
 // bytes returns the message.
 func (m *message) bytes() []byte { return append(m.b, '}') }
-
-// appendString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced by U+FFFD, the rest
-// as it is.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < ' ':
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		case c < utf8.RuneSelf:
-			dst = append(dst, c)
-		default:
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				dst = append(dst, "\\ufffd"...)
-			} else {
-				dst = append(dst, s[i:i+n]...)
-			}
-			i += n
-			continue
-		}
-		i++
-	}
-	return append(dst, '"')
-}
 
 // field is one field of a JSON object, its value as it was written.
 type field struct {
@@ -143,7 +113,7 @@ func (r *reply) object() []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, f.name)
+		b = tree.AppendString(b, f.name)
 		b = append(b, ':')
 		b = append(b, f.value...)
 	}

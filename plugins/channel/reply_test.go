@@ -1,7 +1,6 @@
 package channel
 
 import (
-	"encoding/json"
 	"testing"
 )
 
@@ -43,28 +42,6 @@ func TestParseReply(t *testing.T) {
 	for _, bad := range []string{``, `[]`, `{"a":}`, `"x"`} {
 		if _, err := parseReply([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
-		}
-	}
-}
-
-// TestAppendString checks the JSON strings of the messages the door
-// builds.
-func TestAppendString(t *testing.T) {
-	cases := map[string]string{
-		"/a?x=1&y=<2>": `"/a?x=1&y=<2>"`,
-		"q\"b\\c":      `"q\"b\\c"`,
-		"\x01\n":       `"\u0001\u000a"`,
-		"caf\xc3\xa9":  "\"caf\xc3\xa9\"",
-		"bad\xff":      `"bad\ufffd"`,
-	}
-	for in, want := range cases {
-		got := string(appendString(nil, in))
-		if got != want {
-			t.Errorf("%q: %s, want %s", in, got, want)
-		}
-		var back string
-		if err := json.Unmarshal([]byte(got), &back); err != nil {
-			t.Errorf("%q: %s is not JSON: %v", in, got, err)
 		}
 	}
 }

@@ -165,7 +165,7 @@ func (w *watcher) frame(f tree.Frame) {
 	case r.code == "success":
 		state = r.object()
 	case r.reason == "not found":
-		state = []byte(`{"resource":` + string(appendString(nil, w.path)) + `,"type":null,"entity":null}`)
+		state = []byte(`{"resource":` + string(tree.AppendString(nil, w.path)) + `,"type":null,"entity":null}`)
 	default:
 		// Reading is no longer allowed: the stream ends.
 		w.err = io.EOF
