@@ -228,6 +228,28 @@ func TestSessionContract(t *testing.T) {
 	}
 }
 
+// holdBoth opens a session at /session/hold<rest>, which greets with
+// "ready <rest>" and then waits, and the stream /events/wait, which sends
+// "waiting" and then waits; it returns the session, the channel of its
+// end and the stream after its first event.
+func holdBoth(t *testing.T, s *testServer, rest string) (core.Session, <-chan struct{}, *bufio.Reader) {
+	t.Helper()
+	c, done := openSession(t, s, "/session/hold"+rest)
+	if m, err := c.Recv(t.Context()); err != nil || string(m.Data) != "ready "+rest {
+		t.Fatalf("first message %q, %v", m.Data, err)
+	}
+	resp, err := http.Get(s.srv.URL + "/events/wait")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	br := bufio.NewReader(resp.Body)
+	if line, _ := br.ReadString('\n'); line != "\"waiting\"\n" {
+		t.Errorf("first event %q", line)
+	}
+	return c, done, br
+}
+
 // TestGoAway checks that the server's shutdown ends open streams and
 // closes open sessions with going away, the end hook called once.
 func TestGoAway(t *testing.T) {
@@ -235,24 +257,12 @@ func TestGoAway(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := newTestServer(t, plugins.Entry{Name: "represent", Plugin: represent.Plugin{}}, plugins.Entry{Name: "test", Plugin: p})
 			ctx := t.Context()
-			c, done := openSession(t, s, "/session/hold/x")
-			if m, err := c.Recv(ctx); err != nil || string(m.Data) != "ready /x" {
-				t.Fatalf("first message %q, %v", m.Data, err)
-			}
-			resp, err := http.Get(s.srv.URL + "/events/wait")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			br := bufio.NewReader(resp.Body)
-			if line, _ := br.ReadString('\n'); line != "\"waiting\"\n" {
-				t.Errorf("first event %q", line)
-			}
+			c, done, br := holdBoth(t, s, "/x")
 			s.mount.GoAway()
 			if rest, err := io.ReadAll(br); err != nil || len(rest) != 0 {
 				t.Errorf("stream after going away: %q, %v", rest, err)
 			}
-			_, err = c.Recv(ctx)
+			_, err := c.Recv(ctx)
 			if code, _ := core.CloseStatus(err); code != core.CloseGoingAway {
 				t.Errorf("session closed with %v, want going away", err)
 			}
@@ -282,19 +292,7 @@ func TestKilledDuringStreams(t *testing.T) {
 	c := load(t, Config{Name: "test", Cmd: childCmd("serve")})
 	s := newTestServer(t, plugins.Entry{Name: "test", Plugin: c})
 	ctx := t.Context()
-	sess, done := openSession(t, s, "/session/hold")
-	if m, err := sess.Recv(ctx); err != nil || string(m.Data) != "ready " {
-		t.Fatalf("first message %q, %v", m.Data, err)
-	}
-	resp, err := http.Get(s.srv.URL + "/events/wait")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	br := bufio.NewReader(resp.Body)
-	if line, _ := br.ReadString('\n'); line != "\"waiting\"\n" {
-		t.Errorf("first event %q", line)
-	}
+	sess, done, br := holdBoth(t, s, "")
 	if err := syscall.Kill(c.PID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +303,7 @@ func TestKilledDuringStreams(t *testing.T) {
 			t.Errorf("stream after the kill: %q, %v", rest, err)
 		}
 	})
-	_, err = sess.Recv(ctx)
+	_, err := sess.Recv(ctx)
 	if code, _ := core.CloseStatus(err); code != core.CloseInternal {
 		t.Errorf("session closed with %v, want 1011", err)
 	}
