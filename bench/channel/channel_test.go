@@ -330,7 +330,7 @@ func TestRules(t *testing.T) {
 					t.Errorf("%s: measured %d of %d, %d latency samples", roomNames[room], rr.delivered, rr.totalDelivered, rr.lat.n)
 				}
 			}
-			if res.ratio() <= 0 || !strings.Contains(out.String(), "ratio ruled/open") {
+			if res.ratio() <= 0 || res.figure() <= 0 || !strings.Contains(out.String(), "ratio ruled/open") {
 				t.Errorf("ratio %v", res.ratio())
 			}
 			open, ruled := res.rooms[roomOpen], res.rooms[roomRuled]
@@ -370,6 +370,10 @@ func TestRoomTime(t *testing.T) {
 	}
 	if g := groupOf(3, "bob@example.com"); len(g) != 3 || g[2] != "bob@example.com" || g[0] == g[1] {
 		t.Errorf("groupOf(3) = %v", g)
+	}
+	r := rulesResult{order: roundOrder(2), rates: []float64{100, 90, 80, 100}}
+	if got := r.pairRatios(); !slices.Equal(got, []float64{0.9, 0.8}) {
+		t.Errorf("pairRatios = %v, want [0.9 0.8]", got)
 	}
 	if m := median([]float64{3, 1, 2, 10}); m != 2.5 {
 		t.Errorf("median = %v", m)

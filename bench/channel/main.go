@@ -8,7 +8,7 @@
 //	channel fanout  -url ws://H:P/channel [-pid PID] [-s 1000] [-window 32] [-d 5s]
 //	channel writes  -url ws://H:P/channel [-pid PID] [-phases notify@32,persistent@32,...] [-d 3s]
 //	channel hygiene -url ws://H:P/channel -debug H:P [-pid PID] [-k 10000] [-conc 64] [-wait 60s]
-//	channel rules   -url ws://H:P/channel -login EMAIL:PASSWORD -admin-token-file FILE [-pid PID] [-s 1000] [-rounds 6] [-d 1s]
+//	channel rules   -url ws://H:P/channel -login EMAIL:PASSWORD -admin-token-file FILE [-pid PID] [-s 1000] [-rounds 10] [-d 500ms]
 //
 // It uses gorilla/websocket rather than coder/websocket to keep the
 // client's own cost per message and per connection low: one process holds
@@ -196,9 +196,9 @@ func run(args []string) error {
 		tokenFile := fs.String("admin-token-file", "", "file holding the administrator's token (reso admin-token): the publisher's cookies user_id=0 and token")
 		fs.IntVar(&cfg.window, "window", 32, "NOTIFYs sent and not yet answered (1 to 1024)")
 		fs.IntVar(&cfg.dataSize, "data", 100, "bytes of data in each NOTIFY (20 to 60,000)")
-		fs.IntVar(&cfg.rounds, "rounds", 6, "measured rounds per room, alternating (1 to 20)")
-		fs.DurationVar(&cfg.warmup, "warmup", 300*time.Millisecond, "publishing before each round's measurement (at most 10s)")
-		fs.DurationVar(&cfg.dur, "d", time.Second, "measured time of one round (at most 10s)")
+		fs.IntVar(&cfg.rounds, "rounds", 10, "measured rounds per room, alternating (1 to 20)")
+		fs.DurationVar(&cfg.warmup, "warmup", 200*time.Millisecond, "publishing before each round's measurement (at most 10s)")
+		fs.DurationVar(&cfg.dur, "d", 500*time.Millisecond, "measured time of one round (at most 10s)")
 		fs.Int64Var(&cfg.maxSends, "max", 1_000_000, "most NOTIFYs in one round (at most 10,000,000)")
 		fs.DurationVar(&cfg.drain, "drain", 10*time.Second, "wait for a round's last replies and notifications (at most 1m)")
 		checks = append(checks,

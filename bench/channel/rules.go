@@ -507,13 +507,34 @@ func (r roomResult) rate() float64 {
 	return float64(r.delivered) / r.elapsed.Seconds()
 }
 
-// ratio is the figure: the ruled room's delivered/s over the open room's,
-// from the totals of their rounds.
+// ratio is the ruled room's delivered/s over the open room's, from the
+// totals of their rounds.
 func (r rulesResult) ratio() float64 {
 	if o := r.rooms[roomOpen].rate(); o > 0 {
 		return r.rooms[roomRuled].rate() / o
 	}
 	return 0
+}
+
+// figure is the figure of issue 10: the median of the ratios ruled/open of
+// the pairs of adjacent rounds.
+func (r rulesResult) figure() float64 { return median(r.pairRatios()) }
+
+// pairRatios is ruled/open of each pair of adjacent rounds (the rounds
+// come in pairs, one of each room), which a drift over the run weighs on
+// less than on the totals.
+func (r rulesResult) pairRatios() []float64 {
+	var out []float64
+	for i := 0; i+1 < len(r.rates) && i+1 < len(r.order); i += 2 {
+		o, ru := r.rates[i], r.rates[i+1]
+		if r.order[i] == roomRuled {
+			o, ru = ru, o
+		}
+		if o > 0 {
+			out = append(out, ru/o)
+		}
+	}
+	return out
 }
 
 // check says whether the rule was in force: the outsider received none of
@@ -581,17 +602,27 @@ func (r rulesResult) print(w io.Writer, cfg rulesConfig) {
 			fmt.Fprintf(w, "         CAPPED: -max NOTIFYs were sent before a round of the %s room was over; raise -max\n", roomNames[room])
 		}
 	}
-	ratio := r.ratio()
+	// The figure is the median of the pairs: on two shared cores a round
+	// now and then runs slow, and the totals move with it.
+	pairs := r.pairRatios()
+	fig := r.figure()
 	verdict := "met"
-	if ratio < 0.90 {
+	if fig < 0.90 {
 		verdict = "NOT met"
 	}
-	mo := median(r.rooms[roomOpen].rates)
-	mr := 0.0
-	if mo > 0 {
-		mr = median(r.rooms[roomRuled].rates) / mo
+	fmt.Fprintf(w, "  ratio ruled/open  %.3f  median of the %d pairs of adjacent rounds", fig, len(pairs))
+	if len(pairs) > 0 {
+		fmt.Fprintf(w, " (%.3f to %.3f)", slices.Min(pairs), slices.Max(pairs))
 	}
-	fmt.Fprintf(w, "  ratio ruled/open  %.3f  (totals of the rounds; %.3f of the medians); target (issue 10): at least 0.90: %s\n", ratio, mr, verdict)
+	fmt.Fprintf(w, "; target (issue 10): at least 0.90: %s\n", verdict)
+	fmt.Fprintf(w, "                    %.3f  totals of the rounds", r.ratio())
+	if o, ru := r.rooms[roomOpen], r.rooms[roomRuled]; o.serverCPU > 0 && ru.delivered > 0 && o.delivered > 0 {
+		// CPU per notification moves less with a busy machine than the
+		// throughput does.
+		fmt.Fprintf(w, "; server CPU per notification ruled/open %.3f",
+			(ru.serverCPU.Seconds()/float64(ru.delivered))/(o.serverCPU.Seconds()/float64(o.delivered)))
+	}
+	fmt.Fprintln(w)
 	if cfg.rule != "" {
 		ruled, open := r.rooms[roomRuled], r.rooms[roomOpen]
 		fmt.Fprintf(w, "  rule check: ruled room: the %d group members received %d (each at least %d), the outsider (anonymous, subscribed before the rule) %d; open room: the outsider %d; a new anonymous SUBSCRIBE of %s: %s\n",
