@@ -18,6 +18,15 @@ type Client struct {
 	ended bool
 	subs  map[string]struct{}
 	owned map[*node]struct{}
+	// member memoizes whether identity is in group, the last group it was
+	// judged against at a delivery (groups are never changed, only
+	// replaced), so that a fan-out looks each subscriber up once per
+	// group rather than once per notification. Written with the tree's
+	// write lock held.
+	memo struct {
+		group  *group
+		member bool
+	}
 
 	mu     sync.Mutex // guards the queue
 	q      []Frame

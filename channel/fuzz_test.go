@@ -25,6 +25,9 @@ func FuzzExec(f *testing.F) {
 		`{"method":"NOTIFY","resource":"/a","data":{"k":[]},"msg_id":7}`,
 		`{"method":"UNSUBSCRIBE","resource":"/a","msg_id":8}`,
 		`{"method":"PUT","resource":"/x","expires":1,"msg_id":9}`,
+		`{"method":"RULES","resource":"/a/b","rules":"self:cruds group:rs anon:-","group":["b@example.com"],"owner":"c@example.com","msg_id":10}`,
+		`{"method":"RULES","resource":"/a","group":null,"rules":"","msg_id":11}`,
+		`{"method":"SUBSCRIBE","resource":"/a/b","stream":true,"msg_id":12}`,
 		`{"msg_id":{"a":1}}`, `[]`, `{`, `"x"`, ``, `{"msg_id":null,"method":1}`,
 	} {
 		f.Add([]byte(s))

@@ -137,6 +137,35 @@ func (a *access) allows(identity string, ops Ops) bool {
 	return identity == Admin || a.rule.Allows(a.kind(identity), ops)
 }
 
+// delivers reports whether c may read at a, as allows does, with c's
+// memo of its group membership: the check of each subscriber at a
+// fan-out. Called with the tree's write lock held.
+func (a *access) delivers(c *Client) bool {
+	id := c.identity
+	if id == Admin {
+		return true
+	}
+	k := Anon
+	if id != "" {
+		k = Auth
+		for _, o := range a.owners[:a.nOwners] {
+			if o == id {
+				k = Self
+				break
+			}
+		}
+		if k == Auth && a.group != nil {
+			if c.memo.group != a.group {
+				c.memo.group, c.memo.member = a.group, a.group.has(id)
+			}
+			if c.memo.member {
+				k = Group
+			}
+		}
+	}
+	return a.rule.Allows(k, OpRead)
+}
+
 // everyone reports whether every kind of caller may do ops at a, so that
 // no caller needs to be judged.
 func (a *access) everyone(ops Ops) bool {

@@ -21,7 +21,7 @@ const maxRulesFile = 1 << 20
 
 // ParseRules reads a configuration of top-level rules: one line per path,
 // the path ("/name", or "*" for every top-level path not named and the
-// root), spaces and its rule (see [ParseRule]). Blank lines and lines
+// root), spaces or tabs and its rule (see [ParseRule]). Blank lines and lines
 // starting with # are skipped. An error names the line.
 func ParseRules(r io.Reader) (*Rules, error) {
 	rs := &Rules{top: make(map[string]*Rule)}
@@ -31,8 +31,11 @@ func ParseRules(r io.Reader) (*Rules, error) {
 		if text == "" || text[0] == '#' {
 			continue
 		}
-		path, rest, _ := strings.Cut(text, " ")
-		rule, err := ParseRule(strings.TrimSpace(rest))
+		path, rest := text, ""
+		if i := strings.IndexAny(text, " \t"); i >= 0 {
+			path, rest = text[:i], text[i+1:]
+		}
+		rule, err := ParseRule(rest)
 		if err != nil {
 			return nil, fmt.Errorf("channel: rules line %d: invalid rule", line)
 		}

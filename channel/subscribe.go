@@ -115,7 +115,7 @@ func (t *Tree) emit(res, about string, a *access, data []byte, seq uint64) int {
 	f := Frame{Seq: seq, Data: data}
 	n := 0
 	for _, c := range l.cs {
-		if judge && !a.allows(c.identity, OpRead) {
+		if judge && !a.delivers(c) {
 			continue
 		}
 		if c.push(f) {

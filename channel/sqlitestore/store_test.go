@@ -132,3 +132,58 @@ func TestMemory(t *testing.T) {
 		t.Fatalf("get: %q", got)
 	}
 }
+
+// TestRulesColumns checks that the rules, group and owner of a resource
+// survive a restart, and that a table made before they existed gets their
+// columns at Open, its rows kept.
+func TestRulesColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "reso.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The table as an older reso made it.
+	for _, q := range []string{
+		"DROP TABLE channel_resources",
+		"CREATE TABLE channel_resources (path TEXT PRIMARY KEY, type TEXT NOT NULL DEFAULT '', entity BLOB, creator TEXT NOT NULL DEFAULT '', created INTEGER NOT NULL)",
+		`INSERT INTO channel_resources VALUES ('/m', 'application/json', '{"old":1}', '', 1)`,
+	} {
+		if _, err := st.db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+
+	tr, st := start(t, path)
+	c, _ := tr.Connect("c1", "alice@example.com")
+	got := exec(t, c,
+		`{"method":"PUT","resource":"/m/r","persistent":true,"entity":1}`,
+		`{"method":"RULES","resource":"/m/r","rules":"self:cruds group:rs","group":["bob@example.com"],"msg_id":1}`,
+		`{"method":"PUT","resource":"/m/s","persistent":true,"entity":1}`,
+		`{"method":"RULES","resource":"/m/s","group":[],"owner":"dave@example.com","msg_id":2}`,
+	)
+	if len(got) != 2 {
+		t.Fatalf("RULES: %q", got)
+	}
+	c.Disconnect()
+	tr.Close()
+	st.Close()
+
+	tr, st = start(t, path)
+	defer st.Close()
+	defer tr.Close()
+	admin, _ := tr.Connect("admin", channel.Admin)
+	got = exec(t, admin,
+		`{"method":"GET","resource":"/m","msg_id":0}`,
+		`{"method":"RULES","resource":"/m/r","msg_id":1}`,
+		`{"method":"RULES","resource":"/m/s","msg_id":2}`,
+	)
+	want := []string{
+		`{"msg_id":0,"code":"success","resource":"/m","type":"application/json","entity":{"old":1}}`,
+		`{"msg_id":1,"code":"success","resource":"/m/r","rules":"self:cruds group:rs","group":["bob@example.com"],"owner":"alice@example.com","effective":"self:cruds group:rs auth:- anon:-"}`,
+		`{"msg_id":2,"code":"success","resource":"/m/s","rules":"","group":[],"owner":"dave@example.com","effective":"self:cruds group:cruds auth:cruds anon:cruds"}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("after restart:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
