@@ -45,7 +45,9 @@ func TestChannelRulesMatrix(t *testing.T) {
 		{name: "update", letter: "u", doors: []string{"ws", "http"}},
 		{name: "delete", letter: "d", doors: []string{"ws", "http"}},
 		{name: "subscribe", letter: "s", doors: []string{"ws"}}, // no HTTP door: SUBSCRIBE is a WebSocket method
-		{name: "notify", letter: "s", doors: []string{"ws"}},    // no HTTP door: NOTIFY is a WebSocket method
+		// SUBSCRIBE with "stream": true is checked as a read.
+		{name: "subscribe-stream", letter: "r", doors: []string{"ws"}},
+		{name: "notify", letter: "s", doors: []string{"ws"}}, // no HTTP door: NOTIFY is a WebSocket method
 	}
 	doors := []string{"ws", "http", "watch", "sse"}
 
@@ -145,6 +147,8 @@ func TestChannelRulesMatrix(t *testing.T) {
 									message, success = msg("DELETE", target, n, ""), okReply(n, "")
 								case "subscribe":
 									message, success = msg("SUBSCRIBE", target, n, ""), okReply(n, "")
+								case "subscribe-stream":
+									message, success = msg("SUBSCRIBE", target, n, `"stream":true`), okReply(n, "")
 								case "notify":
 									message, success = msg("NOTIFY", target, n, `"data":{"k":"`+c.kind+`"}`), okReply(n, `"sent_count":1`)
 								}
@@ -195,12 +199,11 @@ func TestChannelRulesMatrix(t *testing.T) {
 									}
 								}
 							case "watch", "sse":
-								header := "Accept: application/x-ndjson"
-								path := target + "?watch"
+								headers, path := rs.headers(c), target+"?watch"
 								if door == "sse" {
-									header, path = "Accept: text/event-stream", target
+									headers, path = append(headers, "Accept: text/event-stream"), target
 								}
-								s := rs.openStream("/channel"+path, append(rs.headers(c), header)...)
+								s := rs.openStream("/channel"+path, headers...)
 								defer s.conn.Close()
 								switch {
 								case allowed:
