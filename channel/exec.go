@@ -69,6 +69,8 @@ func (t *Tree) dispatch(cl *caller, m *message, call bool, o *op) ([]byte, strin
 		return t.unsubscribeMsg(cl, m, r)
 	case "NOTIFY":
 		return t.notify(cl, m, r)
+	case "RULES":
+		return t.rulesMsg(cl, m, r, o)
 	}
 	return nil, reasonUnknownMethod
 }

@@ -4,10 +4,11 @@ import "time"
 
 // histEntry is one notification kept for replay.
 type histEntry struct {
-	seq  uint64
-	res  string // the "resource" of the notification
-	at   time.Time
-	data []byte
+	seq   uint64
+	res   string // the "resource" of the notification
+	about string // the resource it is about: res, or the child of an UPDATE
+	at    time.Time
+	data  []byte
 }
 
 // history is the bounded record of recent notifications (docs/channel.md#replay-after-a-reconnect): a
@@ -69,12 +70,13 @@ func (h *history) trim(now time.Time) {
 	}
 }
 
-// replay returns the notifications of res after since, oldest first, and
-// whether the history still holds all of them. cur is the current seq:
+// replay returns the notifications of res after since that keep allows
+// (by the resource they are about), oldest first, and whether the history
+// still holds all of them. cur is the current seq:
 // a since beyond it comes from a history this tree never had. The frames
 // hold at most maxBytes of data; a replay that would hold more reports
 // false (the client re-reads the state instead).
-func (h *history) replay(res string, since, cur uint64, now time.Time, maxBytes int) ([]Frame, bool) {
+func (h *history) replay(res string, since, cur uint64, now time.Time, maxBytes int, keep func(about string) bool) ([]Frame, bool) {
 	h.trim(now)
 	if since < h.lost || since > cur {
 		return nil, false
@@ -83,7 +85,7 @@ func (h *history) replay(res string, since, cur uint64, now time.Time, maxBytes 
 	size := 0
 	for i := 0; i < h.n; i++ {
 		e := &h.buf[(h.head+i)%len(h.buf)]
-		if e.seq > since && e.res == res {
+		if e.seq > since && e.res == res && keep(e.about) {
 			if size += len(e.data); size > maxBytes {
 				return nil, false
 			}

@@ -27,6 +27,9 @@ const (
 	reasonDisconnected   = "disconnected"
 	reasonClosed         = "closed"
 	reasonStore          = "store failed"
+	reasonInvalidRules   = "invalid rules"
+	reasonInvalidGroup   = "invalid group"
+	reasonInvalidOwner   = "invalid owner"
 )
 
 // message is one client message of docs/channel.md#the-websocket-door. Unknown fields are
@@ -43,6 +46,10 @@ type message struct {
 	Partial    bool            `json:"partial"`
 	Since      *uint64         `json:"since"`
 	Expires    *float64        `json:"expires"`
+	Stream     bool            `json:"stream"`
+	Rules      *string         `json:"rules"`
+	Group      json.RawMessage `json:"group"`
+	Owner      *string         `json:"owner"`
 }
 
 // parseMessage decodes one frame. On failure it returns the reason and

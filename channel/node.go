@@ -14,6 +14,8 @@ type node struct {
 	pub     []byte // entity without private fields, sent to clients
 	creator string
 	created uint64
+	rule    *Rule  // its own rule (docs/channel.md#permissions); nil: none
+	group   *group // the group of its subtree; nil: the one above
 
 	owner   *Client     // the connection a transient entity belongs to
 	lease   *time.Timer // the expiry of an entity leased by Call
@@ -90,6 +92,15 @@ func (t *Tree) prune(n *node, o *op) {
 // record returns the store's record of n.
 func (n *node) record() Record {
 	r := Record{Path: n.path, Creator: n.creator, Created: n.created}
+	if n.rule != nil {
+		r.Rule = n.rule.String()
+	}
+	if n.group != nil {
+		r.Group = n.group.members
+		if r.Group == nil {
+			r.Group = []string{}
+		}
+	}
 	if n.persist {
 		r.Type, r.Entity = n.typ, n.entity
 	}

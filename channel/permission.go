@@ -1,24 +1,185 @@
 package channel
 
-// action is an operation that permissions rule on.
-type action int
+import "strings"
 
-// The actions that permissions will rule on.
-const (
-	actCreate    action = iota // PUT or POST of a new resource
-	actRead                    // GET, and a stream
-	actUpdate                  // PUT or partial PUT of an existing resource
-	actDelete                  // DELETE
-	actSubscribe               // SUBSCRIBE and NOTIFY
-)
+// Admin is the identity of the administrator, who may do everything
+// everywhere (docs/channel.md#operations-and-callers). A door must give it
+// to the administrator alone: reso's authenticator refuses a login record
+// with that e-mail.
+const Admin = "admin"
 
-// permit reports whether identity ("" anonymous) may do act on the
-// resource at path, whose creator is creator ("" when it has no entity or
-// does not exist). It is the one place every operation of every door
-// passes through, called with the tree's lock held.
-//
-// Permissions are a later issue: until they are built, every
-// operation is allowed.
-func (t *Tree) permit(identity string, act action, path, creator string) bool {
+// maxDepth is the most segments of a path (see validPath).
+const maxDepth = 32
+
+// group is the group of a subtree: e-mails, in the order given.
+type group struct {
+	members []string
+	set     map[string]struct{} // for long groups
+}
+
+// groupIndexAt is the length from which a group keeps a set.
+const groupIndexAt = 8
+
+// maxGroup bounds the members of one group.
+const maxGroup = 1024
+
+// newGroup returns the group of members; nil members give an empty group.
+func newGroup(members []string) *group {
+	g := &group{members: members}
+	if len(members) >= groupIndexAt {
+		g.set = make(map[string]struct{}, len(members))
+		for _, m := range members {
+			g.set[m] = struct{}{}
+		}
+	}
+	return g
+}
+
+// has reports whether identity is a member.
+func (g *group) has(identity string) bool {
+	if g.set != nil {
+		_, ok := g.set[identity]
+		return ok
+	}
+	for _, m := range g.members {
+		if m == identity {
+			return true
+		}
+	}
+	return false
+}
+
+// access is what the rules in force at one path give: the rights of each
+// kind of caller, who counts as self there and the group in force.
+type access struct {
+	rule    Rule
+	owners  [maxDepth]string // creators on the way, below the top level
+	nOwners int
+	group   *group
+}
+
+// accessAt fills a with the access at path, whether or not a resource is
+// there: the rule of its top-level path narrowed by the rule of every
+// existing node on the way down; a missing node passes on what its parent
+// has. Called with the lock.
+func (t *Tree) accessAt(a *access, path string) {
+	t.accessWithin(a, path, len(path))
+}
+
+// accessAbove fills a with the access at path as if no resource were
+// there: what path inherits, without what its own node adds.
+func (t *Tree) accessAbove(a *access, path string) {
+	t.accessWithin(a, path, strings.LastIndexByte(path, '/'))
+}
+
+// accessWithin fills a with the access at path, taking into account the
+// nodes of path[:end] only.
+func (t *Tree) accessWithin(a *access, path string, end int) {
+	*a = access{rule: *t.opt.Rules.of("")}
+	if path == "/" {
+		return
+	}
+	top := true
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		var n *node
+		if i <= end {
+			n = t.nodes[path[:i]]
+		}
+		if n == nil {
+			if top {
+				a.rule = *t.opt.Rules.of(path[1:i])
+			}
+			return
+		}
+		t.descend(a, n)
+		top = false
+	}
+}
+
+// descend turns a, the access at n's parent, into the access at n.
+func (t *Tree) descend(a *access, n *node) {
+	if n.parent == t.root {
+		a.rule = *t.opt.Rules.of(n.name)
+	} else if n.creator != "" && a.nOwners < maxDepth {
+		a.owners[a.nOwners] = n.creator
+		a.nOwners++
+	}
+	if n.rule != nil {
+		a.rule.narrow(n.rule)
+	}
+	if n.group != nil {
+		a.group = n.group
+	}
+}
+
+// kind returns the kind of caller identity is at a (the first that
+// applies: self, group, auth, anon).
+func (a *access) kind(identity string) Kind {
+	if identity == "" {
+		return Anon
+	}
+	for _, o := range a.owners[:a.nOwners] {
+		if o == identity {
+			return Self
+		}
+	}
+	if a.group != nil && a.group.has(identity) {
+		return Group
+	}
+	return Auth
+}
+
+// allows reports whether identity may do ops at a.
+func (a *access) allows(identity string, ops Ops) bool {
+	return identity == Admin || a.rule.Allows(a.kind(identity), ops)
+}
+
+// everyone reports whether every kind of caller may do ops at a, so that
+// no caller needs to be judged.
+func (a *access) everyone(ops Ops) bool {
+	for k := range numKinds {
+		if !a.rule.Allows(k, ops) {
+			return false
+		}
+	}
 	return true
+}
+
+// permit reports whether identity ("" anonymous) may do ops at path: the
+// one check every operation of every door passes through. Called with the
+// lock.
+func (t *Tree) permit(identity string, ops Ops, path string) bool {
+	if identity == Admin {
+		return true
+	}
+	var a access
+	t.accessAt(&a, path)
+	return a.allows(identity, ops)
+}
+
+// readDenied returns the failure of a read of path that identity may not
+// do, or "" when it may. It is "not found" when only what the resource
+// itself adds (its rule, its group) denies the read, which is what a read
+// answers where no resource is, and "forbidden" when the read would be
+// denied there anyway. So a denied read never tells whether the resource
+// exists. Called with the lock.
+func (t *Tree) readDenied(identity, path string) string {
+	if identity == Admin {
+		return ""
+	}
+	var a access
+	t.accessAt(&a, path)
+	if a.allows(identity, OpRead) {
+		return ""
+	}
+	if path != "/" {
+		t.accessAbove(&a, path)
+		if a.allows(identity, OpRead) {
+			return reasonNotFound
+		}
+	}
+	return reasonForbidden
 }

@@ -15,12 +15,12 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	if reason := t.readDenied(cl.identity, r.path); reason != "" {
+		return nil, reason
+	}
 	n := t.lookup(r.path)
 	if n == nil {
 		return nil, reasonNotFound
-	}
-	if !t.permit(cl.identity, actRead, r.path, n.creator) {
-		return nil, reasonForbidden
 	}
 	b := replyStart(m.MsgID, len(m.Resource)+len(n.pub)+32)
 	b = append(b, `,"resource":`...)
@@ -38,7 +38,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 		b = append(b, v...)
 	case r.hasQuery:
 		b = append(b, `,"type":"`+defaultType+`","entity":`...)
-		b = t.appendChildren(b, n, l)
+		b = t.appendChildren(b, t.lister(cl.identity, n), l)
 	case n.entity != nil:
 		b = append(b, `,"type":`...)
 		b = AppendString(b, n.typ)
@@ -46,26 +46,67 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 		b = append(b, n.pub...)
 	default:
 		b = append(b, `,"type":"`+defaultType+`","entity":`...)
-		b = appendChildIDs(b, n)
+		b = appendChildIDs(b, t.lister(cl.identity, n))
 	}
 	return append(b, '}'), ""
 }
 
-// appendChildIDs appends the ids of n's children, in creation order, as a
-// JSON array.
-func appendChildIDs(b []byte, n *node) []byte {
+// lister lists the children of one node that a caller may read
+// (docs/channel.md#denials).
+type lister struct {
+	t        *Tree
+	n        *node
+	identity string
+	a        access // at n
+}
+
+// lister returns the lister of n's children for identity. Called with the
+// lock.
+func (t *Tree) lister(identity string, n *node) *lister {
+	l := &lister{t: t, n: n, identity: identity}
+	t.accessAt(&l.a, n.path)
+	return l
+}
+
+// sees reports whether the caller may read c, a child of l.n.
+func (l *lister) sees(c *node) bool {
+	if l.identity == Admin {
+		return true
+	}
+	a := l.a
+	l.t.descend(&a, c)
+	return a.allows(l.identity, OpRead)
+}
+
+// child returns the lister of c, a child of l.n.
+func (l *lister) child(c *node) *lister {
+	cl := &lister{t: l.t, n: c, identity: l.identity, a: l.a}
+	l.t.descend(&cl.a, c)
+	return cl
+}
+
+// appendChildIDs appends the ids of the children of l.n the caller may
+// read, in creation order, as a JSON array.
+func appendChildIDs(b []byte, l *lister) []byte {
 	b = append(b, '[')
-	for c := n.first; c != nil; c = c.next {
-		if c != n.first {
+	first := true
+	for c := l.n.first; c != nil; c = c.next {
+		if !l.sees(c) {
+			continue
+		}
+		if !first {
 			b = append(b, ',')
 		}
+		first = false
 		b = AppendString(b, c.name)
 	}
 	return append(b, ']')
 }
 
-// appendChildren appends the children of n as listing l asks.
-func (t *Tree) appendChildren(b []byte, n *node, l listing) []byte {
+// appendChildren appends the children of ls.n the caller may read, as
+// listing l asks.
+func (t *Tree) appendChildren(b []byte, ls *lister, l listing) []byte {
+	n := ls.n
 	first, step := n.first, func(c *node) *node { return c.next }
 	if l.desc {
 		first, step = n.last, func(c *node) *node { return c.prev }
@@ -73,7 +114,7 @@ func (t *Tree) appendChildren(b []byte, n *node, l listing) []byte {
 	if l.deep == 0 {
 		count := 0
 		for c := first; c != nil; c = step(c) {
-			if l.like == "" || like(l.like, c.name) {
+			if (l.like == "" || like(l.like, c.name)) && ls.sees(c) {
 				count++
 			}
 		}
@@ -84,7 +125,7 @@ func (t *Tree) appendChildren(b []byte, n *node, l listing) []byte {
 	b = append(b, '[')
 	skip, taken := l.offset, 0
 	for c := first; c != nil && (l.limit < 0 || taken < l.limit); c = step(c) {
-		if l.like != "" && !like(l.like, c.name) {
+		if l.like != "" && !like(l.like, c.name) || !ls.sees(c) {
 			continue
 		}
 		if skip > 0 {
@@ -108,7 +149,7 @@ func (t *Tree) appendChildren(b []byte, n *node, l listing) []byte {
 			b = append(b, c.pub...)
 		} else {
 			b = append(b, `"`+defaultType+`","entity":`...)
-			b = appendChildIDs(b, c)
+			b = appendChildIDs(b, ls.child(c))
 		}
 		b = append(b, '}')
 	}

@@ -6,11 +6,13 @@ import "context"
 // exists only because it has persistent children is a Record too, with a
 // nil Entity, so that its place among its siblings survives a restart.
 type Record struct {
-	Path    string // "/a/b"
-	Type    string // media type; "" for a node without entity
-	Entity  []byte // raw compact JSON, field order as given; nil for a node without entity
-	Creator string // identity of the creator, "" anonymous
-	Created uint64 // seq of its creation: children are listed in creation order
+	Path    string   // "/a/b"
+	Type    string   // media type; "" for a node without entity
+	Entity  []byte   // raw compact JSON, field order as given; nil for a node without entity
+	Creator string   // identity of the creator (the owner), "" anonymous
+	Rule    string   // its own rule text (docs/channel.md#the-rule-text); "" none
+	Group   []string // the group of its subtree; nil none, empty a group without members
+	Created uint64   // seq of its creation: children are listed in creation order
 }
 
 // Store keeps the persistent resources of a [Tree] and a seq that no seq

@@ -94,19 +94,30 @@ func (t *Tree) unsubscribe(c *Client, path string) {
 	}
 }
 
-// emit records the notification data about res in the history and
-// queues it to every subscriber of res; it returns how many took it.
-// Called with the lock, so every subscriber gets the notifications of a
-// resource in the order of their seq.
-func (t *Tree) emit(res string, data []byte, seq uint64) int {
-	t.hist.add(histEntry{seq: seq, res: res, at: t.now(), data: data})
+// emit records the notification data to the subscribers of res in the
+// history and queues it to every subscriber of res that may read about,
+// the resource the notification is about (docs/channel.md#denials); it
+// returns how many took it. a is the access at about, or nil for emit to
+// find it. Called with the lock, so every subscriber gets the
+// notifications of a resource in the order of their seq.
+func (t *Tree) emit(res, about string, a *access, data []byte, seq uint64) int {
+	t.hist.add(histEntry{seq: seq, res: res, about: about, at: t.now(), data: data})
 	l := t.subs[res]
 	if l == nil {
 		return 0
 	}
+	var found access
+	if a == nil {
+		a = &found
+		t.accessAt(a, about)
+	}
+	judge := !a.everyone(OpRead)
 	f := Frame{Seq: seq, Data: data}
 	n := 0
 	for _, c := range l.cs {
+		if judge && !a.allows(c.identity, OpRead) {
+			continue
+		}
 		if c.push(f) {
 			n++
 		}

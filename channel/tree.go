@@ -18,6 +18,7 @@ type Options struct {
 	Subscriptions int              // most subscriptions of one client (default 1024)
 	HistoryCount  int              // notifications kept for replay (default 50000)
 	HistoryAge    time.Duration    // and their greatest age (default 10m)
+	Rules         *Rules           // rules of the top-level paths; nil: open to all
 	Now           func() time.Time // clock for tests; default time.Now
 }
 
@@ -130,6 +131,16 @@ func (t *Tree) load(ctx context.Context) error {
 		}
 		n := t.ensure(r.Path, r.Created)
 		n.created, n.creator = r.Created, r.Creator
+		if r.Rule != "" {
+			rule, err := ParseRule(r.Rule)
+			if err != nil {
+				return fmt.Errorf("channel: load: rule of %q: %w", r.Path, err)
+			}
+			n.rule = &rule
+		}
+		if r.Group != nil {
+			n.group = newGroup(r.Group)
+		}
 		if !n.stored {
 			n.stored = true
 			n.parent.storedKids++

@@ -15,7 +15,7 @@ func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string)
 	c := cl.c
 	recovered := false
 	t.mu.Lock()
-	if reason := t.mayListen(cl, r.path); reason != "" {
+	if reason := t.mayListen(cl, r.path, m.Stream); reason != "" {
 		t.mu.Unlock()
 		return nil, reason
 	}
@@ -25,7 +25,7 @@ func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string)
 	}
 	if m.Since != nil {
 		var fs []Frame
-		fs, recovered = t.hist.replay(r.path, *m.Since, t.seq, t.now(), c.room())
+		fs, recovered = t.hist.replay(r.path, *m.Since, t.seq, t.now(), c.room(), t.reader(c.identity))
 		c.pushReplay(fs)
 	}
 	t.subscribe(c, r.path)
@@ -36,6 +36,21 @@ func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string)
 	b := replyStart(m.MsgID, 20)
 	b = strconv.AppendBool(append(b, `,"recovered":`...), recovered)
 	return append(b, '}'), ""
+}
+
+// reader returns a function reporting whether identity may read a
+// resource now, for a replay: it judges each resource once. Use it with
+// the lock held.
+func (t *Tree) reader(identity string) func(path string) bool {
+	judged := make(map[string]bool)
+	return func(path string) bool {
+		ok, seen := judged[path]
+		if !seen {
+			ok = t.permit(identity, OpRead, path)
+			judged[path] = ok
+		}
+		return ok
+	}
 }
 
 // unsubscribeMsg runs UNSUBSCRIBE.
@@ -65,12 +80,12 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 		return nil, reasonInvalidEntity
 	}
 	t.mu.Lock()
-	if reason := t.mayListen(cl, r.path); reason != "" {
+	if reason := t.mayListen(cl, r.path, false); reason != "" {
 		t.mu.Unlock()
 		return nil, reason
 	}
 	seq := t.nextSeq()
-	sent := t.emit(r.path, notifyNote(r.path, data.full, cl.from, seq), seq)
+	sent := t.emit(r.path, r.path, nil, notifyNote(r.path, data.full, cl.from, seq), seq)
 	t.mu.Unlock()
 	if sent == 0 {
 		return nil, reasonNoSubscriber
@@ -81,16 +96,16 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 }
 
 // mayListen returns why cl may not subscribe to path or NOTIFY it ("" when
-// it may); t.mu is held.
-func (t *Tree) mayListen(cl *caller, path string) string {
+// it may): the subscribe right, or for a stream (a GET kept open) the
+// read right, denied as a read is; t.mu is held.
+func (t *Tree) mayListen(cl *caller, path string, stream bool) string {
 	if reason := t.usable(cl); reason != "" {
 		return reason
 	}
-	creator := ""
-	if n := t.lookup(path); n != nil {
-		creator = n.creator
+	if stream {
+		return t.readDenied(cl.identity, path)
 	}
-	if !t.permit(cl.identity, actSubscribe, path, creator) {
+	if !t.permit(cl.identity, OpSubscribe, path) {
 		return reasonForbidden
 	}
 	return ""

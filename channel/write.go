@@ -71,10 +71,14 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration, o *o
 	}
 	n := t.lookup(r.path)
 	exists := n != nil && n.entity != nil
+	op := OpCreate
 	if exists {
-		if !t.permit(cl.identity, actUpdate, r.path, n.creator) {
-			return nil, reasonForbidden
-		}
+		op = OpUpdate
+	}
+	if !t.permit(cl.identity, op, r.path) {
+		return nil, reasonForbidden
+	}
+	if exists {
 		if merge {
 			full, err := mergeEntity(n.entity, e.full)
 			if err != nil {
@@ -85,15 +89,13 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration, o *o
 				typ = n.typ
 			}
 		}
-	} else if !t.permit(cl.identity, actCreate, r.path, "") {
-		return nil, reasonForbidden
 	}
 	if typ == "" {
 		typ = defaultType
 	}
 	seq := t.nextSeq()
 	n = t.ensure(r.path, seq)
-	if !exists {
+	if !exists && n.creator == "" {
 		n.creator = cl.identity
 	}
 	t.setEntity(n, typ, e, cl, m.Persistent, lease, o)
@@ -126,6 +128,12 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration, o *
 	var id, path string
 	if m.ID != nil {
 		id, path = *m.ID, childPath(r.path, *m.ID)
+		if !validPath(path) {
+			return nil, reasonInvalidRes
+		}
+		if !t.permit(cl.identity, OpCreate, path) {
+			return nil, reasonForbidden
+		}
 		if t.lookup(path) != nil {
 			return nil, reasonExists
 		}
@@ -140,7 +148,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration, o *
 	if !validPath(path) {
 		return nil, reasonInvalidRes
 	}
-	if !t.permit(cl.identity, actCreate, path, "") {
+	if !t.permit(cl.identity, OpCreate, path) {
 		return nil, reasonForbidden
 	}
 	seq := t.nextSeq()
@@ -174,12 +182,12 @@ func (t *Tree) delete(cl *caller, m *message, r resource, o *op) ([]byte, string
 	if reason := t.usable(cl); reason != "" {
 		return nil, reason
 	}
+	if !t.permit(cl.identity, OpDelete, r.path) {
+		return nil, reasonForbidden
+	}
 	n := t.lookup(r.path)
 	if n == nil || n.entity == nil {
 		return nil, reasonNotFound
-	}
-	if !t.permit(cl.identity, actDelete, r.path, n.creator) {
-		return nil, reasonForbidden
 	}
 	t.removeEntity(n, cl.from, o)
 	return nil, ""
@@ -272,7 +280,12 @@ func (t *Tree) removeEntity(n *node, from string, o *op) {
 // "POST", "DELETE") to the subscribers of n, UPDATE with key ("update",
 // "create", "delete") to those of its parent. Called with the lock.
 func (t *Tree) emitChange(n *node, kind, key, from string, seq uint64) {
-	t.emit(n.path, changeNote(kind, n.path, n.typ, n.pub, from, seq), seq)
 	p := n.parent
-	t.emit(p.path, updateNote(p.path, key, n.name, n.typ, n.pub, seq), seq)
+	var a *access
+	if t.subs[n.path] != nil || t.subs[p.path] != nil {
+		a = new(access)
+		t.accessAt(a, n.path)
+	}
+	t.emit(n.path, n.path, a, changeNote(kind, n.path, n.typ, n.pub, from, seq), seq)
+	t.emit(p.path, n.path, a, updateNote(p.path, key, n.name, n.typ, n.pub, seq), seq)
 }

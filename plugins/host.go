@@ -37,6 +37,12 @@ type Host struct {
 	// (core.NewIdentityContext), where the host finds it for
 	// core.Request.Identity.
 	Optional func(http.Handler) http.Handler
+	// Challenge sets the headers that ask a caller for credentials
+	// (auth: (*Authenticator).Challenge). The host calls it before it
+	// writes a 401 error of a route with an optional identity to an
+	// anonymous caller, so that a plugin answers 401 without knowing the
+	// schemes. Nil sets none.
+	Challenge func(http.ResponseWriter)
 	// BodyLimit caps request bodies in bytes (413 past it); 0 means
 	// [DefaultBodyLimit] and a negative value means no cap.
 	BodyLimit int64
@@ -152,6 +158,10 @@ func (m *Host) handler(h core.Handler, mode IdentityMode) http.Handler {
 		resp, err := h.Handle(r.Context(), req)
 		switch {
 		case err != nil:
+			if se, ok := core.AsStatus(err); ok && se.Code() == http.StatusUnauthorized &&
+				mode == IdentityOptional && req.Identity == nil && m.Challenge != nil {
+				m.Challenge(w)
+			}
 			core.WriteError(w, r, err)
 		case resp != nil && resp.Stream != nil:
 			core.WriteStream(w, r, resp, core.StreamOptions{KeepAlive: m.KeepAlive, Stop: m.live.stopping()})

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -293,4 +294,88 @@ func TestIdle(t *testing.T) {
 	var out strings.Builder
 	res.print(&out, cfg)
 	t.Log("\n" + out.String())
+}
+
+func TestRules(t *testing.T) {
+	for _, ignore := range []bool{false, true} {
+		t.Run(map[bool]string{false: "enforced", true: "ignored"}[ignore], func(t *testing.T) {
+			f := newFake(t)
+			f.ignoreRules = ignore
+			d, _ := newDialer(f.url(), 1024)
+			cfg := rulesConfig{subs: 10, dialConc: 4, open: "/bench/open/room", ruled: "/bench/ruled/room", rule: "group:rs",
+				groupSize: 5, login: "bob@example.com:pw", adminToken: "t", window: 4, dataSize: 100, rounds: 2,
+				warmup: 20 * time.Millisecond, dur: 100 * time.Millisecond, maxSends: 1_000_000, drain: 5 * time.Second, timeout: 10 * time.Second}
+			res, err := runRules(d, newProbe(os.Getpid(), ""), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			res.print(&out, cfg)
+			t.Log("\n" + out.String())
+			if f.overflow.Load() != 0 {
+				t.Fatalf("the fake server dropped %d notifications", f.overflow.Load())
+			}
+			if f.basic.Load() != 1 || f.logins.Load() != 1 {
+				t.Errorf("%d handshakes with Basic, %d logins over HTTP: want 1 and 1 (cookies for the others)", f.basic.Load(), f.logins.Load())
+			}
+			if len(res.order) != 4 || len(res.rates) != 4 || res.order[0] != roomOpen || res.order[2] != roomRuled {
+				t.Errorf("rounds %v, rates %v: want open, ruled, ruled, open", res.order, res.rates)
+			}
+			for room, rr := range res.rooms {
+				if rr.totalSends == 0 || rr.totalFailed != 0 || rr.totalDelivered != rr.totalSends*10 || rr.minPerSub != rr.totalSends {
+					t.Errorf("%s: %d sends (%d failed), members received %d (each at least %d)",
+						roomNames[room], rr.totalSends, rr.totalFailed, rr.totalDelivered, rr.minPerSub)
+				}
+				if rr.delivered == 0 || rr.delivered > rr.totalDelivered || rr.lat.n == 0 {
+					t.Errorf("%s: measured %d of %d, %d latency samples", roomNames[room], rr.delivered, rr.totalDelivered, rr.lat.n)
+				}
+			}
+			if res.ratio() <= 0 || res.figure() <= 0 || !strings.Contains(out.String(), "ratio ruled/open") {
+				t.Errorf("ratio %v", res.ratio())
+			}
+			open, ruled := res.rooms[roomOpen], res.rooms[roomRuled]
+			err = res.check(cfg)
+			if ignore {
+				if err == nil || ruled.outsider != ruled.totalSends {
+					t.Errorf("rule ignored: check %v, outsider received %d of %d", err, ruled.outsider, ruled.totalSends)
+				}
+				return
+			}
+			if err != nil || ruled.outsider != 0 || open.outsider != open.totalSends || res.probe != "failed (forbidden)" {
+				t.Errorf("check %v; outsider received %d (ruled), %d of %d (open); probe %q", err, ruled.outsider, open.outsider, open.totalSends, res.probe)
+			}
+		})
+	}
+}
+
+func TestRoomTime(t *testing.T) {
+	for _, tt := range []struct {
+		frame string
+		room  int
+		ts    int64
+		ok    bool
+	}{
+		{`{"notify":"NOTIFY","resource":"/a","data":"1@ts=42;xx","seq":1}`, 1, 42, true},
+		{`{"notify":"NOTIFY","resource":"/a","data":"0@ts=7;","seq":1}`, 0, 7, true},
+		{`{"notify":"NOTIFY","resource":"/a","data":"@ts=7;","seq":1}`, 0, 0, false},
+		{`{"notify":"UPDATE","resource":"/a","seq":2}`, 0, 0, false},
+	} {
+		room, ts, ok := roomTime([]byte(tt.frame))
+		if room != tt.room || ts != tt.ts || ok != tt.ok {
+			t.Errorf("%s: %d, %d, %v; want %d, %d, %v", tt.frame, room, ts, ok, tt.room, tt.ts, tt.ok)
+		}
+	}
+	if got := roundOrder(3); !slices.Equal(got, []int{0, 1, 1, 0, 0, 1}) {
+		t.Errorf("roundOrder(3) = %v", got)
+	}
+	if g := groupOf(3, "bob@example.com"); len(g) != 3 || g[2] != "bob@example.com" || g[0] == g[1] {
+		t.Errorf("groupOf(3) = %v", g)
+	}
+	r := rulesResult{order: roundOrder(2), rates: []float64{100, 90, 80, 100}}
+	if got := r.pairRatios(); !slices.Equal(got, []float64{0.9, 0.8}) {
+		t.Errorf("pairRatios = %v, want [0.9 0.8]", got)
+	}
+	if m := median([]float64{3, 1, 2, 10}); m != 2.5 {
+		t.Errorf("median = %v", m)
+	}
 }

@@ -63,6 +63,24 @@ func (d *dialer) dial() (*websocket.Conn, error) {
 	return c, nil
 }
 
+// dialAs opens one connection whose handshake also carries the header
+// lines of extra (credentials: Authorization, Cookie) and returns the
+// handshake's response, whose Set-Cookie lines a login answers with.
+func (d *dialer) dialAs(extra http.Header) (*websocket.Conn, *http.Response, error) {
+	h := d.header.Clone()
+	for k, vs := range extra {
+		h[k] = append([]string(nil), vs...)
+	}
+	c, resp, err := d.ws.Dial(d.url, h)
+	if err != nil {
+		if resp != nil {
+			return nil, nil, fmt.Errorf("dial: %w (status %s)", err, resp.Status)
+		}
+		return nil, nil, fmt.Errorf("dial: %w", err)
+	}
+	return c, resp, nil
+}
+
 // readFrame reads the next data message into buf (grown as needed) and
 // returns it; the result is valid until the next call with the same buf.
 // Pings are answered by the library while it reads.
@@ -96,6 +114,9 @@ type message struct {
 	Entity     json.RawMessage `json:"entity,omitempty"`
 	Data       json.RawMessage `json:"data,omitempty"`
 	Persistent bool            `json:"persistent,omitempty"`
+	// Rules and Group are those of RULES; a nil Rules is left out.
+	Rules *string  `json:"rules,omitempty"`
+	Group []string `json:"group,omitempty"`
 }
 
 // reply is the part of a server reply the load client reads when it
@@ -106,6 +127,7 @@ type reply struct {
 	Reason    string          `json:"reason"`
 	SentCount *int64          `json:"sent_count"`
 	Entity    json.RawMessage `json:"entity"`
+	Effective string          `json:"effective"` // of a RULES reply
 }
 
 // call sends m and waits, until the deadline, for the reply with its

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +19,11 @@ import (
 // load client's counting: SUBSCRIBE, UNSUBSCRIBE, NOTIFY (with sent_count
 // or "no subscriber"), PUT (transient resources die with their
 // connection, with an UPDATE to the parent's subscribers), GET ?deep=0,
-// and a pprof-like goroutine count of 10 plus 2 per live connection.
+// a pprof-like goroutine count of 10 plus 2 per live connection, and a
+// sketch of permissions: identities from Basic credentials or the cookies
+// of a login (GET /channel/ with Basic; user_id 0 is the administrator),
+// and RULES that leave a resource to its group (SUBSCRIBE forbidden and no
+// notification for the others) unless ignoreRules is set.
 type fake struct {
 	mu       sync.Mutex
 	subs     map[string]map[*fconn]bool
@@ -27,20 +32,29 @@ type fake struct {
 	live     atomic.Int64
 	puts     atomic.Int64
 	persist  atomic.Int64
-	overflow atomic.Int64 // notifications dropped on a full queue
-	srv      *httptest.Server
-	debug    *httptest.Server
+	overflow atomic.Int64               // notifications dropped on a full queue
+	groups   map[string]map[string]bool // path -> its group, for a path with a rule
+	users    map[string]string          // user_id -> e-mail, of the logins
+	logins   atomic.Int64               // logins over HTTP
+	basic    atomic.Int64               // handshakes with Basic credentials
+	// ignoreRules makes RULES succeed and change nothing.
+	ignoreRules bool
+	srv         *httptest.Server
+	debug       *httptest.Server
 }
 
 type fconn struct {
-	ws  *websocket.Conn
-	out chan []byte
+	ws    *websocket.Conn
+	out   chan []byte
+	email string // "": anonymous
 }
 
 func newFake(t *testing.T) *fake {
-	f := &fake{subs: map[string]map[*fconn]bool{}, children: map[string]map[string]*fconn{}}
+	f := &fake{subs: map[string]map[*fconn]bool{}, children: map[string]map[string]*fconn{},
+		groups: map[string]map[string]bool{}, users: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/channel", f.serve)
+	mux.HandleFunc("/channel/", f.login)
 	f.srv = httptest.NewServer(mux)
 	f.debug = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
@@ -59,6 +73,48 @@ func newFake(t *testing.T) *fake {
 func (f *fake) url() string       { return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/channel" }
 func (f *fake) debugAddr() string { return strings.TrimPrefix(f.debug.URL, "http://") }
 
+// login answers 404 to a GET with Basic credentials, with session
+// cookies, and 401 without.
+func (f *fake) login(w http.ResponseWriter, r *http.Request) {
+	email, _, ok := r.BasicAuth()
+	if !ok {
+		http.Error(w, "Unauthorized", http.StatusUnauthorized)
+		return
+	}
+	f.mu.Lock()
+	uid := strconv.Itoa(len(f.users) + 1)
+	f.users[uid] = email
+	f.mu.Unlock()
+	f.logins.Add(1)
+	http.SetCookie(w, &http.Cookie{Name: "user_id", Value: uid})
+	http.SetCookie(w, &http.Cookie{Name: "token", Value: "t" + uid})
+	http.NotFound(w, r)
+}
+
+// identity is the e-mail of a handshake's credentials, "" for none.
+func (f *fake) identity(r *http.Request) string {
+	if email, _, ok := r.BasicAuth(); ok {
+		f.basic.Add(1)
+		return email
+	}
+	ck, err := r.Cookie("user_id")
+	if err != nil {
+		return ""
+	}
+	if ck.Value == "0" {
+		return "admin"
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.users[ck.Value]
+}
+
+// allowed tells whether c may read and subscribe to p; f.mu is held.
+func (f *fake) allowed(c *fconn, p string) bool {
+	g := f.groups[p]
+	return g == nil || c.email == "admin" || g[c.email]
+}
+
 func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	up := websocket.Upgrader{CheckOrigin: func(r *http.Request) bool {
 		return r.Header.Get("Origin") == "http://"+r.Host
@@ -69,7 +125,7 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.live.Add(1)
 	defer f.live.Add(-1)
-	c := &fconn{ws: ws, out: make(chan []byte, 1<<14)}
+	c := &fconn{ws: ws, out: make(chan []byte, 1<<14), email: f.identity(r)}
 	done := make(chan struct{})
 	go func() { // the writer
 		defer close(done)
@@ -112,6 +168,8 @@ func (f *fake) exec(c *fconn, b []byte) {
 		Entity     json.RawMessage
 		Data       json.RawMessage
 		Persistent bool
+		Rules      *string
+		Group      []string
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		c.out <- []byte(`{"code":"failed","reason":"invalid JSON"}`)
@@ -123,7 +181,20 @@ func (f *fake) exec(c *fconn, b []byte) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch m.Method {
+	case "RULES":
+		if !f.ignoreRules && m.Rules != nil && *m.Rules != "" {
+			g := map[string]bool{}
+			for _, e := range m.Group {
+				g[e] = true
+			}
+			f.groups[m.Resource] = g
+		}
+		reply(`"code":"success","effective":"self:- group:rs auth:- anon:-"`)
 	case "SUBSCRIBE":
+		if !f.allowed(c, m.Resource) {
+			reply(`"code":"failed","reason":"forbidden"`)
+			return
+		}
 		if f.subs[m.Resource] == nil {
 			f.subs[m.Resource] = map[*fconn]bool{}
 		}
@@ -177,10 +248,14 @@ func (f *fake) exec(c *fconn, b []byte) {
 // says how many there were; f.mu is held.
 func (f *fake) notify(p, msg string) int {
 	b := []byte(msg)
+	n := 0
 	for s := range f.subs[p] {
-		f.send(s, b)
+		if f.allowed(s, p) {
+			f.send(s, b)
+			n++
+		}
 	}
-	return len(f.subs[p])
+	return n
 }
 
 // drop ends c's subscriptions and deletes the transient resources it owns.

@@ -8,6 +8,7 @@
 //	channel fanout  -url ws://H:P/channel [-pid PID] [-s 1000] [-window 32] [-d 5s]
 //	channel writes  -url ws://H:P/channel [-pid PID] [-phases notify@32,persistent@32,...] [-d 3s]
 //	channel hygiene -url ws://H:P/channel -debug H:P [-pid PID] [-k 10000] [-conc 64] [-wait 60s]
+//	channel rules   -url ws://H:P/channel -login EMAIL:PASSWORD -admin-token-file FILE [-pid PID] [-s 1000] [-rounds 10] [-d 500ms]
 //
 // It uses gorilla/websocket rather than coder/websocket to keep the
 // client's own cost per message and per connection low: one process holds
@@ -29,6 +30,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -44,7 +46,7 @@ var errNotClean = errors.New("hygiene: the server was not back to its baseline i
 
 func run(args []string) error {
 	if len(args) < 1 {
-		return errors.New("usage: channel idle|fanout|writes|hygiene [flags] (-h for each)")
+		return errors.New("usage: channel idle|fanout|writes|hygiene|rules [flags] (-h for each)")
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
@@ -183,8 +185,69 @@ func run(args []string) error {
 			}
 			return nil
 		}
+	case "rules":
+		var cfg rulesConfig
+		fs.IntVar(&cfg.subs, "s", 1000, "subscriber connections, each subscribed to both rooms (at most 20,000)")
+		fs.StringVar(&cfg.open, "open", "/bench/open/room", "the room without a rule of its own")
+		fs.StringVar(&cfg.ruled, "ruled", "/bench/ruled/room", "the room whose rule and group are set with RULES")
+		fs.StringVar(&cfg.rule, "rule", "group:rs", "the rule of the ruled room; '' sets none (both rooms open: the noise of the comparison)")
+		fs.IntVar(&cfg.groupSize, "group", 1000, "e-mails in the ruled room's group, the subscribers' last (1 to 1024)")
+		fs.StringVar(&cfg.login, "login", "", "EMAIL:PASSWORD of a login record (reso -login): every subscriber's credentials")
+		tokenFile := fs.String("admin-token-file", "", "file holding the administrator's token (reso admin-token): the publisher's cookies user_id=0 and token")
+		fs.IntVar(&cfg.window, "window", 32, "NOTIFYs sent and not yet answered (1 to 1024)")
+		fs.IntVar(&cfg.dataSize, "data", 100, "bytes of data in each NOTIFY (20 to 60,000)")
+		fs.IntVar(&cfg.rounds, "rounds", 10, "measured rounds per room, alternating (1 to 20)")
+		fs.DurationVar(&cfg.warmup, "warmup", 200*time.Millisecond, "publishing before each round's measurement (at most 10s)")
+		fs.DurationVar(&cfg.dur, "d", 500*time.Millisecond, "measured time of one round (at most 10s)")
+		fs.Int64Var(&cfg.maxSends, "max", 1_000_000, "most NOTIFYs in one round (at most 10,000,000)")
+		fs.DurationVar(&cfg.drain, "drain", 10*time.Second, "wait for a round's last replies and notifications (at most 1m)")
+		checks = append(checks,
+			func() error { return inRange("s", cfg.subs, 1, 20_000) },
+			func() error { return inRange("group", cfg.groupSize, 1, 1024) },
+			func() error { return inRange("window", cfg.window, 1, 1024) },
+			func() error { return inRange("data", cfg.dataSize, 20, 60_000) },
+			func() error { return inRange("rounds", cfg.rounds, 1, 20) },
+			func() error { return durRange("warmup", cfg.warmup, 0, 10*time.Second) },
+			func() error { return durRange("d", cfg.dur, 100*time.Millisecond, 10*time.Second) },
+			func() error { return inRange("max", int(cfg.maxSends), 1, 10_000_000) },
+			func() error { return durRange("drain", cfg.drain, 0, time.Minute) },
+			func() error {
+				if _, _, ok := strings.Cut(cfg.login, ":"); !ok || strings.HasPrefix(cfg.login, ":") {
+					return errors.New("-login EMAIL:PASSWORD is required")
+				}
+				return nil
+			},
+			func() error {
+				if cfg.open == cfg.ruled || !strings.HasPrefix(cfg.open, "/") || !strings.HasPrefix(cfg.ruled, "/") {
+					return errors.New("-open and -ruled: want two different paths")
+				}
+				return nil
+			},
+			func() error {
+				if *tokenFile == "" {
+					return errors.New("-admin-token-file is required (the publisher is the administrator)")
+				}
+				b, err := os.ReadFile(*tokenFile)
+				cfg.adminToken = strings.TrimSpace(string(b))
+				if err == nil && cfg.adminToken == "" {
+					err = errors.New("empty")
+				}
+				if err != nil {
+					return fmt.Errorf("-admin-token-file: %w", err)
+				}
+				return nil
+			})
+		do = func(d *dialer, p *probe) error {
+			cfg.dialConc, cfg.timeout, cfg.readBuf = *dialConc, *timeout, *readBuf
+			res, err := runRules(d, p, cfg)
+			if err != nil {
+				return err
+			}
+			res.print(os.Stdout, cfg)
+			return res.check(cfg)
+		}
 	default:
-		return fmt.Errorf("unknown command %q: want idle, fanout, writes or hygiene", cmd)
+		return fmt.Errorf("unknown command %q: want idle, fanout, writes, hygiene or rules", cmd)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -8,6 +8,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -22,12 +23,22 @@ import (
 // connection (the login store's, on the same file) before SQLITE_BUSY.
 const busyTimeoutMS = 5000
 
+// columnsAdded are the columns a table made by an older reso lacks, added
+// at Open: the permissions of a resource (the rule text, and the group as
+// a JSON array of e-mails, NULL for none).
+var columnsAdded = []struct{ name, def string }{
+	{"rule", "rule TEXT NOT NULL DEFAULT ''"},
+	{"grp", "grp TEXT"},
+}
+
 const schema = `CREATE TABLE IF NOT EXISTS channel_resources (
 	path    TEXT PRIMARY KEY,
 	type    TEXT NOT NULL DEFAULT '',
 	entity  BLOB,
 	creator TEXT NOT NULL DEFAULT '',
-	created INTEGER NOT NULL
+	created INTEGER NOT NULL,
+	rule    TEXT NOT NULL DEFAULT '',
+	grp     TEXT
 );
 CREATE TABLE IF NOT EXISTS channel_meta (
 	key   TEXT PRIMARY KEY,
@@ -75,6 +86,9 @@ func Open(path string) (*Store, error) {
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return fail(err)
 	}
+	if err := addColumns(ctx, db); err != nil {
+		return fail(err)
+	}
 	if !mem {
 		var mode string
 		if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
@@ -84,9 +98,10 @@ func Open(path string) (*Store, error) {
 			return fail(fmt.Errorf("journal mode %q, want wal", mode))
 		}
 	}
-	if s.put, err = db.PrepareContext(ctx, `INSERT INTO channel_resources (path, type, entity, creator, created)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET
-		type = excluded.type, entity = excluded.entity, creator = excluded.creator, created = excluded.created`); err != nil {
+	if s.put, err = db.PrepareContext(ctx, `INSERT INTO channel_resources (path, type, entity, creator, created, rule, grp)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET
+		type = excluded.type, entity = excluded.entity, creator = excluded.creator, created = excluded.created,
+		rule = excluded.rule, grp = excluded.grp`); err != nil {
 		return fail(err)
 	}
 	if s.del, err = db.PrepareContext(ctx, "DELETE FROM channel_resources WHERE path = ?"); err != nil {
@@ -97,6 +112,36 @@ func Open(path string) (*Store, error) {
 		return fail(err)
 	}
 	return s, nil
+}
+
+// addColumns adds the columns of columnsAdded that channel_resources
+// lacks.
+func addColumns(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info('channel_resources')")
+	if err != nil {
+		return err
+	}
+	have := make(map[string]bool)
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		have[name] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, c := range columnsAdded {
+		if !have[c.name] {
+			if _, err := db.ExecContext(ctx, "ALTER TABLE channel_resources ADD COLUMN "+c.def); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // escapeURIPath escapes the characters that end the path of a file: URI.
@@ -111,7 +156,7 @@ func (s *Store) Load(ctx context.Context) ([]channel.Record, uint64, error) {
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, fmt.Errorf("sqlitestore: load: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT path, type, entity, creator, created FROM channel_resources ORDER BY created, path")
+	rows, err := s.db.QueryContext(ctx, "SELECT path, type, entity, creator, created, rule, grp FROM channel_resources ORDER BY created, path")
 	if err != nil {
 		return nil, 0, fmt.Errorf("sqlitestore: load: %w", err)
 	}
@@ -120,8 +165,14 @@ func (s *Store) Load(ctx context.Context) ([]channel.Record, uint64, error) {
 	for rows.Next() {
 		var r channel.Record
 		var entity []byte
-		if err := rows.Scan(&r.Path, &r.Type, &entity, &r.Creator, &r.Created); err != nil {
+		var grp sql.NullString
+		if err := rows.Scan(&r.Path, &r.Type, &entity, &r.Creator, &r.Created, &r.Rule, &grp); err != nil {
 			return nil, 0, fmt.Errorf("sqlitestore: load: %w", err)
+		}
+		if grp.Valid {
+			if err := json.Unmarshal([]byte(grp.String), &r.Group); err != nil || r.Group == nil {
+				return nil, 0, fmt.Errorf("sqlitestore: load: group of %q: not a JSON array", r.Path)
+			}
 		}
 		if entity != nil {
 			r.Entity = entity
@@ -147,7 +198,16 @@ func (s *Store) Save(ctx context.Context, lastSeq uint64, puts []channel.Record,
 		if r.Entity != nil {
 			entity = r.Entity
 		}
-		if _, err := put.ExecContext(ctx, r.Path, r.Type, entity, r.Creator, r.Created); err != nil {
+		var grp any // NULL for no group
+		if r.Group != nil {
+			g, err := json.Marshal(r.Group)
+			if err != nil {
+				tx.Rollback()
+				return fmt.Errorf("sqlitestore: save %q: %w", r.Path, err)
+			}
+			grp = string(g)
+		}
+		if _, err := put.ExecContext(ctx, r.Path, r.Type, entity, r.Creator, r.Created, r.Rule, grp); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("sqlitestore: save %q: %w", r.Path, err)
 		}

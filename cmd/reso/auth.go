@@ -27,6 +27,7 @@ func setupAuth(ctx context.Context, cfg *options, host *plugins.Host, logger *sl
 	}
 	host.Require = auth.Required(a)
 	host.Optional = auth.Optional(a)
+	host.Challenge = a.Challenge
 	return closeStore, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ type channelOptions struct {
 	subscriptions  int
 	history        int
 	historyAge     time.Duration
+	rulesFile      string
 }
 
 // channelFlags declares the channel's flags on fs.
@@ -44,6 +46,24 @@ func channelFlags(fs *flag.FlagSet, c *channelOptions) {
 	fs.IntVar(&c.history, "channel-history", channel.DefaultHistoryCount, "notifications kept for replay after a reconnect")
 	c.historyAge = channel.DefaultHistoryAge
 	fs.Var(durationFlag{&c.historyAge}, "channel-history-age", "greatest age of a notification kept for replay")
+	fs.StringVar(&c.rulesFile, "channel-rules", "", "file with the permission rules of the channel's top-level paths, one 'PATH RULE' per line (default: every caller may do everything; see docs/channel.md#permissions)")
+}
+
+// rules reads the file of -channel-rules; nil when there is none.
+func (c *channelOptions) rules() (*channel.Rules, error) {
+	if c.rulesFile == "" {
+		return nil, nil
+	}
+	f, err := os.Open(c.rulesFile)
+	if err != nil {
+		return nil, fmt.Errorf("-channel-rules: %w", err)
+	}
+	defer f.Close()
+	rs, err := channel.ParseRules(f)
+	if err != nil {
+		return nil, fmt.Errorf("-channel-rules %s: %s", c.rulesFile, strings.TrimPrefix(err.Error(), "channel: rules "))
+	}
+	return rs, nil
 }
 
 // validate checks the channel's flags.
@@ -97,17 +117,22 @@ func (c *channelOptions) transport() websocket.Options {
 // the WebSocket transport of session routes. The returned function closes
 // the tree (its clients get 1001) and then the store.
 func setupChannel(ctx context.Context, cfg *options, host *plugins.Host, logger *slog.Logger) (func(), error) {
+	c := &cfg.channel
+	rules, err := c.rules()
+	if err != nil {
+		return nil, err
+	}
 	st, err := chstore.Open(cfg.db)
 	if err != nil {
 		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
 	}
-	c := &cfg.channel
 	tree, err := channel.New(ctx, st, channel.Options{
 		QueueFrames:   c.queue,
 		QueueBytes:    c.queueBytes,
 		Subscriptions: c.subscriptions,
 		HistoryCount:  c.history,
 		HistoryAge:    c.historyAge,
+		Rules:         rules,
 	})
 	if err != nil {
 		st.Close()

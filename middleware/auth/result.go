@@ -56,6 +56,14 @@ func (res *Result) Write(w http.ResponseWriter) {
 	}
 }
 
+// Challenge sets the WWW-Authenticate headers that ask a client for
+// credentials, as a failed check does: Basic realm="<realm>", then Digest
+// when it is enabled. A route that lets anonymous callers in (see
+// [Optional]) uses it when it answers one of them 401 Unauthorized.
+func (a *Authenticator) Challenge(w http.ResponseWriter) {
+	a.writeChallenge(w, false)
+}
+
 // writeChallenge sets the WWW-Authenticate headers of a 401 answer: Basic
 // realm="<realm>", then Digest when it is enabled.
 func (a *Authenticator) writeChallenge(w http.ResponseWriter, stale bool) {

@@ -27,6 +27,8 @@ var (
 	errInvalidWatch    = core.Status(http.StatusBadRequest, "Invalid Watch")
 	errInvalidEventID  = core.Status(http.StatusBadRequest, "Invalid Last-Event-ID")
 	errBadTree         = core.Status(http.StatusBadGateway, "Bad Tree Reply")
+	errRulesMethod     = core.Status(http.StatusMethodNotAllowed, "Method Not Allowed")
+	errUnauthorized    = core.Status(http.StatusUnauthorized, "Unauthorized")
 )
 
 // Door is the HTTP door under /channel/ (docs/channel.md#the-http-door): each request is one
@@ -48,7 +50,13 @@ var (
 //   - A failure answers with a status line that carries the reason: 404 Not
 //     Found, 403 Forbidden, 400 Invalid Resource, 409 Exists, 400 Invalid
 //     JSON content, 400 Invalid Entity, else 400 and the reason in title
-//     case.
+//     case. A refusal of an anonymous caller answers 401 Unauthorized
+//     instead of 403, and the host adds the challenge
+//     (plugins.Host.Challenge).
+//   - ?rules reads (GET) or changes (PUT, with a JSON object of "rules",
+//     "group" and "owner") the rules of the resource with the tree's RULES
+//     message (docs/channel.md#changing-rules-rules); it answers 200 and the
+//     reply's fields. Other methods answer 405 Method Not Allowed.
 //
 // Bodies are bounded by the host's body limit (413 past it).
 //
@@ -91,6 +99,9 @@ func (d *Door) Handle(ctx context.Context, req *core.Request) (*core.Response, e
 	if q.rest != "" {
 		resource += "?" + q.rest
 	}
+	if q.rules {
+		return d.rules(ctx, req, resource)
+	}
 	if req.Method == http.MethodGet && (q.watch || core.EventStream(req.Header)) {
 		return watch(ctx, d.Tree, req, resource, q.full)
 	}
@@ -111,16 +122,9 @@ func (d *Door) Handle(ctx context.Context, req *core.Request) (*core.Response, e
 	if q.hasExpires {
 		m.uint("expires", q.expires)
 	}
-	data, err := d.Tree.Call(ctx, newClientID("http-"), identity(req), m.bytes())
+	r, err := d.call(ctx, req, m)
 	if err != nil {
-		return nil, treeError(ctx, err)
-	}
-	r, err := parseReply(data)
-	if err != nil {
-		return nil, errBadTree
-	}
-	if r.code != "success" {
-		return nil, failure(r.reason)
+		return nil, err
 	}
 	resp := &core.Response{ContentType: "application/json"}
 	switch req.Method {
@@ -141,6 +145,74 @@ func (d *Door) Handle(ctx context.Context, req *core.Request) (*core.Response, e
 		resp.Body = r.object()
 	}
 	return resp, nil
+}
+
+// call sends m for the caller of req and returns the tree's success reply,
+// or the error to answer.
+func (d *Door) call(ctx context.Context, req *core.Request, m *message) (*reply, error) {
+	data, err := d.Tree.Call(ctx, newClientID("http-"), identity(req), m.bytes())
+	if err != nil {
+		return nil, treeError(ctx, err)
+	}
+	r, err := parseReply(data)
+	if err != nil {
+		return nil, errBadTree
+	}
+	if r.code != "success" {
+		return nil, refusal(req, r.reason)
+	}
+	return r, nil
+}
+
+// refusal returns the error of a failed reply with reason: failure's,
+// but 401 Unauthorized for a refused anonymous caller, whom credentials
+// may help.
+func refusal(req *core.Request, reason string) error {
+	if reason == "forbidden" && req.Identity == nil {
+		return errUnauthorized
+	}
+	return failure(reason)
+}
+
+// rules answers ?rules: GET reads the rules of resource, PUT changes them
+// with the fields of the body's JSON object.
+func (d *Door) rules(ctx context.Context, req *core.Request, resource string) (*core.Response, error) {
+	m := newMessage("RULES", resource, 1)
+	switch req.Method {
+	case http.MethodGet:
+	case http.MethodPut:
+		body, err := core.ReadBody(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		var change struct {
+			Rules json.RawMessage `json:"rules"`
+			Group json.RawMessage `json:"group"`
+			Owner json.RawMessage `json:"owner"`
+		}
+		if err := json.Unmarshal(body, &change); err != nil || bytes.TrimSpace(body)[0] != '{' {
+			return nil, core.ErrInvalidJSON
+		}
+		for _, f := range []struct {
+			name  string
+			value json.RawMessage
+		}{{"rules", change.Rules}, {"group", change.Group}, {"owner", change.Owner}} {
+			if f.value != nil {
+				var v bytes.Buffer
+				if err := json.Compact(&v, f.value); err != nil {
+					return nil, core.ErrInvalidJSON
+				}
+				m.raw(f.name, v.Bytes())
+			}
+		}
+	default:
+		return nil, errRulesMethod
+	}
+	r, err := d.call(ctx, req, m)
+	if err != nil {
+		return nil, err
+	}
+	return &core.Response{ContentType: "application/json", Body: r.object()}, nil
 }
 
 // resourcePath returns the tree path of the part of the request path
@@ -169,9 +241,10 @@ type query struct {
 	expires    uint64
 	watch      bool // ?watch or ?watch=diff|full
 	full       bool // watch=full
+	rules      bool // ?rules
 }
 
-// parseQuery takes the door's own parameters (expires, watch) out of the
+// parseQuery takes the door's own parameters (expires, watch, rules) out of the
 // query and leaves the others, in order and as sent, for the tree.
 func parseQuery(raw string) (query, error) {
 	var q query
@@ -188,6 +261,8 @@ func parseQuery(raw string) (query, error) {
 				return q, errInvalidExpires
 			}
 			q.hasExpires, q.expires = true, n
+		case "rules":
+			q.rules = true
 		case "watch":
 			switch unescape(value) {
 			case "", "diff":

@@ -48,6 +48,9 @@ func xUser(next http.Handler) http.Handler {
 	})
 }
 
+// challenge is the credentials challenge of the tests.
+func challenge(w http.ResponseWriter) { w.Header().Set("WWW-Authenticate", `X-User realm="test"`) }
+
 // newServer serves p on the stand-in tree.
 func newServer(t *testing.T, p plugins.Plugin) *server {
 	t.Helper()
@@ -61,7 +64,7 @@ func newServer(t *testing.T, p plugins.Plugin) *server {
 func newServerOn(t *testing.T, tree plugins.Tree, p plugins.Plugin) *server {
 	t.Helper()
 	s := &server{pipes: make(chan core.Session, 8)}
-	h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: tree, Sessions: pipes(s.pipes), Optional: xUser, BodyLimit: 1 << 10}
+	h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: tree, Sessions: pipes(s.pipes), Optional: xUser, Challenge: challenge, BodyLimit: 1 << 10}
 	table, err := h.Routes(t.Context(), []plugins.Entry{{Name: "channel", Plugin: p}})
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,25 @@ func TestSessionDoor(t *testing.T) {
 	}
 }
 
+// notifyUntilDropped sends NOTIFYs to path from w until the only other
+// subscriber, which reads nothing, is dropped as a slow consumer. How many
+// frames that subscriber's writer took before it blocked on the unread
+// session is up to the scheduler, so a fixed count could fall short.
+func notifyUntilDropped(t *testing.T, w core.Session, path string) {
+	t.Helper()
+	for range 100 * treetest.QueueLimit {
+		send(t, w, `{"method":"NOTIFY","resource":"`+path+`","msg_id":1}`)
+		m, err := w.Recv(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(m.Data) == `{"msg_id":1,"code":"failed","reason":"no subscriber"}` {
+			return
+		}
+	}
+	t.Fatal("the subscriber was never dropped")
+}
+
 // TestSessionSlowConsumer checks that a client the tree disconnects for
 // not reading is closed with the tree's code and reason, while the writer
 // is never held up.
@@ -82,15 +101,12 @@ func TestSessionSlowConsumer(t *testing.T) {
 	w, _ := s.session(t)
 	send(t, slow, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
 	expect(t, slow, `{"msg_id":1,"code":"success"}`)
-	for range treetest.QueueLimit + 10 {
-		send(t, w, `{"method":"PUT","resource":"/r","msg_id":1}`)
-		expect(t, w, `{"msg_id":1,"code":"success"}`)
-	}
+	notifyUntilDropped(t, w, "/r")
 	var err error
 	for err == nil {
 		var m core.Message
 		m, err = slow.Recv(t.Context())
-		if err == nil && !strings.Contains(string(m.Data), `"notify":"PUT"`) {
+		if err == nil && !strings.Contains(string(m.Data), `"notify":"NOTIFY"`) {
 			t.Errorf("unexpected %s", m.Data)
 		}
 	}
@@ -203,10 +219,7 @@ func TestSessionWriters(t *testing.T) {
 			expect(t, a, `{"msg_id":"x","code":"success","sent_count":1}`)
 
 			// a stops reading: the tree closes it as a slow consumer.
-			for range treetest.QueueLimit + 10 {
-				send(t, b, `{"method":"PUT","resource":"/r","msg_id":1}`)
-				expect(t, b, `{"msg_id":1,"code":"success"}`)
-			}
+			notifyUntilDropped(t, b, "/r")
 			var err error
 			for err == nil {
 				_, err = a.Recv(t.Context())

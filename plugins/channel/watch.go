@@ -71,7 +71,8 @@ func watch(ctx context.Context, t plugins.Tree, req *core.Request, resource stri
 			c.Disconnect()
 		}
 	}()
-	sub := newMessage("SUBSCRIBE", path, w.msgID())
+	// A stream is a read: the tree checks it as one.
+	sub := newMessage("SUBSCRIBE", path, w.msgID()).raw("stream", []byte("true"))
 	if since != nil {
 		sub.uint("since", *since)
 	}
@@ -93,7 +94,7 @@ func watch(ctx context.Context, t plugins.Tree, req *core.Request, resource stri
 					return nil, errBadTree
 				}
 				if r.code != "success" {
-					return nil, failure(r.reason)
+					return nil, refusal(req, r.reason)
 				}
 				w.resumed = since != nil && string(r.get("recovered")) == "true"
 				continue
@@ -101,7 +102,7 @@ func watch(ctx context.Context, t plugins.Tree, req *core.Request, resource stri
 			if f.Seq == 0 && w.replies == 1 {
 				r, perr := parseReply(f.Data)
 				if perr == nil && r.code != "success" && r.reason != "not found" {
-					return nil, failure(r.reason)
+					return nil, refusal(req, r.reason)
 				}
 			}
 			w.frame(f)

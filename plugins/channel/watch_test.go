@@ -142,12 +142,17 @@ func TestWatchSSE(t *testing.T) {
 }
 
 // TestWatchRefused checks that a refused subscription answers with its
-// status line before any stream starts, and leaves no client behind.
+// status line before any stream starts (401 and the host's challenge for
+// an anonymous caller, 403 for a known one), and leaves no client behind.
 func TestWatchRefused(t *testing.T) {
 	s := newServer(t, channel.New())
-	status, _, _ := s.do(t, "GET", "/channel/forbidden/x?watch=diff", "")
-	if status != "HTTP/1.1 403 Forbidden" {
-		t.Errorf("status %q", status)
+	status, header, _ := s.do(t, "GET", "/channel/forbidden/x?watch=diff", "")
+	if status != "HTTP/1.1 401 Unauthorized" || header.Get("WWW-Authenticate") != `X-User realm="test"` {
+		t.Errorf("anonymous: %q %q", status, header)
+	}
+	status, header, _ = s.do(t, "GET", "/channel/forbidden/x?watch=diff", "", "X-User", "u@example.com")
+	if status != "HTTP/1.1 403 Forbidden" || header.Get("WWW-Authenticate") != "" {
+		t.Errorf("known caller: %q %q", status, header)
 	}
 	status, _, _ = s.do(t, "GET", "/channel/x", "", "Accept", "text/event-stream", "Last-Event-ID", "x")
 	if status != "HTTP/1.1 400 Invalid Last-Event-ID" {

@@ -277,6 +277,8 @@ func (t *Tree) exec(c *Client, from string, raw []byte) []byte {
 			delete(t.subs[path], c)
 		}
 		return reply(m.MsgID, "")
+	case "RULES":
+		return reply(m.MsgID, `"resource":`+quote(path))
 	case "NOTIFY":
 		n := t.notify(path, `"notify":"NOTIFY","resource":`+quote(path)+`,"data":`+orNull(m.Data)+`,"from":`+quote(from))
 		if n == 0 {
