@@ -743,7 +743,7 @@ func TestChannelRulesReplay(t *testing.T) {
 func TestChannelRulesConfig(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		file := filepath.Join(t.TempDir(), "rules")
-		if err := os.WriteFile(file, []byte("# locked: anonymous callers read, nobody else does anything\n\n/locked   anon:r\n*\tself:cruds group:cruds auth:cruds anon:rs\n"), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte("# locked: anonymous callers read, nobody else does anything\n\n/locked   anon:r\n*       self:cruds group:cruds auth:cruds anon:rs\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		rs := startRules(t, m, flagChannelRules, file)
