@@ -143,15 +143,7 @@ func contactRecord(c contact) core.Record {
 
 // register answers POST /login/<email>: a new contact, leased.
 func (h *handler) register(ctx context.Context, req *core.Request, who, path string) (*core.Response, error) {
-	r, err := object(req)
-	if err != nil {
-		return nil, err
-	}
-	uri, err := required(r, "contact")
-	if err != nil {
-		return nil, err
-	}
-	exp, err := expires(r, h.maxExpires)
+	_, uri, exp, err := leaseBody(req, "contact", h.maxExpires)
 	if err != nil {
 		return nil, err
 	}
