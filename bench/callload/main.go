@@ -204,6 +204,8 @@ func run(cfg config, out io.Writer) error {
 			r.read(clock, &measuring)
 			if streamCtx.Err() == nil {
 				dropped.Add(1)
+			} else {
+				r.err = nil // ended by the client at the end of the run
 			}
 		}()
 	}
