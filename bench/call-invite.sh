@@ -17,7 +17,8 @@
 #   e.g. bench/call-invite.sh -n 1000 -senders-conc 8 -d 5s
 # Client flags: go run ./bench/callload -h (-n, the users, at most 1,000;
 # the script registers as many). RESO=path uses a reso binary built
-# elsewhere. `reso user add` takes about 10 ms a user (10 s for 1,000).
+# elsewhere. `reso user add` (one process per user, as an operator would
+# run it) took 14 to 28 s for 1,001 users on two shared cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
