@@ -163,3 +163,35 @@ func TestWaitingBounds(t *testing.T) {
 		t.Errorf("one more: %d %s", code, reason)
 	}
 }
+
+// TestDeliveredDoNotCrowd checks that the delivered messages CANCEL must
+// remember neither refuse new waiting ones nor are forgotten early:
+// 2*maxWaiting deliveries, then a message waits and the last delivered
+// still answers 409.
+func TestDeliveredDoNotCrowd(t *testing.T) {
+	f := newFixture(t, nil)
+	f.do(t, "bob@x", "POST", "login", "bob@x", `{"contact": "sip:bob"}`)
+	f.do(t, "cat@x", "POST", "login", "cat@x", `{"contact": "sip:cat"}`)
+	c, err := f.tr.Connect("bob-ws", "bob@x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Exec(context.Background(), []byte(`{"method":"SUBSCRIBE","resource":"/login/bob@x"}`))
+	var last string
+	for i := range 2*maxWaiting + 10 {
+		code, body := f.do(t, "ann@x", "SEND", "login", "bob@x", `{"command": "invite"}`)
+		if code != 200 {
+			t.Fatalf("SEND %d: %d %s", i, code, body)
+		}
+		last = body[strings.Index(body, `"id": "`)+7 : strings.LastIndex(body, `"`)]
+		if i%1000 == 0 {
+			c.TryNext(nil) // keep bob's queue short
+		}
+	}
+	if code, reason := f.do(t, "ann@x", "SEND", "login", "cat@x", `{"command": "invite"}`); code != 202 {
+		t.Errorf("a waiting message after many deliveries: %d %s", code, reason)
+	}
+	if code, reason := f.do(t, "ann@x", "CANCEL", "login", "bob@x/"+last, ""); code != 409 {
+		t.Errorf("CANCEL of the last delivered: %d %s", code, reason)
+	}
+}

@@ -15,6 +15,10 @@ import (
 const (
 	maxWaitingPerTarget = 64
 	maxWaiting          = 10000
+	// maxRemembered bounds the messages remembered, delivered ones
+	// included, so that CANCEL can tell delivered from unknown; past it
+	// the oldest are forgotten before their time.
+	maxRemembered = 100000
 	// retryEvery is how often a waiting invitation is offered again to
 	// the target's WebSocket subscribers.
 	retryEvery = 250 * time.Millisecond
@@ -89,6 +93,7 @@ type waiting struct {
 
 	mu       sync.Mutex
 	byID     map[string]*message // every message still remembered
+	order    []*message          // the same, oldest first: by deadline
 	pending  map[string][]*message
 	npending int
 	running  bool // the retry loop runs
@@ -110,12 +115,21 @@ func (w *waiting) offer(ctx context.Context, m *message) (bool, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.forget(time.Now())
-	if len(w.byID) < 2*maxWaiting {
-		m.delivered, m.deadline = true, time.Now().Add(w.wait)
-		w.byID[m.id] = m
-	}
+	m.delivered = true
+	w.remember(m, time.Now())
 	return true, nil
+}
+
+// remember keeps m for the wait from now, forgetting the messages whose
+// time is over and, past maxRemembered, the oldest. w.mu is held.
+func (w *waiting) remember(m *message, now time.Time) {
+	w.forget(now)
+	for len(w.order) >= maxRemembered {
+		w.drop(w.order[0])
+	}
+	m.deadline = now.Add(w.wait)
+	w.byID[m.id] = m
+	w.order = append(w.order, m)
 }
 
 // hold keeps m waiting; 503 when too many wait.
@@ -124,11 +138,10 @@ func (w *waiting) hold(m *message) error {
 	defer w.mu.Unlock()
 	now := time.Now()
 	w.forget(now)
-	if w.npending >= maxWaiting || len(w.pending[m.target]) >= maxWaitingPerTarget || len(w.byID) >= 2*maxWaiting {
+	if w.npending >= maxWaiting || len(w.pending[m.target]) >= maxWaitingPerTarget {
 		return errTooManyWait
 	}
-	m.deadline = now.Add(w.wait)
-	w.byID[m.id] = m
+	w.remember(m, now)
 	w.pending[m.target] = append(w.pending[m.target], m)
 	w.npending++
 	if !w.running {
@@ -153,7 +166,7 @@ func (w *waiting) withdraw(target, id, who string, admin bool) error {
 	if m.delivered {
 		return errDelivered
 	}
-	delete(w.byID, id)
+	delete(w.byID, id) // its place in order goes with its deadline
 	w.unqueue(m)
 	return nil
 }
@@ -175,15 +188,24 @@ func (w *waiting) unqueue(m *message) {
 	}
 }
 
-// forget drops the messages whose time is over. w.mu is held.
+// forget drops the messages whose time is over: the oldest ones, all
+// waiting the same time. w.mu is held.
 func (w *waiting) forget(now time.Time) {
-	for id, m := range w.byID {
-		if now.After(m.deadline) {
-			delete(w.byID, id)
-			if !m.delivered {
-				w.unqueue(m)
-			}
-		}
+	for len(w.order) > 0 && now.After(w.order[0].deadline) {
+		w.drop(w.order[0])
+	}
+}
+
+// drop forgets the oldest message m. w.mu is held.
+func (w *waiting) drop(m *message) {
+	w.order[0] = nil
+	w.order = w.order[1:]
+	if w.byID[m.id] != m {
+		return // withdrawn already
+	}
+	delete(w.byID, m.id)
+	if !m.delivered {
+		w.unqueue(m)
 	}
 }
 
