@@ -160,7 +160,9 @@ func appendSSEField(dst []byte, s string) []byte {
 // write ends the stream.
 //
 // The stream ends when the source ends (io.EOF or another error), the
-// request's context ends, a write fails or opt.Stop is closed; the context
+// request's context ends, the client closes its connection (a [Listen]
+// connection tells at once, although it holds that io.EOF back from
+// net/http), a write fails or opt.Stop is closed; the context
 // given to Next is then cancelled, and Close is called exactly once, after
 // Next has returned. A HEAD request gets the header only (the source is
 // closed unread).
@@ -202,6 +204,10 @@ func WriteStream(w http.ResponseWriter, r *http.Request, resp *Response, opt Str
 
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	// A client that closed its connection is gone, although the connection
+	// holds its io.EOF back for half-closing clients (see Listen): a stream
+	// would otherwise only notice at its next write.
+	gone := peerGone(r)
 	type next struct {
 		ev  Event
 		err error
@@ -270,6 +276,8 @@ func WriteStream(w http.ResponseWriter, r *http.Request, resp *Response, opt Str
 				return
 			}
 		case <-ctx.Done():
+			return
+		case <-gone:
 			return
 		case <-opt.Stop:
 			return

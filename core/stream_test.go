@@ -167,6 +167,42 @@ func TestWriteStreamGone(t *testing.T) {
 	}
 }
 
+// TestWriteStreamClosed checks that a client that closes its connection
+// (a FIN, not a reset) ends a silent stream without keep-alives, although
+// a Listen connection holds that io.EOF back from net/http.
+func TestWriteStreamClosed(t *testing.T) {
+	src := &listSource{events: sampleEvents[:1], sawCtx: make(chan struct{})}
+	done := make(chan struct{})
+	srv := newWireServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(done)
+		WriteStream(w, r, &Response{Stream: src}, StreamOptions{KeepAlive: -1})
+	}))
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(c)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, "greeting") || strings.Contains(line, "hello") {
+			break
+		}
+	}
+	c.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream did not end when its client closed the connection")
+	}
+	if n := src.closed.Load(); n != 1 {
+		t.Errorf("closed %d times", n)
+	}
+}
+
 // TestWriteStreamStop checks that closing Stop ends a stream.
 func TestWriteStreamStop(t *testing.T) {
 	src := &listSource{sawCtx: make(chan struct{})}

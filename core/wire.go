@@ -69,7 +69,7 @@ func (l *listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &reasonConn{Conn: c}, nil
+	return &reasonConn{Conn: c, gone: make(chan struct{})}, nil
 }
 
 type reasonConn struct {
@@ -83,8 +83,11 @@ type reasonConn struct {
 	// [ShowErrors].
 	showErrors atomic.Bool
 
-	// eof is set once the peer's io.EOF has been seen (and held back).
-	eof atomic.Bool
+	// eof is set once the peer's io.EOF has been seen (and held back);
+	// gone is closed then (see peerGone).
+	eof     atomic.Bool
+	gone    chan struct{}
+	goneOne sync.Once
 
 	// mu guards the fields below, which a held one-byte read waits on.
 	mu       sync.Mutex
@@ -126,9 +129,24 @@ func (c *reasonConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	if n == 0 && err == io.EOF && len(p) == 1 {
 		c.eof.Store(true)
+		if c.gone != nil {
+			c.goneOne.Do(func() { close(c.gone) })
+		}
 		return 0, c.hold()
 	}
 	return n, err
+}
+
+// peerGone returns a channel closed once the peer of r's connection has
+// closed its side of it (the io.EOF a [Listen] connection holds back),
+// nil for a request that came otherwise. An answer that only writes, such
+// as a stream, takes it for the client going away: a client that waits
+// for an endless answer does not half-close.
+func peerGone(r *http.Request) <-chan struct{} {
+	if c, ok := r.Context().Value(connKey{}).(*reasonConn); ok {
+		return c.gone
+	}
+	return nil
 }
 
 // hold blocks a one-byte read after the peer's io.EOF until the read

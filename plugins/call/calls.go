@@ -84,7 +84,7 @@ func (h *handler) join(ctx context.Context, req *core.Request, who, path string)
 	if err != nil {
 		return nil, err
 	}
-	if e, err := h.st.get(ctx, path); err != nil {
+	if e, err := h.st.record(ctx, path); err != nil {
 		return nil, err
 	} else if e == nil {
 		return nil, errNotFound
@@ -100,7 +100,7 @@ func (h *handler) join(ctx context.Context, req *core.Request, who, path string)
 
 // showCall answers GET /call/<id>: the call's fields and its children.
 func (h *handler) showCall(ctx context.Context, req *core.Request, path string) (*core.Response, error) {
-	e, err := h.st.get(ctx, path)
+	e, err := h.st.record(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (h *handler) showCall(ctx context.Context, req *core.Request, path string) 
 // administrator, its owner or the owner of the call at callPath; 404 when
 // it is not there.
 func (h *handler) mayChange(ctx context.Context, who string, admin bool, path, callPath string) error {
-	if e, err := h.st.get(ctx, path); err != nil {
+	if e, err := h.st.record(ctx, path); err != nil {
 		return err
 	} else if e == nil {
 		return errNotFound
@@ -173,7 +173,7 @@ func (h *handler) renew(ctx context.Context, req *core.Request, who string, admi
 	if err != nil {
 		return nil, err
 	}
-	entity, err := h.st.get(ctx, path)
+	entity, err := h.st.record(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -196,16 +196,7 @@ func (h *handler) endCall(ctx context.Context, req *core.Request, who string, ad
 	if err := h.mayChange(ctx, who, admin, path, path); err != nil {
 		return nil, err
 	}
-	cs, err := h.st.children(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range cs {
-		if _, err := h.st.do(ctx, who, msg{Method: "DELETE", Resource: path + "/" + c.ID}); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := h.st.must(ctx, who, msg{Method: "DELETE", Resource: path}); err != nil {
+	if err := h.st.removeAll(ctx, who, path); err != nil {
 		return nil, err
 	}
 	return core.Value(req, core.Record{}), nil

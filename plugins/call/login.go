@@ -63,7 +63,7 @@ func (h *handler) login(ctx context.Context, req *core.Request) (*core.Response,
 		} else if stream {
 			return chdoors.Watch(ctx, h.st.t, req, cpath, full)
 		}
-		e, err := h.st.get(ctx, cpath)
+		e, err := h.st.record(ctx, cpath)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func (h *handler) login(ctx context.Context, req *core.Request) (*core.Response,
 // when it is not there yet.
 func (h *handler) ensureLogin(ctx context.Context, email string) error {
 	path := "/login/" + email
-	e, err := h.st.get(ctx, path)
+	e, err := h.st.record(ctx, path)
 	if err != nil || e != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func (h *handler) contactAnswer(req *core.Request, path string, c contact, code 
 // as a text body).
 func (h *handler) refresh(ctx context.Context, req *core.Request, who, path, id string) (*core.Response, error) {
 	cpath := path + "/" + id
-	old, err := h.st.get(ctx, cpath)
+	old, err := h.st.record(ctx, cpath)
 	if err != nil {
 		return nil, err
 	}

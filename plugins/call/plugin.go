@@ -101,7 +101,7 @@ var topRules = []struct{ path, rule string }{
 // setup creates the top-level resources, persistent, and sets their rules.
 func (h *handler) setup(ctx context.Context) error {
 	for _, top := range topRules {
-		e, err := h.st.get(ctx, top.path)
+		e, err := h.st.record(ctx, top.path)
 		if err != nil {
 			return fmt.Errorf("call: %s: %w", top.path, err)
 		}

@@ -100,6 +100,40 @@ func (s store) get(ctx context.Context, resource string) (json.RawMessage, error
 	return r.Entity, nil
 }
 
+// record returns the entity at path when it is a JSON object, as every
+// entity of the plugin is; nil when there is none (a node that is there
+// only for its children reads as the array of their ids).
+func (s store) record(ctx context.Context, path string) (json.RawMessage, error) {
+	e, err := s.get(ctx, path)
+	if err != nil || len(e) == 0 || e[0] != '{' {
+		return nil, err
+	}
+	return e, nil
+}
+
+// removeAll deletes the entities of path's subtree, children first.
+func (s store) removeAll(ctx context.Context, from, path string) error {
+	ids, err := s.get(ctx, path+"?deep=1")
+	if err != nil {
+		return err
+	}
+	var kids []string
+	if ids != nil {
+		if err := json.Unmarshal(ids, &kids); err != nil {
+			return errTree
+		}
+	}
+	for _, k := range kids {
+		if err := s.removeAll(ctx, from, path+"/"+k); err != nil {
+			return err
+		}
+	}
+	if _, err := s.do(ctx, from, msg{Method: "DELETE", Resource: path}); err != nil {
+		return err
+	}
+	return nil
+}
+
 // owner returns the owner (creator) of the resource at path, "" when it
 // has none or is not there.
 func (s store) owner(ctx context.Context, path string) (string, error) {

@@ -52,7 +52,8 @@ func (h *handler) user(ctx context.Context, req *core.Request) (*core.Response, 
 			if !mine {
 				return nil, errForbidden
 			}
-			if _, err := h.st.must(ctx, who, msg{Method: "DELETE", Resource: upath}); err != nil {
+			// The inbox and its messages go with the record.
+			if err := h.st.removeAll(ctx, who, upath); err != nil {
 				return nil, err
 			}
 			return core.Value(req, core.Record{}), nil
@@ -84,7 +85,7 @@ func (h *handler) user(ctx context.Context, req *core.Request) (*core.Response, 
 // userRecord returns the fields of the user at path and its owner (its
 // e-mail); 404 when there is none.
 func (h *handler) userRecord(ctx context.Context, path string) (core.Record, string, error) {
-	e, err := h.st.get(ctx, path)
+	e, err := h.st.record(ctx, path)
 	if err != nil {
 		return nil, "", err
 	}
