@@ -138,7 +138,6 @@ func TestCallWaiting(t *testing.T) {
 
 		// Withdrawn by the administrator; then taken by a WebSocket
 		// subscription: only the message still waiting arrives.
-		aid := c.send(cat, ann, invite("/call/admin", "a1"), "202 Accepted")
 		eventually(t, "the GET kept open is no session any more", func() bool {
 			// A probe that stays waiting is withdrawn at once.
 			r := c.req(bob, "SEND", L, invite("/call/probe", "p"))
@@ -149,6 +148,7 @@ func TestCallWaiting(t *testing.T) {
 			status(t, r, "200 OK", true)
 			return false
 		})
+		aid := c.send(cat, ann, invite("/call/admin", "a1"), "202 Accepted")
 		r = c.req(admin, "CANCEL", L+"/"+aid, "")
 		status(t, r, "200 OK", false)
 		ws := invite("/call/ws", "w1")
@@ -239,5 +239,25 @@ func TestCallWebSocketContact(t *testing.T) {
 		}
 		c.send(bob, ann, invite("/call/3", "i3"), "404 Not Logged In")
 		f.quiet()
+	})
+}
+
+// TestCallTooManyWaiting: at most 64 messages wait for one target; the
+// next SEND is 503 Too Many Waiting Messages until one is withdrawn.
+// Another target has room of its own.
+func TestCallTooManyWaiting(t *testing.T) {
+	eachMode(t, func(t *testing.T, m mode) {
+		c := startCall(t, m)
+		c.register(ann, ann, "sip:ann@desk", "", "3600")
+		c.register(cat, cat, "sip:cat@desk", "", "3600")
+		var ids []string
+		for i := range 64 {
+			ids = append(ids, c.send(bob, ann, invite("/call/"+itoa(i), "i"+itoa(i)), "202 Accepted"))
+		}
+		c.send(bob, ann, invite("/call/65", "i65"), "503 Too Many Waiting Messages")
+		c.send(admin, ann, invite("/call/65", "i65"), "503 Too Many Waiting Messages")
+		c.send(bob, cat, invite("/call/c", "c"), "202 Accepted")
+		c.expect(bob, "CANCEL", login(ann)+"/"+ids[10], "", "200 OK")
+		c.send(bob, ann, invite("/call/66", "i66"), "202 Accepted")
 	})
 }
