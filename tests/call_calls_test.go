@@ -39,8 +39,23 @@ func TestCallCalls(t *testing.T) {
 		w := c.dialAs(g, "$W", cat)
 		wantCall(t, w, msg("SUBSCRIBE", C, 1, ""), okReply(1, ""))
 
+		// A GET kept open of the call, as Server-Sent Events: the state,
+		// then the same notifications.
+		sse := c.openStream(C, append(c.headers(bob), "Accept: text/event-stream")...)
+		if sse.Resp.StatusLine != "HTTP/1.1 200 OK" || sse.Resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("GET %s as an event stream: %s %v", C, sse.Resp.StatusLine, sse.Resp.Header)
+		}
+		if e := sse.event(); field(e.Data, "resource") != jsonString(C) || field(e.Data, "entity") != `{"subject":"standup","room":"r1"}` {
+			t.Errorf("first event (the state): %v", e)
+		}
+
 		bp, _ := created(t, c.req(bob, "POST", C, `{"session":"sip:bob@desk"}`), C+"/")
 		w.expect(joined(call, bp, "sip:bob@desk"))
+		e := sse.event()
+		if got, seq := withoutSeq(e.Data); got != joined(call, bp, "sip:bob@desk") || !e.HasID || e.ID != itoa(int(seq)) {
+			t.Errorf("event of the join: %v\nwant %s with its seq as id", e, joined(call, bp, "sip:bob@desk"))
+		}
+		sse.conn.Close()
 		cp, _ := created(t, c.req(cat, "POST", C, `{"session":"sip:cat@desk"}`), C+"/")
 		w.expect(joined(call, cp, "sip:cat@desk"))
 		if bp == cp {

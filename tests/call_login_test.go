@@ -40,12 +40,23 @@ func TestCallLogins(t *testing.T) {
 		list[0].want(t, "contact 1", keys, "id", jsonString(a1), "contact", `"sip:ann@desk"`, "expires", "3600")
 		list[1].want(t, "contact 2", keys, "id", jsonString(a2), "contact", `"sip:ann@phone"`, "expires", "120")
 		list[2].want(t, "contact 3", keys, "id", jsonString(a3), "contact", `"sip:ann@admin"`, "expires", "60")
+		// The session cookies of a Basic login are credentials too.
+		r := c.get(t, "/private/x", authBasic(ann.email, ann.password))
+		tok, uid := cookieNamed(r, "token"), cookieNamed(r, "user_id")
+		if r.StatusLine != "HTTP/1.1 200 OK" || tok == nil || uid == nil {
+			t.Fatalf("a Basic login: %s, Set-Cookie %q", r.StatusLine, r.Header.Values("Set-Cookie"))
+		}
+		r = c.get(t, L, authCookies(uid.Value, tok.Value))
+		status(t, r, "200 OK", false)
+		if got := parseList(t, r.Body); len(got) != 3 {
+			t.Errorf("GET %s with the session cookies: %d contacts, want 3", L, len(got))
+		}
 		if got := c.contacts(admin, ann); len(got) != 3 {
 			t.Errorf("GET %s as the administrator: %d contacts, want 3", L, len(got))
 		}
 
 		// Refresh: a JSON body, then the contact as a text body.
-		r := c.req(ann, "PUT", L+"/"+a2, `{"expires":300}`)
+		r = c.req(ann, "PUT", L+"/"+a2, `{"expires":300}`)
 		status(t, r, "200 OK", false)
 		parseObj(t, r.Body).want(t, "PUT with expires", []string{"url", "id", "expires"},
 			"url", jsonString(L+"/"+a2), "id", jsonString(a2), "expires", "300")
