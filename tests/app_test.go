@@ -148,7 +148,10 @@ const routeForms = "404 Not Found\n" +
 	"GET /users(?:/|$|\\?)\n" +
 	"GET /private/\n" +
 	"GET /channel(?:$|\\?)\n" +
-	"GET,PUT,POST,DELETE /channel/\n"
+	"GET,PUT,POST,DELETE /channel/\n" +
+	"GET,PUT,POST,DELETE,SEND,CANCEL /login/\n" +
+	"GET,PUT,POST,DELETE /call(?:/|$|\\?)\n" +
+	"GET,PUT,POST,DELETE /user(?:/|$|\\?)\n"
 
 func TestPlainRepresentation(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {

@@ -13,6 +13,7 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/call"
 	chdoors "github.com/reso-project/reso/plugins/channel"
 	"github.com/reso-project/reso/plugins/config"
 	"github.com/reso-project/reso/plugins/files"
@@ -40,6 +41,7 @@ func bundled(cfg *options) ([]plugins.Entry, error) {
 		{Name: "private", Plugin: private.Plugin{}},
 		// After the example application's routes, which keep their order.
 		{Name: "channel", Plugin: chdoors.New()},
+		{Name: "call", Plugin: call.Plugin{}},
 	}, nil
 }
 
@@ -87,7 +89,9 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		Services: plugins.NewSettings(map[string]string{
 			plugins.SettingDirectory: cfg.directory,
 			plugins.SettingHidden:    hidden,
-		}, plugins.SettingHidden),
+			call.SettingMaxExpires:   cfg.call.maxExpires.String(),
+			call.SettingWait:         cfg.call.wait.String(),
+		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait),
 		BodyLimit: cfg.bodyLimit,
 	}
 	closeAuth, err := setupAuth(ctx, cfg, host, logger)

@@ -35,6 +35,7 @@ type options struct {
 	accessLog       bool
 	debugAddr       string
 	channel         channelOptions
+	call            callOptions
 }
 
 // usageError is a mistake on the command line: main prints it as one line
@@ -135,6 +136,7 @@ func serverFlags(fs *flag.FlagSet, cfg *options) {
 	fs.BoolVar(&cfg.pluginOpt, "plugin-optional", false, "start without a -plugin that fails to load instead of failing")
 	fs.BoolVar(&cfg.accessLog, "access-log", false, "log one line per request to standard error")
 	channelFlags(fs, &cfg.channel)
+	callFlags(fs, &cfg.call)
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "also serve Go's profiles (net/http/pprof under /debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060 (default off)")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 }
@@ -177,6 +179,9 @@ func (cfg *options) validate() error {
 		if err := validateDebugAddr(cfg.debugAddr); err != nil {
 			return err
 		}
+	}
+	if err := cfg.call.validate(); err != nil {
+		return err
 	}
 	if err := cfg.channel.validate(); err != nil {
 		return err

@@ -103,7 +103,7 @@ func (d *Door) Handle(ctx context.Context, req *core.Request) (*core.Response, e
 		return d.rules(ctx, req, resource)
 	}
 	if req.Method == http.MethodGet && (q.watch || core.EventStream(req.Header)) {
-		return watch(ctx, d.Tree, req, resource, q.full)
+		return Watch(ctx, d.Tree, req, resource, q.full)
 	}
 	m := newMessage(req.Method, resource, 1)
 	if req.Method == http.MethodPut || req.Method == http.MethodPost {
@@ -213,6 +213,20 @@ func (d *Door) rules(ctx context.Context, req *core.Request, resource string) (*
 		return nil, err
 	}
 	return &core.Response{ContentType: "application/json", Body: r.object()}, nil
+}
+
+// StreamWanted reports whether req asks for a GET kept open: a GET with
+// Accept: text/event-stream or the query parameter watch; full is
+// watch=full. A watch value other than diff or full is 400 Invalid Watch.
+func StreamWanted(req *core.Request) (stream, full bool, err error) {
+	if req.Method != http.MethodGet {
+		return false, false, nil
+	}
+	q, err := parseQuery(req.Query)
+	if err != nil {
+		return false, false, err
+	}
+	return q.watch || core.EventStream(req.Header), q.full, nil
 }
 
 // resourcePath returns the tree path of the part of the request path

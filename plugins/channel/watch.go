@@ -48,8 +48,14 @@ type watcher struct {
 	nextID   int
 }
 
-// watch starts a GET kept open on resource (path plus query).
-func watch(ctx context.Context, t plugins.Tree, req *core.Request, resource string, full bool) (*core.Response, error) {
+// Watch answers req with a GET kept open (see [Door]) of resource, a tree
+// path with an optional [attr] or listing query: a stream of its state,
+// then of every notification (full false) or of the state after each
+// change (full true), read with the identity of req's caller, whose
+// permissions the tree checks as a read. Other plugins whose resources
+// live in the tree use it for their own GETs kept open; [StreamWanted]
+// tells when a request asks for one.
+func Watch(ctx context.Context, t plugins.Tree, req *core.Request, resource string, full bool) (*core.Response, error) {
 	path, _, _ := strings.Cut(resource, "?")
 	path, _, _ = strings.Cut(path, "[")
 	var since *uint64
