@@ -60,6 +60,17 @@ func TestCallLogins(t *testing.T) {
 		status(t, r, "200 OK", false)
 		parseObj(t, r.Body).want(t, "PUT with expires", []string{"url", "id", "expires"},
 			"url", jsonString(L+"/"+a2), "id", jsonString(a2), "expires", "300")
+		if list := c.contacts(ann, ann); len(list) != 3 || list[1].compact("expires") != "300" {
+			t.Errorf("the listing after a refresh for 300 s: %v", list)
+		}
+		r = c.req(ann, "PUT", L+"/"+a3, `{"contact":"sip:ann@laptop","expires":45}`)
+		status(t, r, "200 OK", false)
+		parseObj(t, r.Body).want(t, "PUT with contact and expires", []string{"url", "id", "expires"},
+			"url", jsonString(L+"/"+a3), "id", jsonString(a3), "expires", "45")
+		if list := c.contacts(ann, ann); len(list) != 3 || list[2].compact("contact") != `"sip:ann@laptop"` || list[2].compact("expires") != "45" {
+			t.Errorf("the listing after a refresh with a new contact: %v", list)
+		}
+		c.expect(ann, "PUT", L+"/"+a3, `{"contact":7}`, "400 Invalid Contact")
 		r = c.do(t, "PUT", L+"/"+a2, "sip:ann@tablet", append(c.headers(ann), "Content-Type: text/plain")...)
 		status(t, r, "200 OK", false)
 		parseObj(t, r.Body).want(t, "PUT of a text body", []string{"url", "id", "expires"},
