@@ -54,6 +54,22 @@ func required(r core.Record, name string) (string, error) {
 	return s, err
 }
 
+// leaseBody reads the body of a POST that creates a lease: a JSON object
+// with the non-empty string field name and the lifetime it asks for,
+// bounded by max (see expires).
+func leaseBody(req *core.Request, name string, max time.Duration) (r core.Record, value string, exp int64, err error) {
+	if r, err = object(req); err != nil {
+		return nil, "", 0, err
+	}
+	if value, err = required(r, name); err != nil {
+		return nil, "", 0, err
+	}
+	if exp, err = expires(r, max); err != nil {
+		return nil, "", 0, err
+	}
+	return r, value, exp, nil
+}
+
 // invalid returns the 400 error of a field of the wrong type.
 func invalid(name string) core.StatusError {
 	return core.Status(http.StatusBadRequest, "Invalid "+strings.ToUpper(name[:1])+name[1:])

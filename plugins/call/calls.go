@@ -80,15 +80,7 @@ func (h *handler) newCall(ctx context.Context, req *core.Request, who string) (*
 
 // join answers POST /call/<id>: the caller joins as a participant.
 func (h *handler) join(ctx context.Context, req *core.Request, who, path string) (*core.Response, error) {
-	r, err := object(req)
-	if err != nil {
-		return nil, err
-	}
-	session, err := required(r, "session")
-	if err != nil {
-		return nil, err
-	}
-	exp, err := expires(r, h.maxExpires)
+	r, session, exp, err := leaseBody(req, "session", h.maxExpires)
 	if err != nil {
 		return nil, err
 	}

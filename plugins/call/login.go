@@ -56,6 +56,22 @@ func (h *handler) login(ctx context.Context, req *core.Request) (*core.Response,
 		return nil, errMethod
 	}
 	switch req.Method {
+	case http.MethodGet, http.MethodHead:
+		cpath := path + "/" + segs[1]
+		if stream, full, err := chdoors.StreamWanted(req); err != nil {
+			return nil, err
+		} else if stream {
+			return chdoors.Watch(ctx, h.st.t, req, cpath, full)
+		}
+		e, err := h.st.get(ctx, cpath)
+		if err != nil {
+			return nil, err
+		}
+		ct, ok := asContact(segs[1], e)
+		if !ok {
+			return nil, errNotFound
+		}
+		return core.Value(req, contactRecord(ct)), nil
 	case http.MethodPut:
 		return h.refresh(ctx, req, who, path, segs[1])
 	case http.MethodDelete:
@@ -101,13 +117,23 @@ func (h *handler) contacts(ctx context.Context, req *core.Request, path string) 
 	}
 	list := core.List{}
 	for _, c := range cs {
-		var ct contact
-		if json.Unmarshal(c.Entity, &ct) != nil || ct.ID == "" {
-			continue
+		if ct, ok := asContact(c.ID, c.Entity); ok {
+			list = append(list, contactRecord(ct))
 		}
-		list = append(list, contactRecord(ct))
 	}
 	return core.Value(req, list), nil
+}
+
+// asContact reads the contact of id from its entity: one the plugin
+// registered, or one a WebSocket client put there itself (its
+// "expires" is then 0: it lives as long as its connection).
+func asContact(id string, entity []byte) (contact, bool) {
+	var ct contact
+	if json.Unmarshal(entity, &ct) != nil || ct.Contact == "" {
+		return contact{}, false
+	}
+	ct.ID = id
+	return ct, true
 }
 
 // contactRecord is the representation of a contact.
@@ -117,15 +143,7 @@ func contactRecord(c contact) core.Record {
 
 // register answers POST /login/<email>: a new contact, leased.
 func (h *handler) register(ctx context.Context, req *core.Request, who, path string) (*core.Response, error) {
-	r, err := object(req)
-	if err != nil {
-		return nil, err
-	}
-	uri, err := required(r, "contact")
-	if err != nil {
-		return nil, err
-	}
-	exp, err := expires(r, h.maxExpires)
+	_, uri, exp, err := leaseBody(req, "contact", h.maxExpires)
 	if err != nil {
 		return nil, err
 	}
@@ -158,8 +176,8 @@ func (h *handler) refresh(ctx context.Context, req *core.Request, who, path, id 
 	if err != nil {
 		return nil, err
 	}
-	var c contact
-	if old == nil || json.Unmarshal(old, &c) != nil {
+	c, ok := asContact(id, old)
+	if !ok {
 		return nil, errNotFound
 	}
 	var r core.Record

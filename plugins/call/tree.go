@@ -84,9 +84,10 @@ func (s store) must(ctx context.Context, from string, m msg) (*reply, error) {
 	return nil, errTree
 }
 
-// get returns the entity at path, nil when there is none.
-func (s store) get(ctx context.Context, path string) (json.RawMessage, error) {
-	r, err := s.do(ctx, "", msg{Method: "GET", Resource: path})
+// get returns the entity a GET of resource (a path, or a path and a
+// listing query) answers, nil when there is nothing there.
+func (s store) get(ctx context.Context, resource string) (json.RawMessage, error) {
+	r, err := s.do(ctx, "", msg{Method: "GET", Resource: resource})
 	if err != nil {
 		return nil, err
 	}
@@ -115,18 +116,12 @@ func (s store) owner(ctx context.Context, path string) (string, error) {
 // children returns the entities of the children of path that have one,
 // in creation order, with their ids.
 func (s store) children(ctx context.Context, path string) ([]child, error) {
-	r, err := s.do(ctx, "", msg{Method: "GET", Resource: path + "?deep=2"})
-	if err != nil {
+	list, err := s.get(ctx, path+"?deep=2")
+	if err != nil || list == nil {
 		return nil, err
 	}
-	if r.Code != "success" {
-		if r.Reason == "not found" {
-			return nil, nil
-		}
-		return nil, errTree
-	}
 	var cs []child
-	if err := json.Unmarshal(r.Entity, &cs); err != nil {
+	if err := json.Unmarshal(list, &cs); err != nil {
 		return nil, errTree
 	}
 	kept := cs[:0]

@@ -1,0 +1,165 @@
+package call
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
+)
+
+func TestExpires(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		max  time.Duration
+		want int64
+		err  bool
+	}{
+		{`{}`, 24 * time.Hour, 3600, false},
+		{`{}`, time.Second, 1, false},
+		{`{"expires": 60}`, 24 * time.Hour, 60, false},
+		{`{"expires": 7200}`, time.Hour, 3600, false},
+		{`{"expires": 1e30}`, time.Hour, 3600, false},
+		{`{"expires": 0}`, time.Hour, 0, true},
+		{`{"expires": -5}`, time.Hour, 0, true},
+		{`{"expires": 1.5}`, time.Hour, 0, true},
+		{`{"expires": "60"}`, time.Hour, 0, true},
+		{`{"expires": null}`, time.Hour, 0, true},
+	} {
+		v, err := core.DecodeJSON([]byte(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := expires(v.(core.Record), c.max)
+		if (err != nil) != c.err || got != c.want {
+			t.Errorf("%s max %v: %d, %v", c.body, c.max, got, err)
+		}
+	}
+}
+
+func TestSegments(t *testing.T) {
+	for p, want := range map[string]string{"": "", "a@b": "a@b", "/a/b": "a|b", "a//b": "!", "a/../b": "!", "a%b": "!", "a/": "!"} {
+		segs, err := segments(p)
+		got := strings.Join(segs, "|")
+		if err != nil {
+			got = "!"
+		}
+		if got != want {
+			t.Errorf("segments(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+// fixture is the plugin's handlers on a tree in memory.
+type fixture struct {
+	tr     *channel.Tree
+	routes map[string]core.Handler // by the first segment of the route: login, call, user
+}
+
+func newFixture(t *testing.T, settings map[string]string) *fixture {
+	tr, err := channel.New(context.Background(), nil, channel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	rs, err := Plugin{}.Routes(context.Background(), plugins.WithTree(plugins.NewSettings(settings), plugins.TreeOf(tr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{tr: tr, routes: make(map[string]core.Handler)}
+	for _, r := range rs {
+		for _, name := range []string{"login", "call", "user"} {
+			if strings.Contains(r.Match, " /"+name) {
+				f.routes[name] = r.Handler
+			}
+		}
+	}
+	return f
+}
+
+// do sends one request as who and returns the status and body.
+func (f *fixture) do(t *testing.T, who, method, route, path, body string) (int, string) {
+	t.Helper()
+	req := &core.Request{Method: method, Path: path, Identity: &core.Identity{Email: who}, Body: strings.NewReader(body)}
+	resp, err := f.routes[route].Handle(context.Background(), req)
+	if err != nil {
+		var se core.StatusError
+		if !errors.As(err, &se) {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		return se.Code(), se.Reason()
+	}
+	code := resp.Code
+	if code == 0 {
+		code = 200
+	}
+	return code, string(resp.Body)
+}
+
+// TestWaiting checks the life of an invitation no session has taken: it
+// waits, goes to the first subscriber, and CANCEL tells which happened.
+func TestWaiting(t *testing.T) {
+	f := newFixture(t, map[string]string{SettingWait: "1h"})
+	if code, _ := f.do(t, "bob@x", "POST", "login", "bob@x", `{"contact": "sip:bob"}`); code != 201 {
+		t.Fatalf("register: %d", code)
+	}
+	id := func(body string) string { return body[strings.Index(body, `"id": "`)+7 : strings.LastIndex(body, `"`)] }
+
+	code, body := f.do(t, "ann@x", "SEND", "login", "bob@x", `{"command": "invite", "url": "/call/1"}`)
+	if code != 202 {
+		t.Fatalf("SEND with no session: %d %s", code, body)
+	}
+	first := id(body)
+	if code, reason := f.do(t, "cat@x", "CANCEL", "login", "bob@x/"+first, ""); code != 403 {
+		t.Errorf("CANCEL by another: %d %s", code, reason)
+	}
+	if code, _ := f.do(t, "ann@x", "CANCEL", "login", "bob@x/"+first, ""); code != 200 {
+		t.Errorf("CANCEL before delivery: %d", code)
+	}
+	if code, reason := f.do(t, "ann@x", "CANCEL", "login", "bob@x/"+first, ""); code != 404 {
+		t.Errorf("CANCEL again: %d %s", code, reason)
+	}
+	_, body = f.do(t, "ann@x", "SEND", "login", "bob@x", `{"command": "invite", "url": "/call/2"}`)
+	second := id(body)
+
+	// bob's session subscribes: the retry loop delivers the second only.
+	c, err := f.tr.Connect("bob-ws", "bob@x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Exec(context.Background(), []byte(`{"method":"SUBSCRIBE","resource":"/login/bob@x"}`))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	fs, err := c.Next(ctx, nil)
+	if err != nil || len(fs) != 1 || !strings.Contains(string(fs[0].Data), `"data":{"command":"invite","url":"/call/2"},"from":"ann@x"`) {
+		t.Fatalf("delivered %v %v", fs, err)
+	}
+	if code, reason := f.do(t, "ann@x", "CANCEL", "login", "bob@x/"+second, ""); code != 409 || reason != "Already Delivered" {
+		t.Errorf("CANCEL after delivery: %d %s", code, reason)
+	}
+	if code, body := f.do(t, "ann@x", "SEND", "login", "bob@x", `{"command": "reject", "reason": "busy"}`); code != 200 {
+		t.Errorf("SEND with a session: %d %s", code, body)
+	}
+	if code, reason := f.do(t, "ann@x", "SEND", "login", "nobody@x", `{"command": "invite"}`); code != 404 || reason != "Not Logged In" {
+		t.Errorf("SEND to nobody: %d %s", code, reason)
+	}
+}
+
+// TestWaitingBounds checks that the waiting invitations of one target are
+// bounded.
+func TestWaitingBounds(t *testing.T) {
+	f := newFixture(t, nil)
+	f.do(t, "bob@x", "POST", "login", "bob@x", `{"contact": "sip:bob"}`)
+	for i := range maxWaitingPerTarget {
+		if code, _ := f.do(t, "ann@x", "SEND", "login", "bob@x", `{"command": "invite"}`); code != 202 {
+			t.Fatalf("SEND %d: %d", i, code)
+		}
+	}
+	if code, reason := f.do(t, "ann@x", "SEND", "login", "bob@x", `{"command": "invite"}`); code != 503 || reason != "Too Many Waiting Messages" {
+		t.Errorf("one more: %d %s", code, reason)
+	}
+}
