@@ -13,7 +13,7 @@ import (
 // user, 401 with the challenge without credentials); the failures Missing
 // Contact, Invalid Contact, Invalid Expires, Invalid JSON content, 404 of
 // an unknown contact and of a path of another shape, 405 of a method the
-// resource does not have; the e-mail of the path is percent-decoded.
+// resource does not have; GET of one contact; the e-mail of the path is percent-decoded.
 func TestCallLogins(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
@@ -121,7 +121,19 @@ func TestCallLogins(t *testing.T) {
 		c.expect(ann, "GET", "/login/a/b/c", "", "404 Not Found")
 		c.expect(ann, "PUT", L, `{"contact":"sip:x"}`, "405 Method Not Allowed")
 		c.expect(ann, "DELETE", L, "", "405 Method Not Allowed")
-		c.expect(ann, "GET", L+"/"+a2, "", "405 Method Not Allowed")
+		// GET of one contact: {"id", "contact", "expires"}, for the user and
+		// the administrator.
+		for _, w := range []who{ann, admin} {
+			r = c.req(w, "GET", L+"/"+a2, "")
+			if status(t, r, "200 OK", false) {
+				parseObj(t, r.Body).want(t, "GET of a contact as "+w.email, []string{"id", "contact", "expires"},
+					"id", jsonString(a2), "contact", `"sip:ann@tablet"`, "expires", "*")
+			}
+		}
+		c.expect(bob, "GET", L+"/"+a2, "", "403 Forbidden")
+		c.expect(anon, "GET", L+"/"+a2, "", "401 Unauthorized")
+		c.expect(ann, "GET", L+"/"+a1, "", "404 Not Found")
+		c.expect(ann, "SEND", L+"/"+a2, invite("/call/1", "i1"), "405 Method Not Allowed")
 		c.expect(ann, "POST", L+"/"+a2, `{"contact":"sip:x"}`, "405 Method Not Allowed")
 		c.expect(ann, "CANCEL", L, "", "405 Method Not Allowed")
 

@@ -200,7 +200,7 @@ func TestCallWaitDropped(t *testing.T) {
 
 // TestCallWebSocketContact: a user's WebSocket registers a contact itself
 // by a POST to /login/<email> with {"contact"} as the entity; it is
-// listed by GET /login/<email>, makes the user logged in for SEND, and
+// listed by GET /login/<email> with expires 0, makes the user logged in for SEND, and
 // goes, with an UPDATE delete, when that WebSocket closes. Another user's
 // WebSocket may not register there.
 func TestCallWebSocketContact(t *testing.T) {
@@ -222,7 +222,7 @@ func TestCallWebSocketContact(t *testing.T) {
 			t.Fatalf("POST %s over the WebSocket: %s", L, reply)
 		}
 		list := c.contacts(ann, ann)
-		if len(list) != 1 || list[0].compact("id") != id || list[0].compact("contact") != `"sip:ann@ws"` {
+		if len(list) != 1 || list[0].compact("id") != id || list[0].compact("contact") != `"sip:ann@ws"` || list[0].compact("expires") != "0" {
 			t.Errorf("GET %s: %v, want the contact %s", L, list, id)
 		}
 
