@@ -25,6 +25,8 @@
 package main
 
 import (
+	"github.com/reso-project/reso/bench/internal/latency"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -123,7 +125,7 @@ type receiver struct {
 	delivered atomic.Int64 // invitations received
 	inWindow  atomic.Int64 // of those, received within the measured time
 	other     atomic.Int64 // other lines after the state (UPDATEs ...)
-	lat       hist         // written by the reader only, read after it ended
+	lat       latency.Hist // written by the reader only, read after it ended
 	err       error        // why the stream ended early, read after it ended
 }
 
@@ -292,11 +294,11 @@ func run(cfg config, out io.Writer) error {
 	}
 	readers.Wait()
 
-	var lat hist
+	var lat latency.Hist
 	var inWindow, delivered, other int64
 	var streamErrs []string
 	for _, r := range recvs {
-		lat.merge(&r.lat)
+		lat.Merge(&r.lat)
 		inWindow += r.inWindow.Load()
 		delivered += r.delivered.Load()
 		other += r.other.Load()
@@ -310,7 +312,7 @@ func run(cfg config, out io.Writer) error {
 	fmt.Fprintf(out, "  delivered:   %.0f invitations/s on the receiving GETs (%d in the measured time); SEND answered 200 OK %.0f/s\n",
 		float64(inWindow)/sec, inWindow, float64(cnt.inWindowOK.Load())/sec)
 	fmt.Fprintf(out, "  SEND to delivery (measured time): p50 %s  p99 %s  max %s  (%d samples)\n",
-		us(lat.quantile(0.50)), us(lat.quantile(0.99)), us(time.Duration(lat.max)*time.Microsecond), lat.n)
+		us(lat.Quantile(0.50)), us(lat.Quantile(0.99)), us(lat.Max()), lat.Count())
 	if cfg.pid > 0 && cpu1 >= cpu0 && inWindow > 0 {
 		fmt.Fprintf(out, "  server CPU:  %.2f cores, %.1f µs per delivered invitation\n",
 			(cpu1-cpu0).Seconds()/sec, float64((cpu1-cpu0).Microseconds())/float64(inWindow))
@@ -449,7 +451,7 @@ func (r *receiver) read(clock time.Time, measuring *atomic.Bool) {
 		r.delivered.Add(1)
 		if measuring.Load() {
 			r.inWindow.Add(1)
-			r.lat.add(now - time.Duration(n.Data.T))
+			r.lat.Add(now - time.Duration(n.Data.T))
 		}
 	}
 	r.err = sc.Err()

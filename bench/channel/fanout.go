@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/reso-project/reso/bench/internal/latency"
+
 	"errors"
 	"fmt"
 	"io"
@@ -37,7 +39,7 @@ type fanoutResult struct {
 	elapsed              time.Duration // measured time
 	delivered            int64         // notifications received in it
 	sends                int64         // NOTIFYs answered in it
-	lat                  hist          // delivery latency in it
+	lat                  latency.Hist  // delivery latency in it
 	serverCPU, clientCPU time.Duration // over the measured time
 
 	totalSends, totalFailed int64 // all NOTIFYs answered, and those failed
@@ -54,7 +56,7 @@ type subscriber struct {
 	c         *websocket.Conn
 	delivered atomic.Int64
 	other     atomic.Int64
-	lat       hist // written by the reader only, read after it ended
+	lat       latency.Hist // written by the reader only, read after it ended
 }
 
 // runFanout connects the subscribers and the publisher, publishes for
@@ -113,7 +115,7 @@ func runFanout(d *dialer, p *probe, cfg fanoutConfig) (fanoutResult, error) {
 				}
 				s.delivered.Add(1)
 				if measuring.Load() {
-					s.lat.add(time.Since(clock) - time.Duration(ts))
+					s.lat.Add(time.Since(clock) - time.Duration(ts))
 				}
 			}
 		}()
@@ -231,7 +233,7 @@ func runFanout(d *dialer, p *probe, cfg fanoutConfig) (fanoutResult, error) {
 	readers.Wait()
 	res.firstDrop = firstDrop
 	for i, s := range subs {
-		res.lat.merge(&s.lat)
+		res.lat.Merge(&s.lat)
 		subs[i] = nil
 	}
 	return res, nil
@@ -246,7 +248,7 @@ func (r fanoutResult) print(w io.Writer, cfg fanoutConfig) {
 	fmt.Fprintf(w, "  delivered      %10.0f notifications/s   (%d in %.1fs; target: at least 200,000/s)\n", rate, r.delivered, secs)
 	fmt.Fprintf(w, "  NOTIFYs        %10.0f /s answered\n", float64(r.sends)/secs)
 	fmt.Fprintf(w, "  latency        p50 %v  p99 %v  max %v   (send to receipt, %d samples)\n",
-		r.lat.quantile(0.50), r.lat.quantile(0.99), time.Duration(r.lat.max)*time.Microsecond, r.lat.n)
+		r.lat.Quantile(0.50), r.lat.Quantile(0.99), r.lat.Max(), r.lat.Count())
 	if rate > 0 {
 		// With the window full, a notification waits behind window x subs
 		// others: latency is mostly this queue; -window 1 shows the rest.

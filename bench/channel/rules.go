@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/reso-project/reso/bench/internal/latency"
+
 	"bytes"
 	"encoding/base64"
 	"errors"
@@ -56,7 +58,7 @@ type roomResult struct {
 	elapsed              time.Duration // measured time over the room's rounds
 	sends                int64         // NOTIFYs answered in the measured time
 	rates                []float64     // delivered/s of each round
-	lat                  hist          // delivery latency, measured
+	lat                  latency.Hist  // delivery latency, measured
 	serverCPU, clientCPU time.Duration // over the measured time
 
 	totalSends     int64 // NOTIFYs answered in the whole run
@@ -88,7 +90,7 @@ type roomSub struct {
 	c     *websocket.Conn
 	got   [2]atomic.Int64
 	other atomic.Int64
-	lat   [2]hist // written by the reader only, read after it ended
+	lat   [2]latency.Hist // written by the reader only, read after it ended
 }
 
 // roomTime finds the send time that the publisher embedded after tsMarker
@@ -196,7 +198,7 @@ func runRules(d *dialer, p *probe, cfg rulesConfig) (rulesResult, error) {
 				}
 				s.got[room].Add(1)
 				if int(measuring.Load()) == room+1 {
-					s.lat[room].add(time.Since(clock) - time.Duration(ts))
+					s.lat[room].Add(time.Since(clock) - time.Duration(ts))
 				}
 			}
 		}()
@@ -442,7 +444,7 @@ func runRules(d *dialer, p *probe, cfg rulesConfig) (rulesResult, error) {
 	res.firstDrop, res.firstFail = firstDrop, firstFail
 	for i, s := range subs {
 		for room := range rooms {
-			res.rooms[room].lat.merge(&s.lat[room])
+			res.rooms[room].lat.Merge(&s.lat[room])
 		}
 		subs[i] = nil
 	}
@@ -593,7 +595,7 @@ func (r rulesResult) print(w io.Writer, cfg rulesConfig) {
 		secs := rr.elapsed.Seconds()
 		fmt.Fprintf(w, "  %-6s %10.0f delivered/s  (%d in %.1fs; median round %.0f/s)  NOTIFYs %.0f/s  latency p50 %v p99 %v",
 			roomNames[room], rr.rate(), rr.delivered, secs, median(rr.rates), float64(rr.sends)/max(secs, 1e-9),
-			rr.lat.quantile(0.50), rr.lat.quantile(0.99))
+			rr.lat.Quantile(0.50), rr.lat.Quantile(0.99))
 		if rr.serverCPU > 0 {
 			fmt.Fprintf(w, "  server CPU %.2f µs", float64(rr.serverCPU.Microseconds())/float64(max(rr.delivered, 1)))
 		}

@@ -1,15 +1,17 @@
-package main
+// Package latency is the latency histogram of reso's load clients
+// (bench/channel, bench/callload).
+package latency
 
 import (
 	"math/bits"
 	"time"
 )
 
-// hist is a latency histogram in microseconds: exact below 128 µs, then 64
+// Hist is a latency histogram in microseconds: exact below 128 µs, then 64
 // buckets per power of two (at most 1.6% error), up to 2^30 µs (18 min;
 // larger values land in the last bucket). It is not safe for concurrent
 // use: each subscriber keeps its own and they are merged at the end.
-type hist struct {
+type Hist struct {
 	counts [histBuckets]uint32
 	n      int64
 	max    int64 // µs
@@ -48,8 +50,8 @@ func bucketLow(i int) int64 {
 	return int64(j%histSub+histSub) << shift
 }
 
-// add records one latency.
-func (h *hist) add(d time.Duration) {
+// Add records one latency.
+func (h *Hist) Add(d time.Duration) {
 	us := d.Microseconds()
 	h.counts[bucketOf(us)]++
 	h.n++
@@ -58,8 +60,8 @@ func (h *hist) add(d time.Duration) {
 	}
 }
 
-// merge adds o's counts to h.
-func (h *hist) merge(o *hist) {
+// Merge adds o's counts to h.
+func (h *Hist) Merge(o *Hist) {
 	for i, c := range o.counts {
 		h.counts[i] += c
 	}
@@ -67,9 +69,9 @@ func (h *hist) merge(o *hist) {
 	h.max = max(h.max, o.max)
 }
 
-// quantile is the value at quantile q (0 < q <= 1): the lower bound of the
+// Quantile is the value at quantile q (0 < q <= 1): the lower bound of the
 // bucket holding the ceil(q*n)-th smallest value.
-func (h *hist) quantile(q float64) time.Duration {
+func (h *Hist) Quantile(q float64) time.Duration {
 	if h.n == 0 {
 		return 0
 	}
@@ -86,3 +88,9 @@ func (h *hist) quantile(q float64) time.Duration {
 	}
 	return time.Duration(h.max) * time.Microsecond
 }
+
+// Count returns how many latencies h holds.
+func (h *Hist) Count() int64 { return h.n }
+
+// Max returns the largest latency h holds.
+func (h *Hist) Max() time.Duration { return time.Duration(h.max) * time.Microsecond }
