@@ -26,6 +26,7 @@ package main
 
 import (
 	"github.com/reso-project/reso/bench/internal/latency"
+	"github.com/reso-project/reso/bench/internal/proc"
 
 	"bufio"
 	"bytes"
@@ -267,13 +268,13 @@ func run(cfg config, out io.Writer) error {
 		}()
 	}
 	time.Sleep(cfg.warmup)
-	cpu0 := cpuTime(cfg.pid)
+	cpu0 := proc.CPU(cfg.pid)
 	measuring.Store(true)
 	t0 := time.Now()
 	time.Sleep(cfg.dur)
 	measuring.Store(false)
 	elapsed := time.Since(t0)
-	cpu1 := cpuTime(cfg.pid)
+	cpu1 := proc.CPU(cfg.pid)
 	stop.Store(true)
 	senders.Wait()
 
@@ -482,28 +483,4 @@ func login(ctx context.Context, hc *http.Client, base, email, password string) (
 		return nil, errors.New("the login set no session cookies")
 	}
 	return resp.Cookies(), nil
-}
-
-// cpuTime is the user and system CPU time of pid from /proc (0 when pid is
-// 0 or unreadable).
-func cpuTime(pid int) time.Duration {
-	if pid <= 0 {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name, which ends at the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * (time.Second / 100) // USER_HZ is 100 on Linux
 }

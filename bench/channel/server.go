@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/reso-project/reso/bench/internal/proc"
 )
 
 // probe reads the figures of the server process: its resident memory and
@@ -87,28 +88,7 @@ func statusKB(pid int, field string) (int64, error) {
 }
 
 // cpu is the server's user plus system CPU time so far; 0 without a pid.
-func (p *probe) cpu() time.Duration {
-	if p.pid == 0 {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// The command name (field 2) may hold spaces; fields after it are plain.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	const tick = 10 * time.Millisecond // USER_HZ is 100 on Linux
-	return time.Duration(utime+stime) * tick
-}
+func (p *probe) cpu() time.Duration { return proc.CPU(p.pid) }
 
 // selfCPU is the load client's own user plus system CPU time so far.
 func selfCPU() time.Duration {
