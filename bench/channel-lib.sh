@@ -30,14 +30,14 @@ raise_nofile() {
 
 # start_reso DIR: starts DIR/reso in DIR with its database in DIR, pprof on
 # a free loopback port and server_args; sets $addr, $pid (as start_server)
-# and $debug (the -debug-addr address).
+# and $debug (the -admin-addr address, with -pprof).
 start_reso() {
   local dir=$1
   pushd "$dir" >/dev/null
   start_server "$dir/reso" "$dir/reso.log" 'msg="reso listening" addr=' \
-    -addr 127.0.0.1:0 -db "$dir/reso.db" -debug-addr 127.0.0.1:0 "${server_args[@]}"
+    -addr 127.0.0.1:0 -db "$dir/reso.db" -admin-addr 127.0.0.1:0 -pprof "${server_args[@]}"
   popd >/dev/null
-  debug=$(grep -o 'msg="reso debug listening" addr=[^ ]*' "$dir/reso.log" | head -n1 | sed 's/.*addr=//')
+  debug=$(grep -o 'msg="reso admin listening" addr=[^ ]*' "$dir/reso.log" | head -n1 | sed 's/.*addr=//')
   if [ -z "$debug" ]; then
     echo "reso did not log its debug address:" >&2
     cat "$dir/reso.log" >&2

@@ -57,6 +57,7 @@ func (c *Client) push(f Frame) bool {
 	if len(c.q) >= c.t.opt.QueueFrames+c.replayed || len(c.q) > 0 && c.qbytes+len(f.Data) > c.t.opt.QueueBytes {
 		c.gone = ErrSlowConsumer
 		c.mu.Unlock()
+		c.t.counts.slow.Add(1)
 		c.signal()
 		go c.end(ErrSlowConsumer)
 		return false

@@ -122,5 +122,6 @@ func (t *Tree) emit(res, about string, a *access, data []byte, seq uint64) int {
 			n++
 		}
 	}
+	t.counts.delivered.Add(uint64(n))
 	return n
 }

@@ -57,6 +57,7 @@ type Tree struct {
 	leases          map[*node]struct{}
 	hist            history
 	pend            *batch
+	counts          counters
 
 	kick      chan struct{}
 	quit      chan struct{}

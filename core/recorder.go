@@ -25,6 +25,14 @@ func WithRouteRecorder(ctx context.Context, rec *RouteRecorder) context.Context 
 	return context.WithValue(ctx, recorderKey{}, rec)
 }
 
+// RouteRecorderFrom returns the recorder ctx carries, nil when none: a
+// second piece of middleware that wants the route shares the first one's
+// rather than hiding it behind its own.
+func RouteRecorderFrom(ctx context.Context) *RouteRecorder {
+	rec, _ := ctx.Value(recorderKey{}).(*RouteRecorder)
+	return rec
+}
+
 // recordRoute tells the recorder in ctx, if any, that route answers.
 func recordRoute(ctx context.Context, route string) {
 	if rec, ok := ctx.Value(recorderKey{}).(*RouteRecorder); ok {

@@ -44,18 +44,9 @@ func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
-			sw := &statusWriter{ResponseWriter: w}
+			sw := &statusWriter{ResponseWriter: w, shared: core.RouteRecorderFrom(r.Context())}
 			defer func() {
-				code := sw.code
-				if code == 0 {
-					code = http.StatusOK
-					switch {
-					case errors.Is(r.Context().Err(), context.Canceled):
-						code = StatusClientGone
-					case sw.hijacked:
-						code = http.StatusSwitchingProtocols
-					}
-				}
+				code := sw.status(r)
 				logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 					slog.String("method", r.Method),
 					slog.String("path", r.URL.Path),
@@ -64,9 +55,9 @@ func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 					slog.Duration("duration", time.Since(start)),
 					slog.String("query", r.URL.RawQuery),
 					slog.String("remote", r.RemoteAddr),
-					slog.String("route", sw.route.Route))
+					slog.String("route", sw.routeName()))
 			}()
-			next.ServeHTTP(sw, r.WithContext(core.WithRouteRecorder(r.Context(), &sw.route)))
+			next.ServeHTTP(sw, withRoute(r, &sw.route))
 		})
 	}
 }
@@ -77,6 +68,39 @@ type statusWriter struct {
 	n        int64
 	hijacked bool
 	route    core.RouteRecorder
+	shared   *core.RouteRecorder // an outer middleware's, when withRoute found one
+}
+
+// withRoute returns r with sw's route recorder in its context, or, when an
+// outer middleware (a Log or Metrics further out) put one there already,
+// r as it is: sw then reads that one, which the router fills in.
+func withRoute(r *http.Request, rec *core.RouteRecorder) *http.Request {
+	if core.RouteRecorderFrom(r.Context()) != nil {
+		return r
+	}
+	return r.WithContext(core.WithRouteRecorder(r.Context(), rec))
+}
+
+// routeName returns the route that answered (see core.RouteRecorder).
+func (s *statusWriter) routeName() string {
+	if s.shared != nil {
+		return s.shared.Route
+	}
+	return s.route.Route
+}
+
+// status returns the status of the answer as Log reports it.
+func (s *statusWriter) status(r *http.Request) int {
+	if s.code != 0 {
+		return s.code
+	}
+	switch {
+	case errors.Is(r.Context().Err(), context.Canceled):
+		return StatusClientGone
+	case s.hijacked:
+		return http.StatusSwitchingProtocols
+	}
+	return http.StatusOK
 }
 
 func (s *statusWriter) WriteHeader(code int) {

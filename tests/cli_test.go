@@ -71,8 +71,9 @@ func TestBadFlagsLeaveNothing(t *testing.T) {
 		{"stray argument", []string{"serve"}, "reso: unexpected argument \"serve\" (subcommands: user, admin-token, plugin; see reso -h)\n"},
 		{"bad login", []string{"-login", "nocolon"}, "reso: -login: want EMAIL:PASSWORD, or '' for no example user\n"},
 		{"zero body limit", []string{"-body-limit", "0"}, "reso: -body-limit must be a positive number of bytes\n"},
-		{"debug address off loopback", []string{"-debug-addr", "0.0.0.0:6060"}, "reso: -debug-addr 0.0.0.0:6060: only a loopback address is allowed (127.0.0.1, ::1 or localhost)\n"},
-		{"debug address without port", []string{"-debug-addr", "127.0.0.1"}, "reso: -debug-addr 127.0.0.1: want HOST:PORT on loopback, e.g. 127.0.0.1:6060\n"},
+		{"pprof off loopback", []string{"-admin-addr", "0.0.0.0:6060", "-pprof"}, "reso: -admin-addr 0.0.0.0:6060: with -pprof only a loopback address is allowed (127.0.0.1, ::1 or localhost)\n"},
+		{"admin address without port", []string{"-admin-addr", "127.0.0.1"}, "reso: -admin-addr 127.0.0.1: want HOST:PORT, e.g. 127.0.0.1:9090\n"},
+		{"pprof without admin address", []string{"-pprof"}, "reso: -pprof needs -admin-addr\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

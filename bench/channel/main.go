@@ -21,7 +21,7 @@
 // closes to drop a connection without a close frame.
 //
 // With -pid the server's RSS and CPU time are read from /proc; with -debug
-// (the address of reso -debug-addr) its goroutines and heap from
+// (the address of reso -admin-addr with -pprof) its goroutines and heap from
 // net/http/pprof.
 package main
 
@@ -52,7 +52,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	wsURL := fs.String("url", "", "the channel door, ws://HOST:PORT/channel")
 	pid := fs.Int("pid", 0, "the server's process id, for its RSS (with its child processes) and CPU time (0: not measured)")
-	debug := fs.String("debug", "", "HOST:PORT of the server's -debug-addr, for goroutines and heap")
+	debug := fs.String("debug", "", "HOST:PORT of the server's -admin-addr (with -pprof), for goroutines and heap")
 	dialConc := fs.Int("dial-conc", 64, "connections opened at once (at most 1024)")
 	readBuf := fs.Int("read-buf", 1024, "read buffer per connection, bytes (256 to 1 MiB)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "longest time for opening the connections or running the cycles (at most 10m)")

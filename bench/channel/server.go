@@ -20,7 +20,7 @@ import (
 // net/http/pprof (with a debug address).
 type probe struct {
 	pid   int    // 0: no /proc figures
-	debug string // http://HOST:PORT of -debug-addr; "": no pprof figures
+	debug string // http://HOST:PORT of -admin-addr (with -pprof); "": no pprof figures
 	http  *http.Client
 }
 

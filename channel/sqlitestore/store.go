@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 
@@ -52,6 +53,7 @@ CREATE TABLE IF NOT EXISTS channel_meta (
 type Store struct {
 	db               *sql.DB
 	put, del, setSeq *sql.Stmt
+	errs, busy       atomic.Uint64 // failed operations, and those of them that found the database busy
 }
 
 // Open opens (creating when missing) the SQLite database at path and the
@@ -188,6 +190,32 @@ func (s *Store) Load(ctx context.Context) ([]channel.Record, uint64, error) {
 // Save stores puts, removes deletes and records lastSeq in one
 // transaction.
 func (s *Store) Save(ctx context.Context, lastSeq uint64, puts []channel.Record, deletes []string) error {
+	return s.count(s.save(ctx, lastSeq, puts, deletes))
+}
+
+// Ping reports whether the database answers a query.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.count(s.db.QueryRowContext(ctx, "SELECT 1").Scan(&one))
+}
+
+// Errors returns how many operations failed since Open, and how many of
+// them because the database was busy (locked by another connection past
+// the busy timeout).
+func (s *Store) Errors() (failed, busy uint64) { return s.errs.Load(), s.busy.Load() }
+
+// count counts err, if any, and returns it.
+func (s *Store) count(err error) error {
+	if err != nil {
+		s.errs.Add(1)
+		if msg := err.Error(); strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked") {
+			s.busy.Add(1)
+		}
+	}
+	return err
+}
+
+func (s *Store) save(ctx context.Context, lastSeq uint64, puts []channel.Record, deletes []string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: begin: %w", err)

@@ -55,6 +55,9 @@ func openAuth(ctx context.Context, db, secretFile string, cfg *options) (*auth.A
 			MaxBackoff: max(auth.DefaultMaxLoginBackoff, cfg.loginBackoff),
 		}
 	}
+	if cfg != nil && cfg.ops != nil && cfg.ops.metrics != nil {
+		c.OnCheck = cfg.ops.metrics.loginChecked
+	}
 	a, err := auth.New(c)
 	if err != nil {
 		st.Close()

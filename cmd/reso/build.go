@@ -111,6 +111,9 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		return nil, nil, err
 	}
 	closers = append(closers, closePlugins)
+	if cfg.ops != nil {
+		cfg.ops.addPlugins(entries)
+	}
 	table, err := host.Routes(ctx, entries)
 	if err != nil {
 		cleanup()
@@ -134,10 +137,17 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		return nil, nil, fmt.Errorf("route table: %w", err)
 	}
 	chain := alice.New(core.ShowErrors, middleware.Recover, middleware.Cookies)
+	if cfg.ops != nil && cfg.ops.metrics != nil {
+		chain = alice.New(middleware.Metrics(cfg.ops.metrics)).Extend(chain)
+	}
 	if cfg.accessLog {
 		chain = alice.New(middleware.Log(logger)).Extend(chain)
 	}
-	return goAwayHandler{chain.Then(router), host.GoAway}, cleanup, nil
+	var h http.Handler = chain.Then(router)
+	if cfg.ops != nil {
+		h = cfg.ops.wrap(h)
+	}
+	return goAwayHandler{h, host.GoAway}, cleanup, nil
 }
 
 // goAwayHandler is the server's handler with the host's GoAway, which

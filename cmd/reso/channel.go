@@ -139,7 +139,14 @@ func setupChannel(ctx context.Context, cfg *options, host *plugins.Host, logger 
 		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
 	}
 	host.Tree = plugins.TreeOf(tree)
-	host.Sessions = websocket.New(c.transport())
+	ws := websocket.New(c.transport())
+	host.Sessions = ws
+	if o := cfg.ops; o != nil {
+		o.addCheck("sqlite "+cfg.db, st.Ping)
+		if o.metrics != nil {
+			o.metrics.channel(tree, st, ws)
+		}
+	}
 	return func() {
 		if err := tree.Close(); err != nil {
 			logger.Error("closing the channel's tree", "err", err)

@@ -33,7 +33,9 @@ type options struct {
 	pluginOpt       bool
 	version         bool
 	accessLog       bool
-	debugAddr       string
+	adminAddr       string
+	pprof           bool
+	ops             *ops // not a flag: set by run for the parts that report to it
 	channel         channelOptions
 	call            callOptions
 }
@@ -137,7 +139,8 @@ func serverFlags(fs *flag.FlagSet, cfg *options) {
 	fs.BoolVar(&cfg.accessLog, "access-log", false, "log one line per request to standard error")
 	channelFlags(fs, &cfg.channel)
 	callFlags(fs, &cfg.call)
-	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "also serve Go's profiles (net/http/pprof under /debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060 (default off)")
+	fs.StringVar(&cfg.adminAddr, "admin-addr", "", "also serve /metrics (Prometheus), /healthz and /readyz on this address, e.g. 127.0.0.1:9090 (default off)")
+	fs.BoolVar(&cfg.pprof, "pprof", false, "also serve Go's profiles (/debug/pprof/) on -admin-addr, which must then be a loopback address")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 }
 
@@ -175,10 +178,8 @@ func (cfg *options) validate() error {
 	if err := validateAddr(cfg.addr); err != nil {
 		return err
 	}
-	if cfg.debugAddr != "" {
-		if err := validateDebugAddr(cfg.debugAddr); err != nil {
-			return err
-		}
+	if err := validateAdmin(cfg.adminAddr, cfg.pprof); err != nil {
+		return err
 	}
 	if err := cfg.call.validate(); err != nil {
 		return err

@@ -84,12 +84,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	}
 	defer ln.Close()
-	if cfg.debugAddr != "" {
-		stop, err := serveDebug(cfg.debugAddr, logger)
+	cfg.ops = &ops{}
+	if cfg.adminAddr != "" {
+		aln, err := listenAdmin(cfg.adminAddr)
 		if err != nil {
 			return err
 		}
-		defer stop()
+		cfg.ops.metrics = newMetrics(cfg.ops)
+		defer serveAdmin(aln, cfg.ops, cfg.pprof, logger)()
 	}
 	if err := statePaths(&cfg.db, &cfg.secretFile); err != nil {
 		return err

@@ -49,6 +49,10 @@ func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, l
 		return err
 	case <-ctx.Done():
 	}
+	// Readiness fails first, then the drain starts.
+	if cfg.ops != nil {
+		cfg.ops.shutting.Store(true)
+	}
 	logger.Info("reso shutting down", "grace", cfg.shutdownTimeout.String())
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()

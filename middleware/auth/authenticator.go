@@ -59,6 +59,13 @@ type Config struct {
 	// Throttle configures login throttling; the zero value is on with
 	// safe defaults (see [Throttle]).
 	Throttle Throttle
+	// OnCheck, when set, is told the outcome of every check of a request
+	// that carries credentials: the scheme ("basic", "digest", "route"
+	// for the route's user and token, "cookie", "other" for an unchecked
+	// scheme) and whether they were accepted. Anonymous requests are not
+	// reported. It is called concurrently and must be quick (a metrics
+	// counter).
+	OnCheck func(scheme string, ok bool)
 }
 
 // Authenticator checks the credentials of requests in the order of
@@ -73,6 +80,7 @@ type Authenticator struct {
 	quotedRealm    string
 	basicChallenge string
 	digest         bool
+	onCheck        func(scheme string, ok bool)
 	codec          *securecookie.SecureCookie
 	now            func() time.Time
 	nonceLifetime  time.Duration
@@ -109,6 +117,7 @@ func New(cfg Config) (*Authenticator, error) {
 		return nil, fmt.Errorf("auth: negative throttle setting %+v", th)
 	}
 	a := &Authenticator{
+		onCheck:       cfg.OnCheck,
 		store:         cfg.Store,
 		secret:        append([]byte(nil), cfg.Secret...),
 		adminToken:    AdminToken(cfg.Secret),

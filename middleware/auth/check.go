@@ -38,7 +38,29 @@ import (
 func (a *Authenticator) Check(r *http.Request) (Result, error) {
 	res := Result{a: a, secure: r.TLS != nil}
 	err := a.check(&res, r)
+	if a.onCheck != nil && !res.Anonymous {
+		a.onCheck(schemeOf(r), err == nil)
+	}
 	return res, err
+}
+
+// schemeOf names the credentials r carries for Config.OnCheck, in the
+// order check looks at them.
+func schemeOf(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, _ := splitAuthorization(h)
+		switch {
+		case strings.EqualFold(scheme, "Basic"):
+			return "basic"
+		case strings.EqualFold(scheme, "Digest"):
+			return "digest"
+		}
+		return "other"
+	}
+	if req := core.FromContext(r.Context()); req != nil && req.Vars["token"] != "" {
+		return "route"
+	}
+	return "cookie"
 }
 
 // check runs the checks of [Authenticator.Check] on res.

@@ -65,6 +65,8 @@ type Client struct {
 	done   chan struct{} // closed when the supervisor has stopped
 
 	cur atomic.Pointer[conn] // the running process; nil while restarting
+	// restarts counts the processes started after the first.
+	restarts atomic.Uint64
 
 	mu     sync.Mutex // serializes Routes and (re)binding a process
 	host   plugins.Services
@@ -222,6 +224,7 @@ func (c *Client) supervise(cn *conn) {
 			backoff = min(backoff*2, maxBackoff)
 			next, err := c.restart()
 			if err == nil {
+				c.restarts.Add(1)
 				cn = next
 				c.log.Info("plugin process restarted", "pid", cn.pid, "down", time.Since(down).Round(time.Millisecond))
 				break
@@ -290,3 +293,14 @@ var (
 	_ plugins.Plugin = (*Client)(nil)
 	_ io.Closer      = (*Client)(nil)
 )
+
+// Name returns the plugin's name (Config.Name).
+func (c *Client) Name() string { return c.cfg.Name }
+
+// Running reports whether the plugin's process is up now: false while it
+// is being restarted and after Close.
+func (c *Client) Running() bool { return c.cur.Load() != nil }
+
+// Restarts returns how many times the process was started again after it
+// exited.
+func (c *Client) Restarts() uint64 { return c.restarts.Load() }

@@ -1,0 +1,38 @@
+package channel
+
+import "sync/atomic"
+
+// Stats are counts of a [Tree] for monitoring, as [Tree.Stats] returns
+// them.
+type Stats struct {
+	Clients       int    // clients connected
+	Subscriptions int    // subscriptions of all clients
+	Queued        int    // frames queued for all clients, not yet taken
+	Delivered     uint64 // notifications queued to a subscriber since the start
+	SlowConsumers uint64 // clients ended because their queue was full
+}
+
+// counters are the running totals of Stats.
+type counters struct {
+	delivered atomic.Uint64
+	slow      atomic.Uint64
+}
+
+// Stats returns the tree's counts now. It visits every client, so call it
+// at a monitoring pace, not per request.
+func (t *Tree) Stats() Stats {
+	t.mu.RLock()
+	s := Stats{Clients: len(t.clients), Delivered: t.counts.delivered.Load(), SlowConsumers: t.counts.slow.Load()}
+	cs := make([]*Client, 0, len(t.clients))
+	for _, c := range t.clients {
+		s.Subscriptions += len(c.subs)
+		cs = append(cs, c)
+	}
+	t.mu.RUnlock()
+	for _, c := range cs {
+		c.mu.Lock()
+		s.Queued += len(c.q)
+		c.mu.Unlock()
+	}
+	return s
+}
