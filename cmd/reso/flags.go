@@ -36,6 +36,8 @@ type options struct {
 	debugAddr       string
 	channel         channelOptions
 	call            callOptions
+	tls             tlsOptions
+	logFormat       logFormat
 }
 
 // usageError is a mistake on the command line: main prints it as one line
@@ -135,6 +137,8 @@ func serverFlags(fs *flag.FlagSet, cfg *options) {
 	fs.Var(&cfg.plugins, "plugin", "load a third-party plugin binary, NAME=PATH (repeatable; its routes go after those of all bundled plugins, in flag order)")
 	fs.BoolVar(&cfg.pluginOpt, "plugin-optional", false, "start without a -plugin that fails to load instead of failing")
 	fs.BoolVar(&cfg.accessLog, "access-log", false, "log one line per request to standard error")
+	logFormatFlag(fs, &cfg.logFormat)
+	tlsFlags(fs, &cfg.tls)
 	channelFlags(fs, &cfg.channel)
 	callFlags(fs, &cfg.call)
 	fs.StringVar(&cfg.debugAddr, "debug-addr", "", "also serve Go's profiles (net/http/pprof under /debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060 (default off)")
@@ -184,6 +188,9 @@ func (cfg *options) validate() error {
 		return err
 	}
 	if err := cfg.channel.validate(); err != nil {
+		return err
+	}
+	if err := cfg.tls.validate(); err != nil {
 		return err
 	}
 	if cfg.bodyLimit <= 0 {
