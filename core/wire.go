@@ -224,6 +224,12 @@ func (c *reasonConn) Close() error {
 	return c.Conn.Close()
 }
 
+// NetConn returns the connection c wraps, such as a *tls.Conn when the
+// listener given to [Listen] accepts TLS connections (net/http fills
+// Request.TLS only for a *tls.Conn it accepts itself, so a server that wraps
+// TLS connections finds their state through it).
+func (c *reasonConn) NetConn() net.Conn { return c.Conn }
+
 // statusPrefix reports whether p starts with "HTTP/1.1 " or "HTTP/1.0 ".
 func statusPrefix(p []byte) bool {
 	return len(p) >= 9 && string(p[:7]) == "HTTP/1." && (p[7] == '1' || p[7] == '0') && p[8] == ' '

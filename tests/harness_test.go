@@ -123,7 +123,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var listenRe = regexp.MustCompile(`msg="reso listening" addr=(\S+)`)
+// listenRe finds the listening address in the log, text or JSON
+// (-log-format json).
+var listenRe = regexp.MustCompile(`msg="reso listening" addr=(\S+)|"msg":"reso listening","addr":"([^"]+)"`)
 
 // startIn starts reso in dir with the mode's and the given flags, on a free
 // loopback port, and waits until it listens. -db defaults to :memory:.
@@ -168,7 +170,7 @@ func startWith(dir string, m mode, l launch, args ...string) (*server, error) {
 	deadline := time.After(20 * time.Second)
 	for {
 		if m := listenRe.FindStringSubmatch(s.log.String()); m != nil {
-			s.Addr = m[1]
+			s.Addr = m[1] + m[2]
 			s.URL = "http://" + s.Addr
 			return s, nil
 		}

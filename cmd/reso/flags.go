@@ -38,6 +38,8 @@ type options struct {
 	ops             *ops // not a flag: set by run for the parts that report to it
 	channel         channelOptions
 	call            callOptions
+	tls             tlsOptions
+	logFormat       logFormat
 }
 
 // usageError is a mistake on the command line: main prints it as one line
@@ -137,6 +139,8 @@ func serverFlags(fs *flag.FlagSet, cfg *options) {
 	fs.Var(&cfg.plugins, "plugin", "load a third-party plugin binary, NAME=PATH (repeatable; its routes go after those of all bundled plugins, in flag order)")
 	fs.BoolVar(&cfg.pluginOpt, "plugin-optional", false, "start without a -plugin that fails to load instead of failing")
 	fs.BoolVar(&cfg.accessLog, "access-log", false, "log one line per request to standard error")
+	logFormatFlag(fs, &cfg.logFormat)
+	tlsFlags(fs, &cfg.tls)
 	channelFlags(fs, &cfg.channel)
 	callFlags(fs, &cfg.call)
 	fs.StringVar(&cfg.adminAddr, "admin-addr", "", "also serve /metrics (Prometheus), /healthz and /readyz on this address, e.g. 127.0.0.1:9090 (default off)")
@@ -185,6 +189,9 @@ func (cfg *options) validate() error {
 		return err
 	}
 	if err := cfg.channel.validate(); err != nil {
+		return err
+	}
+	if err := cfg.tls.validate(); err != nil {
 		return err
 	}
 	if cfg.bodyLimit <= 0 {

@@ -19,7 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -77,7 +76,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stdout, "reso", versionString())
 		return nil
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	logger := newLogger(cfg.logFormat, stderr)
 	// Bind first: a port in use stops the server before it creates files.
 	ln, err := listen(cfg.addr)
 	if err != nil {

@@ -41,9 +41,9 @@ func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, l
 		// shutdown begins, so that Shutdown can complete.
 		srv.RegisterOnShutdown(g.GoAway)
 	}
-	logger.Info("reso listening", "addr", ln.Addr().String(), "version", versionString())
+	logger.Info("reso listening", "addr", ln.Addr().String(), "tls", cfg.tls.enabled(), "version", versionString())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(core.Listen(ln)) }()
+	go func() { errc <- srv.Serve(core.Listen(cfg.tls.listener(ln))) }()
 	select {
 	case err := <-errc:
 		return err
@@ -69,10 +69,11 @@ func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, l
 }
 
 // newServer returns the http.Server serve runs, to be served on a listener
-// wrapped by core.Listen, and the requests it has in flight.
+// wrapped by core.Listen (over the TLS listener of cfg.tls.listener with
+// -tls-cert), and the requests it has in flight.
 func newServer(cfg *options, h http.Handler, logger *slog.Logger) (*http.Server, *inFlight) {
 	inflight := newInFlight()
-	return &http.Server{
+	srv := &http.Server{
 		Handler:           inflight.wrap(h),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       cfg.readTimeout,
@@ -81,5 +82,7 @@ func newServer(cfg *options, h http.Handler, logger *slog.Logger) (*http.Server,
 		ConnContext:       inflight.connContext,
 		ConnState:         inflight.connState,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}, inflight
+	}
+	cfg.tls.setUp(srv)
+	return srv, inflight
 }
