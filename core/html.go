@@ -75,19 +75,30 @@ func AppendHTML(dst []byte, page HTMLPage, v any) []byte {
 	dst = append(dst, "</h1>\n"...)
 	h := htmlWriter{prefix: linkPrefix(page.LinkPrefix)}
 	dst = h.appendTop(dst, v)
-	return append(dst, "</main>\n</body>\n</html>\n"...)
+	return append(dst, htmlPageEnd...)
 }
 
 // AppendHTMLError appends the HTML page of an error answer: its title and
-// heading are the status line, and lines, when there are any, follow as a
-// list (the route forms of the router's 404 answer).
+// heading are the status line, and lines, when there are any, follow as an
+// unordered list (the route forms of the router's 404 answer).
 func AppendHTMLError(dst []byte, statusLine string, lines []string) []byte {
-	var v any
-	if len(lines) > 0 {
-		v = lines
+	dst = AppendHTML(dst, HTMLPage{Title: statusLine}, nil)
+	if len(lines) == 0 {
+		return dst
 	}
-	return AppendHTML(dst, HTMLPage{Title: statusLine}, v)
+	dst = dst[:len(dst)-len(htmlPageEnd)]
+	dst = append(dst, "<ul>"...)
+	for _, l := range lines {
+		dst = append(dst, "<li>"...)
+		dst = appendHTMLText(dst, l)
+		dst = append(dst, "</li>"...)
+	}
+	dst = append(dst, "</ul>\n"...)
+	return append(dst, htmlPageEnd...)
 }
+
+// htmlPageEnd ends every page.
+const htmlPageEnd = "</main>\n</body>\n</html>\n"
 
 // appendHTMLFragment appends the HTML of v without the page around it (an
 // event's data).
