@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -132,9 +133,12 @@ func TestHTMLBrowser(t *testing.T) {
 			t.Helper()
 			step, cancel := context.WithTimeout(tctx, wait)
 			defer cancel()
-			png, err := chromedp.Run(step, chromedp.FullScreenshot(90))
+			png, err := chromedp.Run(step, chromedp.FullScreenshot(100)) // 100: PNG, else JPEG
 			if err != nil {
 				t.Fatalf("screenshot %s: %v", name, err)
+			}
+			if !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+				t.Fatalf("screenshot %s is no PNG", name)
 			}
 			p := filepath.Join(dir, m.name+"-"+name+".png")
 			if err := os.WriteFile(p, png, 0o644); err != nil {
