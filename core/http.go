@@ -97,7 +97,7 @@ func Value(req *Request, v any) *Response {
 		if v == nil {
 			return &Response{}
 		}
-		ct, body := Render(req.Accept(), v)
+		ct, body := appendRendered(make([]byte, 0, 512), req.Accept(), htmlPageOf(req), v)
 		return &Response{ContentType: ct, Body: body}
 	}
 	x.respUsed = true
@@ -108,20 +108,28 @@ func Value(req *Request, v any) *Response {
 	if x.buf == nil {
 		x.buf = make([]byte, 0, 512)
 	}
-	ct, body := appendRendered(x.buf[:0], req.Accept(), v)
+	ct, body := appendRendered(x.buf[:0], req.Accept(), htmlPageOf(req), v)
 	x.buf = body[:0]
 	x.resp.ContentType, x.resp.Body = ct, body
 	return &x.resp
 }
 
-// appendRendered appends v rendered as [Render] does to dst and returns the
-// Content-Type and the extended buffer.
-func appendRendered(dst []byte, typ string, v any) (string, []byte) {
+// htmlPageOf returns the page of an HTML answer to req: titled with the
+// path of the resource, linking with the LINK_PREFIX variable.
+func htmlPageOf(req *Request) HTMLPage {
+	return HTMLPage{Title: req.Consumed + req.Path, LinkPrefix: req.Var(VarLinkPrefix)}
+}
+
+// appendRendered appends v rendered as [Render] does to dst (an HTML page as
+// page describes it) and returns the Content-Type and the extended buffer.
+func appendRendered(dst []byte, typ string, page HTMLPage, v any) (string, []byte) {
 	switch t := Negotiate(typ); t {
 	case TypeJSON:
 		return t, AppendJSON(dst, v)
 	case TypeXML:
 		return t, AppendXML(dst, v)
+	case TypeHTML:
+		return ContentTypeHTML, AppendHTML(dst, page, v)
 	default:
 		return t, AppendText(dst, v)
 	}
@@ -130,13 +138,32 @@ func appendRendered(dst []byte, typ string, v any) (string, []byte) {
 // contentTypes holds the header values of the types Render chooses, shared
 // so that an answer costs no allocation for them.
 var contentTypes = map[string][]string{
-	TypeJSON:  {TypeJSON},
-	TypeXML:   {TypeXML},
-	TypePlain: {TypePlain},
-	TypeOctet: {TypeOctet},
+	TypeJSON:        {TypeJSON},
+	TypeXML:         {TypeXML},
+	TypePlain:       {TypePlain},
+	TypeOctet:       {TypeOctet},
+	ContentTypeHTML: {ContentTypeHTML},
+}
+
+// Header values of every HTML answer.
+var (
+	htmlPolicy  = []string{HTMLPolicy}
+	htmlNoSniff = []string{"nosniff"}
+)
+
+// setHTMLHeaders sets the Content-Type of an HTML answer, its
+// Content-Security-Policy ([HTMLPolicy]) and X-Content-Type-Options nosniff.
+func setHTMLHeaders(h http.Header) {
+	h["Content-Type"] = contentTypes[ContentTypeHTML]
+	h["Content-Security-Policy"] = htmlPolicy
+	h["X-Content-Type-Options"] = htmlNoSniff
 }
 
 func setContentType(h http.Header, ct string) {
+	if ct == ContentTypeHTML {
+		setHTMLHeaders(h)
+		return
+	}
 	if v, ok := contentTypes[ct]; ok {
 		h["Content-Type"] = v
 		return

@@ -9,17 +9,18 @@ const (
 	TypeJSON  = "application/json"
 	TypeXML   = "text/xml"
 	TypePlain = "text/plain"
+	TypeHTML  = "text/html"
 	TypeOctet = "application/octet-stream"
 )
 
 // Negotiate returns the media type that the type string typ chooses
 // (docs/wire.md#choosing-a-representation): typ is split on commas and white
 // space and lower-cased; */* adds application/json; the first of
-// application/json, text/xml and text/plain present wins; otherwise
-// application/octet-stream (with the plain form). An empty typ chooses
-// application/json.
+// application/json, text/xml, text/plain and text/html present wins;
+// otherwise application/octet-stream (with the plain form). An empty typ
+// chooses application/json.
 func Negotiate(typ string) string {
-	var json, xml, plain, any bool
+	var json, xml, plain, html, any bool
 	for i := 0; i < len(typ); {
 		for i < len(typ) && isTypeSep(typ[i]) {
 			i++
@@ -37,6 +38,8 @@ func Negotiate(typ string) string {
 				xml = true
 			case strings.EqualFold(f, TypePlain):
 				plain = true
+			case strings.EqualFold(f, TypeHTML):
+				html = true
 			}
 		}
 		i = j
@@ -48,6 +51,8 @@ func Negotiate(typ string) string {
 		return TypeXML
 	case plain:
 		return TypePlain
+	case html:
+		return TypeHTML
 	}
 	return TypeOctet
 }

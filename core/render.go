@@ -1,18 +1,12 @@
 package core
 
 // Render renders v in the representation that typ chooses (see [Negotiate])
-// and returns the Content-Type and the body.
+// and returns the Content-Type and the body. text/html gives the page of
+// [AppendHTML] with no title and no link prefix, of Content-Type
+// [ContentTypeHTML].
 func Render(typ string, v any) (contentType string, body []byte) {
 	// One allocation covers most answers; larger ones grow as needed.
-	buf := make([]byte, 0, 512)
-	switch t := Negotiate(typ); t {
-	case TypeJSON:
-		return t, AppendJSON(buf, v)
-	case TypeXML:
-		return t, AppendXML(buf, v)
-	default:
-		return t, AppendText(buf, v)
-	}
+	return appendRendered(make([]byte, 0, 512), typ, HTMLPage{}, v)
 }
 
 // maxRenderDepth bounds the nesting of a rendered value: every container

@@ -14,6 +14,7 @@ const (
 	VarAccept      = "ACCEPT"       // representation type; default application/json
 	VarContentType = "CONTENT_TYPE" // type of the request body
 	VarBody        = "BODY"         // a preset request body
+	VarLinkPrefix  = "LINK_PREFIX"  // put before url paths by HTML links (see HTMLPage)
 )
 
 // Request is the transport-neutral request context

@@ -72,6 +72,8 @@ type assignment struct {
 type Router struct {
 	routes   []route
 	notFound []byte
+	// forms are the route forms the 404 answer lists, if any.
+	forms []string
 	// notFoundLen is the Content-Length of the 404 answer.
 	notFoundLen string
 	index       match.Index
@@ -81,7 +83,9 @@ type Router struct {
 // NewRouter builds a router from routes, in order. It rejects an invalid
 // route with an error naming the route. When no route answers a request,
 // the router answers 404 Not Found with the body "404 Not Found\n";
-// [WithRouteList] adds the route forms.
+// [WithRouteList] adds the route forms. A request whose ACCEPT variable
+// negotiates text/html (set by a route that matched on the way) gets the
+// same as an HTML page ([AppendHTMLError]).
 func NewRouter(routes []Route, opts ...RouterOption) (*Router, error) {
 	var o routerOptions
 	for _, opt := range opts {
@@ -98,6 +102,7 @@ func NewRouter(routes []Route, opts ...RouterOption) (*Router, error) {
 		rt.routes = append(rt.routes, c)
 		rt.maxCaps = max(rt.maxCaps, c.m.NumCaps())
 		if o.routeList {
+			rt.forms = append(rt.forms, r.Match)
 			forms.WriteString(r.Match)
 			forms.WriteByte('\n')
 		}
@@ -331,11 +336,20 @@ func (rt *Router) route(w http.ResponseWriter, r *http.Request, req *Request, at
 		target = joinTarget(req.Path, req.Query)
 	}
 	h := w.Header()
-	h.Set("Content-Type", "text/plain")
-	h.Set("Content-Length", rt.notFoundLen)
+	body := rt.notFound
+	if Negotiate(req.Accept()) == TypeHTML {
+		// The same lines as a page: the status line as its title, the
+		// route forms as a list.
+		body = AppendHTMLError(nil, "404 Not Found", rt.forms)
+		setHTMLHeaders(h)
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	} else {
+		h.Set("Content-Type", "text/plain")
+		h.Set("Content-Length", rt.notFoundLen)
+	}
 	WriteStatus(w, r, http.StatusNotFound, "Not Found")
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(rt.notFound)
+		_, _ = w.Write(body)
 	}
 }
 

@@ -78,6 +78,10 @@ func RenderEvent(req *Request, sse bool, v any) []byte {
 	if req != nil {
 		typ = req.Accept()
 	}
+	if Negotiate(typ) == TypeHTML {
+		// An event is a fragment, not a page.
+		return appendHTMLFragment(nil, v)
+	}
 	_, body := Render(typ, v)
 	return body
 }

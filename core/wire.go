@@ -329,7 +329,10 @@ func ClientGone(r *http.Request, err error) bool {
 // WriteError answers the request with err: a [StatusError] gives its status
 // line, anything else 500 Internal Server Error. The body repeats the
 // status line as text/plain, except that under [ShowErrors] the body of a
-// 500 for an error that is not a status error is the error's text.
+// 500 for an error that is not a status error is the error's text. When the
+// request context asks for HTML (its ACCEPT variable negotiates text/html),
+// the body is the same as an HTML page instead ([AppendHTML], titled with
+// the status line, with the HTML headers of docs/wire.md#html).
 // Content-Length is set, also for HEAD, which gets no body.
 //
 // When [ClientGone] reports err, nothing is answered: an HTTP/1 connection
@@ -344,12 +347,13 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	se, ok := AsStatus(err)
 	body := ""
+	shown := false
 	if ok {
 		body = se.Error() + "\n"
 	} else {
 		se = ErrInternal
 		if showErrors(r.Context()) {
-			body = err.Error()
+			body, shown = err.Error(), true
 		} else {
 			body = se.Error() + "\n"
 		}
@@ -359,12 +363,30 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	h.Del("Content-Encoding")
 	h.Del("Last-Modified")
 	h.Del("Etag")
-	h.Set("Content-Type", "text/plain")
+	if wantsHTML(r) {
+		// The same text as a page: the status line as its title, a
+		// shown error's text as its paragraph.
+		var text any
+		if shown {
+			text = body
+		}
+		body = string(AppendHTML(nil, HTMLPage{Title: se.Error()}, text))
+		setHTMLHeaders(h)
+	} else {
+		h.Set("Content-Type", "text/plain")
+	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	WriteStatus(w, r, se.Code(), se.Reason())
 	if r.Method != http.MethodHead {
 		_, _ = w.Write([]byte(body))
 	}
+}
+
+// wantsHTML reports whether the request context of r asks for HTML (its
+// ACCEPT variable negotiates text/html).
+func wantsHTML(r *http.Request) bool {
+	req := FromContext(r.Context())
+	return req != nil && Negotiate(req.Accept()) == TypeHTML
 }
 
 // PanicError is the error of a recovered panic: its text is the panic value

@@ -139,7 +139,7 @@ func TestReadOnlyRoutes(t *testing.T) {
 
 // routeForms is the body of the router's 404 answer.
 const routeForms = "404 Not Found\n" +
-	"GET,PUT,POST /(?P<type>xml|plain)/(?P<path>.*)\n" +
+	"GET,PUT,POST /(?P<type>xml|plain|html)/(?P<path>.*)\n" +
 	"GET,PUT,POST /json/(?P<path>.*)\n" +
 	"GET /config\\?directory=(?P<directory>[^&]*)\n" +
 	"GET,PUT,POST /config(?:$|\\?)\n" +

@@ -177,7 +177,7 @@ func list(dir, remaining string, hiddenPaths []string) (core.Node, error) {
 			}
 			out = append(out, core.Node{Name: "file", Content: core.Record{
 				{Name: "name", Value: e.Name()},
-				{Name: "url", Value: escape("/file" + rel)},
+				{Name: "url", Value: core.RawURL(escape("/file" + rel))},
 				{Name: "size", Value: info.Size()},
 				{Name: "mtime", Value: info.ModTime().Unix()},
 			}})

@@ -1,6 +1,8 @@
 // Package represent is the plugin of the representation prefixes (routes 1
-// and 2 of docs/wire.md#example-routes): /xml/<path> and /plain/<path>
-// continue as the same method on /<path> with ACCEPT text/xml or text/plain,
+// and 2 of docs/wire.md#example-routes): /xml/<path>, /plain/<path> and
+// /html/<path> continue as the same method on /<path> with ACCEPT text/xml,
+// text/plain or text/html (and LINK_PREFIX /xml, /plain or /html, which HTML
+// pages put before the urls they link, so that they link to HTML pages),
 // /json/<path> with ACCEPT application/json. Its routes only rewrite;
 // matching continues.
 package represent
@@ -19,9 +21,9 @@ type Plugin struct{}
 func (Plugin) Routes(context.Context, plugins.Services) ([]plugins.Route, error) {
 	return []plugins.Route{
 		{
-			Match:   "GET,PUT,POST /(?P<type>xml|plain)/(?P<path>.*)",
+			Match:   "GET,PUT,POST /(?P<type>xml|plain|html)/(?P<path>.*)",
 			Rewrite: "GET,PUT,POST /%(path)s",
-			Assign:  []string{"ACCEPT=text/%(type)s"},
+			Assign:  []string{"ACCEPT=text/%(type)s", "LINK_PREFIX=/%(type)s"},
 		},
 		{
 			Match:   "GET,PUT,POST /json/(?P<path>.*)",
