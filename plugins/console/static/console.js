@@ -21,6 +21,13 @@
     result: $("result"), log: $("log"), clearLog: $("clear-log"),
   };
 
+  // Content-Security-Policy violations seen by the page, for the tests.
+  const violations = [];
+  document.addEventListener("securitypolicyviolation", (ev) => {
+    violations.push(ev.violatedDirective + " " + ev.blockedURI);
+  });
+  window.resoConsole = { violations };
+
   let ws = null;
   let nextId = 1;
   const pending = new Map();   // msg_id -> {resolve, reject, timer}
@@ -218,23 +225,33 @@
 
   // ---- notifications
 
+  // childChange returns the change an UPDATE notification tells of, which
+  // its key names ("create", "update" or "delete"), and the child's id.
+  function childChange(n) {
+    for (const key of ["create", "update", "delete"]) {
+      if (n[key] !== undefined) return { change: key, child: String(n[key]) };
+    }
+    return null;
+  }
+
   function notified(n) {
     if (typeof n.seq === "number" && n.seq > lastSeq) lastSeq = n.seq;
+    const cc = n.notify === "UPDATE" ? childChange(n) : null;
     const li = document.createElement("li");
     li.dataset.notify = n.notify;
     li.dataset.resource = String(n.resource);
-    if (n.update !== undefined) li.dataset.update = String(n.update);
+    if (cc) { li.dataset.change = cc.change; li.dataset.child = cc.child; }
     const time = document.createElement("span");
     time.className = "time";
     time.textContent = new Date().toLocaleTimeString();
     const kind = document.createElement("span");
     kind.className = "kind kind-" + n.notify;
-    kind.textContent = n.notify + (n.update !== undefined ? " " + n.update : "");
+    kind.textContent = n.notify + (cc ? " " + cc.change : "");
     const what = document.createElement("span");
     const body = n.notify === "NOTIFY" ? n.data : n.entity;
     let json = JSON.stringify(body);
     if (json !== undefined && json.length > 300) json = json.slice(0, 300) + "…";
-    what.textContent = String(n.resource) + (n.notify === "UPDATE" && n.update !== undefined ? "/" + n.update : "") +
+    what.textContent = (cc ? join(String(n.resource), cc.child) : String(n.resource)) +
       " " + (json === undefined ? "" : json) + (n.seq !== undefined ? "  #" + n.seq : "");
     li.append(time, kind, what);
     el.log.prepend(li);
