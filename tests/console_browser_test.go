@@ -1,10 +1,16 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -144,9 +150,14 @@ func TestConsoleBrowser(t *testing.T) {
 			}
 			t.Logf("screenshot of tab %s: %s", p.name, file)
 			if out := os.Getenv("RESO_CONSOLE_SCREENSHOT"); out != "" && p.name == "B" && m.name == modes()[0].name {
-				if err := os.WriteFile(out, png, 0o644); err != nil {
+				small, err := paletted(png)
+				if err != nil {
 					t.Fatal(err)
 				}
+				if err := os.WriteFile(out, small, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("screenshot for the README: %s (%d bytes)", out, len(small))
 			}
 		}
 	})
@@ -173,4 +184,47 @@ func valueIn[T any](t *testing.T, ctx context.Context, what string, action chrom
 		t.Fatalf("%s: %v", what, err)
 	}
 	return v
+}
+
+// paletted re-encodes a PNG screenshot with a palette of its 256 most
+// frequent colors (others take the nearest one, no dithering) and the best
+// compression: a fraction of the size, which a committed image wants.
+func paletted(data []byte) ([]byte, error) {
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	b := img.Bounds()
+	counts := map[color.RGBA]int{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			counts[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)]++
+		}
+	}
+	colors := make([]color.RGBA, 0, len(counts))
+	for c := range counts {
+		colors = append(colors, c)
+	}
+	sort.Slice(colors, func(i, j int) bool {
+		if counts[colors[i]] != counts[colors[j]] {
+			return counts[colors[i]] > counts[colors[j]]
+		}
+		a, b := colors[i], colors[j]
+		return uint32(a.R)<<16|uint32(a.G)<<8|uint32(a.B) < uint32(b.R)<<16|uint32(b.G)<<8|uint32(b.B)
+	})
+	if len(colors) > 256 {
+		colors = colors[:256]
+	}
+	pal := make(color.Palette, len(colors))
+	for i, c := range colors {
+		pal[i] = c
+	}
+	out := image.NewPaletted(b, pal)
+	draw.Draw(out, b, img, b.Min, draw.Src)
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(&buf, out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
