@@ -134,6 +134,28 @@ func TestConsoleBrowser(t *testing.T) {
 			chromedp.WaitVisible(chromedp.CSS(`#tree li:nth-child(2) button`)),
 		)
 
+		// A's connection drops: the page says so, reconnects by itself and
+		// works as before.
+		valueIn(t, a, "A: dropping the connection", chromedp.Evaluate[bool](`window.resoConsole.drop(), true`))
+		runTab(t, a, "A: reconnecting",
+			chromedp.WaitVisible(chromedp.CSS(`#status[data-state="closed"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`#status[data-state="open"]`)),
+		)
+		if n := valueIn(t, a, "A: connections", chromedp.Evaluate[int](`window.resoConsole.connections`)); n != 2 {
+			t.Errorf("A opened %d connections, want 2", n)
+		}
+		put(room+"/again", `{"text": "after the reconnect"}`)
+		runTab(t, b, "B: waiting for the change after A's reconnect",
+			chromedp.WaitVisible(chromedp.CSS(`#tree button[data-id="again"]`)),
+		)
+
+		// A goes up to the root by the breadcrumb: the room is listed
+		// there.
+		runTab(t, a, "A: browsing to the root",
+			chromedp.Click(chromedp.CSS(`#crumbs li:first-child button`)),
+			chromedp.WaitVisible(chromedp.CSS(`#tree button[data-id="`+room[1:]+`"]`)),
+		)
+
 		for _, p := range []struct {
 			name string
 			ctx  context.Context

@@ -26,7 +26,11 @@
   document.addEventListener("securitypolicyviolation", (ev) => {
     violations.push(ev.violatedDirective + " " + ev.blockedURI);
   });
-  window.resoConsole = { violations };
+  // The page's hooks for tests and the browser's developer console:
+  // violations, the number of connections opened so far, and drop(), which
+  // closes the WebSocket as a lost network would (the page reconnects).
+  const hooks = { violations, connections: 0, drop: () => { if (ws) ws.close(4000, "dropped"); } };
+  window.resoConsole = hooks;
 
   let ws = null;
   let nextId = 1;
@@ -74,6 +78,7 @@
     ws = sock;
     subscribed = null;
     sock.onopen = () => {
+      hooks.connections++;
       backoff = BACKOFF_MIN;
       setStatus("open", "connected");
       subscribe(current, lastSeq);
