@@ -37,8 +37,9 @@
   const pending = new Map();   // msg_id -> {resolve, reject, timer}
   let current = null;          // the path browsed
   let subscribed = null;       // the path subscribed on this connection
-  let lastSeq = 0;             // the newest seq seen, for replay on reconnect
+  let lastSeq = 0;             // the newest seq seen of the path browsed, for replay on reconnect
   let backoff = BACKOFF_MIN;
+  let stable = 0;              // the timer that resets backoff
   let refreshTimer = 0;
 
   // ---- paths
@@ -79,7 +80,9 @@
     subscribed = null;
     sock.onopen = () => {
       hooks.connections++;
-      backoff = BACKOFF_MIN;
+      // The delay starts over once a connection has lasted a while, not
+      // at once: a server that accepts and drops at once is not hammered.
+      stable = setTimeout(() => { backoff = BACKOFF_MIN; }, 5000);
       setStatus("open", "connected");
       subscribe(current, lastSeq);
       refresh();
@@ -99,6 +102,7 @@
     };
     sock.onclose = (ev) => {
       if (ws !== sock) return;
+      clearTimeout(stable);
       ws = null;
       subscribed = null;
       for (const [, p] of pending) { clearTimeout(p.timer); p.reject(new Error("connection closed")); }
@@ -149,6 +153,7 @@
     if (location.hash.slice(1) !== encodeURI(path)) history.replaceState(null, "", "#" + encodeURI(path));
     if (path === current) return;
     current = path;
+    lastSeq = 0; // nothing seen of this path yet: a reconnect reads it afresh
     el.gotoPath.value = path;
     el.putPath.value = path;
     el.postPath.value = path;
@@ -240,7 +245,7 @@
   }
 
   function notified(n) {
-    if (typeof n.seq === "number" && n.seq > lastSeq) lastSeq = n.seq;
+    if (n.resource === current && typeof n.seq === "number" && n.seq > lastSeq) lastSeq = n.seq;
     const cc = n.notify === "UPDATE" ? childChange(n) : null;
     const li = document.createElement("li");
     li.dataset.notify = n.notify;
