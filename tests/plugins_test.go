@@ -125,7 +125,7 @@ func TestIsolateFlag(t *testing.T) {
 	if err == nil {
 		t.Fatal("reso started with an unknown -isolate name")
 	}
-	for _, w := range []string{`unknown plugin "nope"`, "represent, config, files, users, private, channel, call, or all"} {
+	for _, w := range []string{`unknown plugin "nope"`, "represent, config, files, users, private, channel, call, console, or all"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("want %q in:\n%s", w, out)
 		}
@@ -232,8 +232,8 @@ func TestNoOrphans(t *testing.T) {
 			}
 			defer s.kill()
 			kids := children(t, s.cmd.Process.Pid)
-			if len(kids) != 8 { // seven bundled plugins and hello
-				t.Fatalf("%d plugin processes, want 8: %v", len(kids), kids)
+			if len(kids) != 9 { // eight bundled plugins and hello
+				t.Fatalf("%d plugin processes, want 9: %v", len(kids), kids)
 			}
 			s.cmd.Process.Signal(sig)
 			<-s.done

@@ -16,6 +16,7 @@ import (
 	"github.com/reso-project/reso/plugins/call"
 	chdoors "github.com/reso-project/reso/plugins/channel"
 	"github.com/reso-project/reso/plugins/config"
+	"github.com/reso-project/reso/plugins/console"
 	"github.com/reso-project/reso/plugins/files"
 	"github.com/reso-project/reso/plugins/private"
 	"github.com/reso-project/reso/plugins/represent"
@@ -42,6 +43,7 @@ func bundled(cfg *options) ([]plugins.Entry, error) {
 		// After the example application's routes, which keep their order.
 		{Name: "channel", Plugin: chdoors.New()},
 		{Name: "call", Plugin: call.Plugin{}},
+		{Name: "console", Plugin: console.Plugin{}},
 	}, nil
 }
 
