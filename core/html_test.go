@@ -218,3 +218,23 @@ func FuzzRenderHTML(f *testing.F) {
 		}
 	})
 }
+
+// TestOwnPolicy checks that an HTML answer that brings its own
+// Content-Security-Policy keeps it, and one without gets HTMLPolicy.
+func TestOwnPolicy(t *testing.T) {
+	for _, own := range []string{"", "default-src 'none'; script-src 'self'"} {
+		w := httptest.NewRecorder()
+		resp := &Response{ContentType: ContentTypeHTML, Body: []byte("<!DOCTYPE html>")}
+		if own != "" {
+			resp.Header = http.Header{"Content-Security-Policy": {own}}
+		}
+		WriteResponse(w, httptest.NewRequest("GET", "/", nil), resp)
+		want := own
+		if want == "" {
+			want = HTMLPolicy
+		}
+		if got := w.Header().Get("Content-Security-Policy"); got != want || w.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("own %q: policy %q, nosniff %q", own, got, w.Header().Get("X-Content-Type-Options"))
+		}
+	}
+}

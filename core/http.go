@@ -152,10 +152,14 @@ var (
 )
 
 // setHTMLHeaders sets the Content-Type of an HTML answer, its
-// Content-Security-Policy ([HTMLPolicy]) and X-Content-Type-Options nosniff.
+// Content-Security-Policy ([HTMLPolicy], unless the answer brings a policy
+// of its own, as a page with its own scripts must) and
+// X-Content-Type-Options nosniff.
 func setHTMLHeaders(h http.Header) {
 	h["Content-Type"] = contentTypes[ContentTypeHTML]
-	h["Content-Security-Policy"] = htmlPolicy
+	if _, own := h["Content-Security-Policy"]; !own {
+		h["Content-Security-Policy"] = htmlPolicy
+	}
 	h["X-Content-Type-Options"] = htmlNoSniff
 }
 
