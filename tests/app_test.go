@@ -152,7 +152,8 @@ const routeForms = "404 Not Found\n" +
 	"GET,PUT,POST,DELETE,SEND,CANCEL /login/\n" +
 	"GET,PUT,POST,DELETE /call(?:/|$|\\?)\n" +
 	"GET,PUT,POST,DELETE /user(?:/|$|\\?)\n" +
-	"GET /console/\n"
+	"GET /console/\n" +
+	"GET /(?:$|\\?)\n"
 
 func TestPlainRepresentation(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {

@@ -50,3 +50,17 @@ func TestConsoleFiles(t *testing.T) {
 		check(t, s.get(t, "/console"), want{"HTTP/1.1 404 Not Found", textCT, routeForms})
 	})
 }
+
+// TestRootRedirect checks that the server's root sends a person to the
+// console.
+func TestRootRedirect(t *testing.T) {
+	eachMode(t, func(t *testing.T, m mode) {
+		s := shared(t, m)
+		for _, target := range []string{"/", "/?x=1"} {
+			r := s.get(t, target)
+			if r.StatusLine != "HTTP/1.1 302 Found" || r.Header.Get("Location") != "/console/" {
+				t.Errorf("GET %s: %s, Location %q", target, r.StatusLine, r.Header.Get("Location"))
+			}
+		}
+	})
+}

@@ -177,11 +177,16 @@ func TestHealthAndMetrics(t *testing.T) {
 // TestReadyDuringPluginRestart checks that /readyz fails while a plugin's
 // process is down, saying which, and recovers when it is back: the
 // plugin's program is taken away before its process is killed, so that
-// its restarts fail until it is put back.
+// its restarts fail until it is put back. The plugin is a third-party one,
+// a process in both modes.
 func TestReadyDuringPluginRestart(t *testing.T) {
+	eachMode(t, func(t *testing.T, m mode) { readyDuringPluginRestart(t, m) })
+}
+
+func readyDuringPluginRestart(t *testing.T, m mode) {
 	hello := filepath.Join(t.TempDir(), "hello")
 	copyFile(t, helloPlugin(t), hello)
-	s := start(t, isolatedMode, "-admin-addr", "127.0.0.1:0", "-plugin", "hello="+hello)
+	s := start(t, m, "-admin-addr", "127.0.0.1:0", "-plugin", "hello="+hello)
 	admin := adminURL(t, s)
 	pid := 0
 	for _, k := range children(t, s.cmd.Process.Pid) {

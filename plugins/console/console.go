@@ -83,10 +83,24 @@ func load() map[string]file {
 type Plugin struct{}
 
 // Routes returns the route GET /console/ (HEAD too, as for every GET
-// route). The files need no identity; the page's WebSocket carries the
-// browser's own credentials.
+// route) and GET / (the server's root, which a person opens first), which
+// answers 302 Found to the console. The files need no identity; the page's
+// WebSocket carries the browser's own credentials.
 func (Plugin) Routes(context.Context, plugins.Services) ([]plugins.Route, error) {
-	return []plugins.Route{{Match: "GET " + Prefix, Handler: Handler{}}}, nil
+	return []plugins.Route{
+		{Match: "GET " + Prefix, Handler: Handler{}},
+		{Match: `GET /(?:$|\?)`, Handler: core.HandlerFunc(toConsole)},
+	}, nil
+}
+
+// toConsole answers the server's root with a redirect to the console.
+func toConsole(context.Context, *core.Request) (*core.Response, error) {
+	return &core.Response{
+		Code:        http.StatusFound,
+		ContentType: core.TypePlain,
+		Header:      http.Header{"Location": {Prefix}},
+		Body:        []byte("302 Found: " + Prefix + "\n"),
+	}, nil
 }
 
 // Handler serves the embedded files by their name: the remaining path of
