@@ -2,7 +2,6 @@ package core
 
 import (
 	"time"
-	"unicode/utf8"
 )
 
 // ContentTypeHTML is the Content-Type of an HTML answer.
@@ -442,49 +441,4 @@ func appendHTMLScalar(dst []byte, v any) []byte {
 	}
 	dst, _ = appendNumber(dst, v)
 	return dst
-}
-
-// appendHTMLText appends s as HTML text, escaped so that it is also a valid
-// attribute value between double or single quotes.
-func appendHTMLText(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		var esc string
-		size := 1
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '&':
-				esc = "&amp;"
-			case c == '<':
-				esc = "&lt;"
-			case c == '>':
-				esc = "&gt;"
-			case c == '"':
-				esc = "&#34;"
-			case c == '\'':
-				esc = "&#39;"
-			case c == '\r':
-				esc = "&#13;"
-			case c < 0x20 && c != '\t' && c != '\n':
-				esc = "\ufffd"
-			default:
-				i++
-				continue
-			}
-		} else {
-			var r rune
-			r, size = utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError && r != 0xfffe && r != 0xffff || size == 3 && r == utf8.RuneError {
-				i += size
-				continue
-			}
-			esc = "\ufffd"
-		}
-		dst = append(dst, s[start:i]...)
-		dst = append(dst, esc...)
-		i += size
-		start = i
-	}
-	return append(dst, s[start:]...)
 }

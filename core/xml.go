@@ -1,9 +1,5 @@
 package core
 
-import (
-	"unicode/utf8"
-)
-
 // AppendXML appends the XML form of v (docs/wire.md#xml) to dst and returns
 // the extended buffer. There is no XML declaration and the result is a fragment:
 // it may have several top-level elements or none.
@@ -97,44 +93,4 @@ func appendXMLNode(dst []byte, name string, content any, depth int) []byte {
 	dst = append(dst, '<', '/')
 	dst = append(dst, dst[start+1:nameEnd]...)
 	return append(dst, '>')
-}
-
-// appendXMLText appends s as XML character data.
-func appendXMLText(dst []byte, s string) []byte {
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		var esc string
-		size := 1
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '&':
-				esc = "&amp;"
-			case c == '<':
-				esc = "&lt;"
-			case c == '>':
-				esc = "&gt;"
-			case c == '\r':
-				esc = "&#xD;"
-			case c < 0x20 && c != '\t' && c != '\n':
-				esc = "\ufffd"
-			default:
-				i++
-				continue
-			}
-		} else {
-			var r rune
-			r, size = utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError && r != 0xfffe && r != 0xffff || size == 3 && r == utf8.RuneError {
-				i += size
-				continue
-			}
-			esc = "\ufffd"
-		}
-		dst = append(dst, s[start:i]...)
-		dst = append(dst, esc...)
-		i += size
-		start = i
-	}
-	return append(dst, s[start:]...)
 }
