@@ -25,9 +25,6 @@
 package main
 
 import (
-	"github.com/reso-project/reso/bench/internal/latency"
-	"github.com/reso-project/reso/bench/internal/proc"
-
 	"bufio"
 	"bytes"
 	"context"
@@ -46,6 +43,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/reso-project/reso/bench/internal/latency"
+	"github.com/reso-project/reso/bench/internal/proc"
 )
 
 func main() {

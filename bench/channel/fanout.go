@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/reso-project/reso/bench/internal/latency"
-
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/reso-project/reso/bench/internal/latency"
 )
 
 // fanoutConfig is the fan-out figure: subs connections subscribed to one

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"github.com/reso-project/reso/bench/internal/latency"
-
 	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +13,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/reso-project/reso/bench/internal/latency"
 )
 
 // rulesConfig is the cost of the permission checks (issue 10): one
@@ -51,39 +49,6 @@ const (
 )
 
 var roomNames = [2]string{"open", "ruled"}
-
-// roomResult is what the rounds of one room measured.
-type roomResult struct {
-	delivered            int64         // notifications received by the subscribers, measured
-	elapsed              time.Duration // measured time over the room's rounds
-	sends                int64         // NOTIFYs answered in the measured time
-	rates                []float64     // delivered/s of each round
-	lat                  latency.Hist  // delivery latency, measured
-	serverCPU, clientCPU time.Duration // over the measured time
-
-	totalSends     int64 // NOTIFYs answered in the whole run
-	totalFailed    int64 // of them failed
-	totalSentCount int64 // sum of the replies' sent_count
-	totalDelivered int64 // notifications the subscribers received in the whole run
-	minPerSub      int64 // fewest notifications one subscriber received
-	outsider       int64 // notifications the outsider received
-	capped         bool  // maxSends ended a round's measured time early
-}
-
-// rulesResult is what one run measured.
-type rulesResult struct {
-	subs      int
-	session   string // how the subscribers authenticated
-	effective string // the effective rights at the ruled room (RULES reply)
-	rooms     [2]roomResult
-	order     []int // the room of each round, in order
-	rates     []float64
-	probe     string // what SUBSCRIBE of the ruled room answered a new anonymous connection
-	other     int64  // other frames received by subscribers
-	dropped   int64  // subscriber connections that ended early
-	firstDrop string
-	firstFail string // reason of the first failed NOTIFY
-}
 
 // roomSub counts the notifications one connection receives, per room.
 type roomSub struct {
@@ -129,327 +94,384 @@ func groupOf(n int, email string) []string {
 	return append(g, email)
 }
 
+// rulesRun is one run of runRules: its connections and the counters their
+// readers keep.
+type rulesRun struct {
+	d        *dialer
+	p        *probe
+	cfg      rulesConfig
+	res      rulesResult
+	email    string
+	password string
+	deadline time.Time // of the setup
+	rooms    [2]string
+	clock    time.Time // the origin of the send times in the data
+	id       int64     // the publisher's last msg_id of the setup
+
+	pub      *websocket.Conn // the publisher: the administrator
+	subs     []*roomSub
+	outsider *roomSub
+
+	stopping  atomic.Bool
+	stopOnce  sync.Once
+	readers   sync.WaitGroup
+	dropped   atomic.Int64
+	dropMu    sync.Mutex
+	firstDrop string
+	measuring atomic.Int32 // room+1 while a round of it is measured, else 0
+
+	// The publisher's replies, by room.
+	tokens                    chan struct{} // the window of unanswered NOTIFYs
+	answered, failed, sentSum [2]atomic.Int64
+	failMu                    sync.Mutex
+	firstFail                 string
+	readErr                   chan error
+}
+
 // runRules sets the rooms up, connects the subscribers and measures the
 // rounds.
 func runRules(d *dialer, p *probe, cfg rulesConfig) (rulesResult, error) {
-	var res rulesResult
-	email, password, ok := strings.Cut(cfg.login, ":")
-	if !ok || email == "" {
-		return res, errors.New("-login: want EMAIL:PASSWORD")
+	r := &rulesRun{d: d, p: p, cfg: cfg, rooms: [2]string{cfg.open, cfg.ruled}, clock: time.Now(),
+		subs: make([]*roomSub, cfg.subs), deadline: time.Now().Add(cfg.timeout)}
+	var ok bool
+	if r.email, r.password, ok = strings.Cut(cfg.login, ":"); !ok || r.email == "" {
+		return r.res, errors.New("-login: want EMAIL:PASSWORD")
 	}
-	deadline := time.Now().Add(cfg.timeout)
-	rooms := [2]string{cfg.open, cfg.ruled}
+	defer r.stop()
+	for _, phase := range []func() error{r.setUp, r.connect, r.publish} {
+		if err := phase(); err != nil {
+			return r.res, err
+		}
+	}
+	r.collect()
+	return r.res, nil
+}
 
-	// The publisher: the administrator, whose checks are skipped.
+// setUp connects the publisher, which creates the rooms, and the outsider,
+// then sets the rule on the ruled room and checks that a new anonymous
+// connection may no longer subscribe to it.
+func (r *rulesRun) setUp() error {
 	admin := http.Header{}
-	admin.Set("Cookie", "user_id=0; token="+cfg.adminToken)
-	pub, _, err := d.dialAs(admin)
+	admin.Set("Cookie", "user_id=0; token="+r.cfg.adminToken)
+	pub, _, err := r.d.dialAs(admin)
 	if err != nil {
-		return res, fmt.Errorf("publisher: %w", err)
+		return fmt.Errorf("publisher: %w", err)
 	}
-	defer closeClean(pub)
-	var id int64
-	for _, r := range rooms {
-		id++
-		if _, err := mustSucceed(pub, message{Method: "PUT", Resource: r, MsgID: id, Persistent: true,
-			Entity: []byte(`{"bench":"rules"}`)}, deadline); err != nil {
-			return res, fmt.Errorf("publisher: %w", err)
+	r.pub = pub
+	for _, room := range r.rooms {
+		r.id++
+		if _, err := mustSucceed(pub, message{Method: "PUT", Resource: room, MsgID: r.id, Persistent: true,
+			Entity: []byte(`{"bench":"rules"}`)}, r.deadline); err != nil {
+			return fmt.Errorf("publisher: %w", err)
 		}
-	}
-
-	var stopping atomic.Bool
-	var readers sync.WaitGroup
-	var dropped atomic.Int64
-	var dropMu sync.Mutex
-	var firstDrop string
-	var measuring atomic.Int32 // room+1 while a round of it is measured, else 0
-	clock := time.Now()
-	subs := make([]*roomSub, cfg.subs)
-	var outsider *roomSub
-	defer func() {
-		stopping.Store(true)
-		for _, s := range append(subs, outsider) {
-			if s != nil {
-				closeClean(s.c)
-			}
-		}
-		readers.Wait()
-	}()
-	read := func(s *roomSub) {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			buf := make([]byte, 0, 512)
-			for {
-				var err error
-				buf, err = readFrame(s.c, buf)
-				if err != nil {
-					if !stopping.Load() && dropped.Add(1) == 1 {
-						dropMu.Lock()
-						firstDrop = err.Error()
-						dropMu.Unlock()
-					}
-					return
-				}
-				room, ts, ok := roomTime(buf)
-				if !ok {
-					s.other.Add(1)
-					continue
-				}
-				s.got[room].Add(1)
-				if int(measuring.Load()) == room+1 {
-					s.lat[room].Add(time.Since(clock) - time.Duration(ts))
-				}
-			}
-		}()
-	}
-	subscribe := func(s *roomSub, who string) error {
-		for i, r := range rooms {
-			if _, err := mustSucceed(s.c, message{Method: "SUBSCRIBE", Resource: r, MsgID: int64(i + 1)}, deadline); err != nil {
-				return fmt.Errorf("%s: %w", who, err)
-			}
-		}
-		return nil
 	}
 
 	// The outsider: an anonymous connection, not in the group, that
 	// subscribes to both rooms before the rule is set; the rule must keep
 	// the ruled room's notifications from it.
-	oc, err := d.dial()
+	oc, err := r.d.dial()
 	if err != nil {
-		return res, fmt.Errorf("outsider: %w", err)
+		return fmt.Errorf("outsider: %w", err)
 	}
-	outsider = &roomSub{c: oc}
-	if err := subscribe(outsider, "outsider"); err != nil {
-		return res, err
+	r.outsider = &roomSub{c: oc}
+	if err := r.subscribe(r.outsider, "outsider"); err != nil {
+		return err
 	}
-
-	if cfg.rule != "" {
-		id++
-		rule := cfg.rule
-		r, err := call(pub, message{Method: "RULES", Resource: cfg.ruled, MsgID: id, Rules: &rule, Group: groupOf(cfg.groupSize, email)}, deadline)
+	if r.cfg.rule != "" {
+		r.id++
+		rule := r.cfg.rule
+		rep, err := call(pub, message{Method: "RULES", Resource: r.cfg.ruled, MsgID: r.id, Rules: &rule, Group: groupOf(r.cfg.groupSize, r.email)}, r.deadline)
 		if err != nil {
-			return res, fmt.Errorf("publisher: %w", err)
+			return fmt.Errorf("publisher: %w", err)
 		}
-		if r.Code != "success" {
-			return res, fmt.Errorf("RULES %s: %s (%s): the server does not set rules (-rule '' measures without)", cfg.ruled, r.Code, r.Reason)
+		if rep.Code != "success" {
+			return fmt.Errorf("RULES %s: %s (%s): the server does not set rules (-rule '' measures without)", r.cfg.ruled, rep.Code, rep.Reason)
 		}
-		res.effective = r.Effective
-		// A new anonymous connection may no longer subscribe.
-		c, err := d.dial()
+		r.res.effective = rep.Effective
+		c, err := r.d.dial()
 		if err != nil {
-			return res, fmt.Errorf("probe: %w", err)
+			return fmt.Errorf("probe: %w", err)
 		}
-		r, err = call(c, message{Method: "SUBSCRIBE", Resource: cfg.ruled, MsgID: 1}, deadline)
+		rep, err = call(c, message{Method: "SUBSCRIBE", Resource: r.cfg.ruled, MsgID: 1}, r.deadline)
 		closeClean(c)
 		if err != nil {
-			return res, fmt.Errorf("probe: %w", err)
+			return fmt.Errorf("probe: %w", err)
 		}
-		res.probe = r.Code
-		if r.Reason != "" {
-			res.probe += " (" + r.Reason + ")"
+		r.res.probe = rep.Code
+		if rep.Reason != "" {
+			r.res.probe += " (" + rep.Reason + ")"
 		}
 	}
-	read(outsider)
+	r.read(r.outsider)
+	return nil
+}
 
-	// The subscribers: the first logs in with Basic in its handshake. The
-	// others present session cookies, as a browser would, from a login
-	// over HTTP (the handshake's answer sets none), or Basic again if
-	// that gave none.
+// connect connects the subscribers: the first logs in with Basic in its
+// handshake; the others present session cookies, as a browser would, from
+// a login over HTTP (the handshake's answer sets none), or Basic again if
+// that gave none.
+func (r *rulesRun) connect() error {
 	cred := http.Header{}
-	cred.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(email+":"+password)))
-	c, _, err := d.dialAs(cred)
+	cred.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(r.email+":"+r.password)))
+	c, _, err := r.d.dialAs(cred)
 	if err != nil {
-		return res, fmt.Errorf("subscriber 0: %w", err)
+		return fmt.Errorf("subscriber 0: %w", err)
 	}
-	subs[0] = &roomSub{c: c}
-	res.session = "Basic auth on every handshake (the login over HTTP set no session cookies)"
-	if cookies, err := d.login(email, password); err != nil {
-		return res, err
+	r.subs[0] = &roomSub{c: c}
+	r.res.session = "Basic auth on every handshake (the login over HTTP set no session cookies)"
+	if cookies, err := r.d.login(r.email, r.password); err != nil {
+		return err
 	} else if cookies != "" {
 		cred = http.Header{}
 		cred.Set("Cookie", cookies)
-		res.session = "Basic auth on the first handshake; the session cookies of a login over HTTP on the others"
+		r.res.session = "Basic auth on the first handshake; the session cookies of a login over HTTP on the others"
 	}
-	if err := subscribe(subs[0], "subscriber 0"); err != nil {
-		return res, err
+	if err := r.subscribe(r.subs[0], "subscriber 0"); err != nil {
+		return err
 	}
-	read(subs[0])
-	err = forEach(cfg.subs-1, cfg.dialConc, func(i int) error {
-		c, _, err := d.dialAs(cred)
+	r.read(r.subs[0])
+	err = forEach(r.cfg.subs-1, r.cfg.dialConc, func(i int) error {
+		c, _, err := r.d.dialAs(cred)
 		if err != nil {
 			return fmt.Errorf("subscriber %d: %w", i+1, err)
 		}
 		s := &roomSub{c: c}
-		subs[i+1] = s
-		if err := subscribe(s, "subscriber "+strconv.Itoa(i+1)); err != nil {
+		r.subs[i+1] = s
+		if err := r.subscribe(s, "subscriber "+strconv.Itoa(i+1)); err != nil {
 			return err
 		}
-		read(s)
+		r.read(s)
 		return nil
 	})
 	if err != nil {
-		return res, err
+		return err
 	}
-	res.subs = cfg.subs
+	r.res.subs = r.cfg.subs
+	return nil
+}
 
-	// The publisher's replies, over all rounds. Its writes no longer have
-	// the setup's deadline: the window bounds what it sends unanswered.
-	pub.SetWriteDeadline(time.Time{})
-	tokens := make(chan struct{}, cfg.window)
-	var answered, failed, sentSum [2]atomic.Int64
-	var failMu sync.Mutex
-	var firstFail string
-	readErr := make(chan error, 1)
-	go func() {
+// subscribe subscribes s to both rooms.
+func (r *rulesRun) subscribe(s *roomSub, who string) error {
+	for i, room := range r.rooms {
+		if _, err := mustSucceed(s.c, message{Method: "SUBSCRIBE", Resource: room, MsgID: int64(i + 1)}, r.deadline); err != nil {
+			return fmt.Errorf("%s: %w", who, err)
+		}
+	}
+	return nil
+}
+
+// read starts the reader of s: it counts the notifications of each room,
+// and their latency while a round of that room is measured.
+func (r *rulesRun) read(s *roomSub) {
+	r.readers.Go(func() {
 		buf := make([]byte, 0, 512)
 		for {
 			var err error
-			buf, err = readFrame(pub, buf)
+			buf, err = readFrame(s.c, buf)
 			if err != nil {
-				readErr <- err
+				if !r.stopping.Load() && r.dropped.Add(1) == 1 {
+					r.dropMu.Lock()
+					r.firstDrop = err.Error()
+					r.dropMu.Unlock()
+				}
 				return
 			}
-			n, ok := msgID(buf)
+			room, ts, ok := roomTime(buf)
 			if !ok {
+				s.other.Add(1)
 				continue
 			}
-			room := int(n & 1) // the msg_id of a NOTIFY is 2*k + its room
-			if n, ok := sentCount(buf); ok {
-				sentSum[room].Add(n)
+			s.got[room].Add(1)
+			if int(r.measuring.Load()) == room+1 {
+				s.lat[room].Add(time.Since(r.clock) - time.Duration(ts))
 			}
-			if !succeeded(buf) {
-				if failed[room].Add(1) == 1 {
-					failMu.Lock()
-					if firstFail == "" {
-						firstFail = string(buf)
-					}
-					failMu.Unlock()
-				}
-			}
-			answered[room].Add(1)
-			<-tokens
 		}
-	}()
+	})
+}
 
-	got := func(room int) int64 {
-		var n int64
-		for _, s := range subs {
-			n += s.got[room].Load()
-		}
-		return n
+// got returns the notifications of room the subscribers received.
+func (r *rulesRun) got(room int) int64 {
+	var n int64
+	for _, s := range r.subs {
+		n += s.got[room].Load()
 	}
-	pad := strings.Repeat("x", max(cfg.dataSize-len("0@ts=1234567890123;"), 0))
-	next := (id + 2) &^ 1 // msg_ids of NOTIFYs: above the setup's, 2*k + room
-	var sent [2]int64
-	res.order = roundOrder(cfg.rounds)
-	for _, room := range res.order {
-		var stop atomic.Bool
-		var n int64
-		done := make(chan error, 1)
-		go func() { // this round's NOTIFYs
-			b := make([]byte, 0, 256+len(pad))
-			for n < cfg.maxSends && !stop.Load() {
-				tokens <- struct{}{}
-				n++
-				next += 2
-				ts := time.Since(clock).Nanoseconds()
-				b = appendRequest(b[:0], "NOTIFY", rooms[room], next+int64(room),
-					`,"data":"`+strconv.Itoa(room)+`@ts=`+strconv.FormatInt(ts, 10)+`;`+pad+`"`)
-				if err := pub.WriteMessage(websocket.TextMessage, b); err != nil {
-					done <- err
-					return
-				}
-			}
-			done <- nil
-		}()
-		rr := &res.rooms[room]
-		time.Sleep(cfg.warmup)
-		measuring.Store(int32(room + 1))
-		d0, a0, t0 := got(room), answered[room].Load(), time.Now()
-		sc0, cc0 := p.cpu(), selfCPU()
-		ended := false
-		select {
-		case <-time.After(cfg.dur):
-		case err := <-done: // maxSends reached, or a write failed
-			if err != nil {
-				return res, fmt.Errorf("publisher: %w", err)
-			}
-			ended, rr.capped = true, true
-		case err := <-readErr:
-			return res, fmt.Errorf("publisher: %w", err)
-		}
-		measuring.Store(0)
-		delivered, elapsed := got(room)-d0, time.Since(t0)
-		rr.sends += answered[room].Load() - a0
-		rr.serverCPU += p.cpu() - sc0
-		rr.clientCPU += selfCPU() - cc0
-		rr.delivered += delivered
-		rr.elapsed += elapsed
-		rate := float64(delivered) / elapsed.Seconds()
-		rr.rates = append(rr.rates, rate)
-		res.rates = append(res.rates, rate)
-		stop.Store(true)
+	return n
+}
 
+// readReplies reads the publisher's replies over all rounds, by room (the
+// msg_id of a NOTIFY is 2*k + its room), freeing a place in the window
+// for each.
+func (r *rulesRun) readReplies() {
+	buf := make([]byte, 0, 512)
+	for {
+		var err error
+		buf, err = readFrame(r.pub, buf)
+		if err != nil {
+			r.readErr <- err
+			return
+		}
+		n, ok := msgID(buf)
+		if !ok {
+			continue
+		}
+		room := int(n & 1)
+		if n, ok := sentCount(buf); ok {
+			r.sentSum[room].Add(n)
+		}
+		if !succeeded(buf) && r.failed[room].Add(1) == 1 {
+			r.failMu.Lock()
+			if r.firstFail == "" {
+				r.firstFail = string(buf)
+			}
+			r.failMu.Unlock()
+		}
+		r.answered[room].Add(1)
+		<-r.tokens
+	}
+}
+
+// publish runs the rounds in ABBA order.
+func (r *rulesRun) publish() error {
+	// Writes no longer have the setup's deadline: the window bounds what
+	// the publisher sends unanswered.
+	r.pub.SetWriteDeadline(time.Time{})
+	r.tokens = make(chan struct{}, r.cfg.window)
+	r.readErr = make(chan error, 1)
+	go r.readReplies()
+	pad := strings.Repeat("x", max(r.cfg.dataSize-len("0@ts=1234567890123;"), 0))
+	next := (r.id + 2) &^ 1 // msg_ids of NOTIFYs: above the setup's, 2*k + room
+	var sent [2]int64
+	r.res.order = roundOrder(r.cfg.rounds)
+	for _, room := range r.res.order {
+		n, err := r.round(room, &next, pad)
+		if err != nil {
+			return err
+		}
 		// The round's last replies and the notifications of its NOTIFYs,
 		// before the next round starts.
-		if !ended {
-			select {
-			case err := <-done:
-				if err != nil {
-					return res, fmt.Errorf("publisher: %w", err)
-				}
-			case err := <-readErr:
-				return res, fmt.Errorf("publisher: %w", err)
-			case <-time.After(cfg.drain):
-				return res, errors.New("publisher: a NOTIFY could not be sent within the drain time")
-			}
-		}
 		sent[room] += n
-		end := time.Now().Add(cfg.drain)
-		for answered[room].Load() < sent[room] {
+		end := time.Now().Add(r.cfg.drain)
+		for r.answered[room].Load() < sent[room] {
 			if time.Now().After(end) {
-				return res, errors.New("publisher: replies missing after the drain time")
+				return errors.New("publisher: replies missing after the drain time")
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		for time.Now().Before(end) && got(room) < sent[room]*int64(cfg.subs) && dropped.Load() == 0 {
+		for time.Now().Before(end) && r.got(room) < sent[room]*int64(r.cfg.subs) && r.dropped.Load() == 0 {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
+	return nil
+}
 
-	for room := range rooms {
-		rr := &res.rooms[room]
-		rr.totalSends, rr.totalFailed, rr.totalSentCount = answered[room].Load(), failed[room].Load(), sentSum[room].Load()
-		rr.totalDelivered = got(room)
+// round runs one round of room: NOTIFYs from a goroutine, a warm-up, then
+// the measured time; it returns how many NOTIFYs it sent, once the sender
+// has stopped. next is the last msg_id used.
+func (r *rulesRun) round(room int, next *int64, pad string) (int64, error) {
+	var stop atomic.Bool
+	var n int64
+	done := make(chan error, 1)
+	go func() {
+		b := make([]byte, 0, 256+len(pad))
+		for n < r.cfg.maxSends && !stop.Load() {
+			r.tokens <- struct{}{}
+			n++
+			*next += 2
+			ts := time.Since(r.clock).Nanoseconds()
+			b = appendRequest(b[:0], "NOTIFY", r.rooms[room], *next+int64(room),
+				`,"data":"`+strconv.Itoa(room)+`@ts=`+strconv.FormatInt(ts, 10)+`;`+pad+`"`)
+			if err := r.pub.WriteMessage(websocket.TextMessage, b); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	rr := &r.res.rooms[room]
+	time.Sleep(r.cfg.warmup)
+	r.measuring.Store(int32(room + 1))
+	d0, a0, t0 := r.got(room), r.answered[room].Load(), time.Now()
+	sc0, cc0 := r.p.cpu(), selfCPU()
+	ended := false
+	select {
+	case <-time.After(r.cfg.dur):
+	case err := <-done: // maxSends reached, or a write failed
+		if err != nil {
+			return 0, fmt.Errorf("publisher: %w", err)
+		}
+		ended, rr.capped = true, true
+	case err := <-r.readErr:
+		return 0, fmt.Errorf("publisher: %w", err)
+	}
+	r.measuring.Store(0)
+	delivered, elapsed := r.got(room)-d0, time.Since(t0)
+	rr.sends += r.answered[room].Load() - a0
+	rr.serverCPU += r.p.cpu() - sc0
+	rr.clientCPU += selfCPU() - cc0
+	rr.delivered += delivered
+	rr.elapsed += elapsed
+	rate := float64(delivered) / elapsed.Seconds()
+	rr.rates = append(rr.rates, rate)
+	r.res.rates = append(r.res.rates, rate)
+	stop.Store(true)
+	if !ended {
+		select {
+		case err := <-done:
+			if err != nil {
+				return 0, fmt.Errorf("publisher: %w", err)
+			}
+		case err := <-r.readErr:
+			return 0, fmt.Errorf("publisher: %w", err)
+		case <-time.After(r.cfg.drain):
+			return 0, errors.New("publisher: a NOTIFY could not be sent within the drain time")
+		}
+	}
+	return n, nil
+}
+
+// stop closes every connection and waits for the subscribers' readers,
+// once however often it is called.
+func (r *rulesRun) stop() {
+	r.stopOnce.Do(func() {
+		r.stopping.Store(true)
+		for _, s := range append(r.subs, r.outsider) {
+			if s != nil {
+				closeClean(s.c)
+			}
+		}
+		r.readers.Wait()
+		if r.pub != nil {
+			closeClean(r.pub)
+		}
+	})
+}
+
+// collect fills the result's totals and, once the readers have stopped,
+// the latencies.
+func (r *rulesRun) collect() {
+	for room := range r.rooms {
+		rr := &r.res.rooms[room]
+		rr.totalSends, rr.totalFailed, rr.totalSentCount = r.answered[room].Load(), r.failed[room].Load(), r.sentSum[room].Load()
+		rr.totalDelivered = r.got(room)
 		rr.minPerSub = -1
-		for _, s := range subs {
+		for _, s := range r.subs {
 			if n := s.got[room].Load(); rr.minPerSub < 0 || n < rr.minPerSub {
 				rr.minPerSub = n
 			}
 		}
-		rr.outsider = outsider.got[room].Load()
+		rr.outsider = r.outsider.got[room].Load()
 	}
-	for _, s := range subs {
-		res.other += s.other.Load()
+	for _, s := range r.subs {
+		r.res.other += s.other.Load()
 	}
-	res.dropped = dropped.Load()
-
-	// Latencies: stop the readers before reading theirs.
-	stopping.Store(true)
-	for _, s := range append(subs, outsider) {
-		closeClean(s.c)
-	}
-	readers.Wait()
-	res.firstDrop, res.firstFail = firstDrop, firstFail
-	for i, s := range subs {
-		for room := range rooms {
-			res.rooms[room].lat.Merge(&s.lat[room])
+	r.res.dropped = r.dropped.Load()
+	r.stop()
+	r.res.firstDrop, r.res.firstFail = r.firstDrop, r.firstFail
+	for _, s := range r.subs {
+		for room := range r.rooms {
+			r.res.rooms[room].lat.Merge(&s.lat[room])
 		}
-		subs[i] = nil
 	}
-	outsider = nil
-	return res, nil
 }
 
 // login sends a GET with Basic credentials to the HTTP door (the
@@ -485,159 +507,4 @@ func (d *dialer) login(email, password string) (string, error) {
 		return "", nil
 	}
 	return "user_id=" + uid + "; token=" + token, nil
-}
-
-// median is the median of xs (0 for none); xs is left as it was.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// rate is the room's delivered notifications per second over its measured
-// rounds.
-func (r roomResult) rate() float64 {
-	if r.elapsed <= 0 {
-		return 0
-	}
-	return float64(r.delivered) / r.elapsed.Seconds()
-}
-
-// ratio is the ruled room's delivered/s over the open room's, from the
-// totals of their rounds.
-func (r rulesResult) ratio() float64 {
-	if o := r.rooms[roomOpen].rate(); o > 0 {
-		return r.rooms[roomRuled].rate() / o
-	}
-	return 0
-}
-
-// figure is the figure of issue 10: the median of the ratios ruled/open of
-// the pairs of adjacent rounds.
-func (r rulesResult) figure() float64 { return median(r.pairRatios()) }
-
-// pairRatios is ruled/open of each pair of adjacent rounds (the rounds
-// come in pairs, one of each room), which a drift over the run weighs on
-// less than on the totals.
-func (r rulesResult) pairRatios() []float64 {
-	var out []float64
-	for i := 0; i+1 < len(r.rates) && i+1 < len(r.order); i += 2 {
-		o, ru := r.rates[i], r.rates[i+1]
-		if r.order[i] == roomRuled {
-			o, ru = ru, o
-		}
-		if o > 0 {
-			out = append(out, ru/o)
-		}
-	}
-	return out
-}
-
-// check says whether the rule was in force: the outsider received none of
-// the ruled room's notifications and some of the open room's, every
-// subscriber received some of the ruled room's, a new anonymous SUBSCRIBE
-// of it was forbidden, and no NOTIFY failed. With no rule it checks only
-// the NOTIFYs.
-func (r rulesResult) check(cfg rulesConfig) error {
-	var errs []error
-	for room, rr := range r.rooms {
-		if rr.totalFailed > 0 {
-			errs = append(errs, fmt.Errorf("%d NOTIFYs to the %s room failed (first: %s)", rr.totalFailed, roomNames[room], r.firstFail))
-		}
-	}
-	if cfg.rule == "" {
-		return errors.Join(errs...)
-	}
-	ruled, open := r.rooms[roomRuled], r.rooms[roomOpen]
-	if ruled.outsider != 0 {
-		errs = append(errs, fmt.Errorf("the outsider (anonymous, not in the group) received %d notifications of the ruled room: the rule is not in force", ruled.outsider))
-	}
-	if open.outsider == 0 {
-		errs = append(errs, errors.New("the outsider received no notification of the open room: it proves nothing"))
-	}
-	if ruled.minPerSub <= 0 {
-		errs = append(errs, errors.New("a group member received no notification of the ruled room"))
-	}
-	if !strings.HasPrefix(r.probe, "failed (forbidden") {
-		errs = append(errs, fmt.Errorf("SUBSCRIBE of the ruled room by a new anonymous connection answered %q, want failed (forbidden)", r.probe))
-	}
-	return errors.Join(errs...)
-}
-
-// print writes the figures of the run.
-func (r rulesResult) print(w io.Writer, cfg rulesConfig) {
-	email, _, _ := strings.Cut(cfg.login, ":")
-	rule := "no rule: both rooms open (A/A)"
-	if cfg.rule != "" {
-		rule = fmt.Sprintf("rule %q and a group of %d e-mails (%s last)", cfg.rule, cfg.groupSize, email)
-	}
-	fmt.Fprintf(w, "rules: %d subscribers as %s of both %s (no rule) and %s (%s)\n", r.subs, email, cfg.open, cfg.ruled, rule)
-	fmt.Fprintf(w, "  publisher: the administrator, NOTIFY of %d data bytes, window %d; %d rounds of %.1fs per room (ABBA), each after %.1fs of warm-up\n",
-		cfg.dataSize, cfg.window, cfg.rounds, cfg.dur.Seconds(), cfg.warmup.Seconds())
-	fmt.Fprintf(w, "  subscribers: %s\n", r.session)
-	if r.effective != "" {
-		fmt.Fprintf(w, "  effective at %s: %s\n", cfg.ruled, r.effective)
-	}
-	fmt.Fprint(w, "  rounds (delivered/s):")
-	for i, room := range r.order {
-		if i < len(r.rates) {
-			fmt.Fprintf(w, " %s %.0f", roomNames[room], r.rates[i])
-		}
-	}
-	fmt.Fprintln(w)
-	for room, rr := range r.rooms {
-		secs := rr.elapsed.Seconds()
-		fmt.Fprintf(w, "  %-6s %10.0f delivered/s  (%d in %.1fs; median round %.0f/s)  NOTIFYs %.0f/s  latency p50 %v p99 %v",
-			roomNames[room], rr.rate(), rr.delivered, secs, median(rr.rates), float64(rr.sends)/max(secs, 1e-9),
-			rr.lat.Quantile(0.50), rr.lat.Quantile(0.99))
-		if rr.serverCPU > 0 {
-			fmt.Fprintf(w, "  server CPU %.2f µs", float64(rr.serverCPU.Microseconds())/float64(max(rr.delivered, 1)))
-		}
-		fmt.Fprintf(w, "  client CPU %.2f µs per notification\n", float64(rr.clientCPU.Microseconds())/float64(max(rr.delivered, 1)))
-		if rr.capped {
-			fmt.Fprintf(w, "         CAPPED: -max NOTIFYs were sent before a round of the %s room was over; raise -max\n", roomNames[room])
-		}
-	}
-	// The figure is the median of the pairs: on two shared cores a round
-	// now and then runs slow, and the totals move with it.
-	pairs := r.pairRatios()
-	fig := r.figure()
-	verdict := "met"
-	if fig < 0.90 {
-		verdict = "NOT met"
-	}
-	fmt.Fprintf(w, "  ratio ruled/open  %.3f  median of the %d pairs of adjacent rounds", fig, len(pairs))
-	if len(pairs) > 0 {
-		fmt.Fprintf(w, " (%.3f to %.3f)", slices.Min(pairs), slices.Max(pairs))
-	}
-	fmt.Fprintf(w, "; target (issue 10): at least 0.90: %s\n", verdict)
-	fmt.Fprintf(w, "                    %.3f  totals of the rounds", r.ratio())
-	if o, ru := r.rooms[roomOpen], r.rooms[roomRuled]; o.serverCPU > 0 && ru.delivered > 0 && o.delivered > 0 {
-		// CPU per notification moves less with a busy machine than the
-		// throughput does.
-		fmt.Fprintf(w, "; server CPU per notification ruled/open %.3f",
-			(ru.serverCPU.Seconds()/float64(ru.delivered))/(o.serverCPU.Seconds()/float64(o.delivered)))
-	}
-	fmt.Fprintln(w)
-	if cfg.rule != "" {
-		ruled, open := r.rooms[roomRuled], r.rooms[roomOpen]
-		fmt.Fprintf(w, "  rule check: ruled room: the %d group members received %d (each at least %d), the outsider (anonymous, subscribed before the rule) %d; open room: the outsider %d; a new anonymous SUBSCRIBE of %s: %s\n",
-			r.subs, ruled.totalDelivered, ruled.minPerSub, ruled.outsider, open.outsider, cfg.ruled, r.probe)
-	}
-	fmt.Fprint(w, "  whole run:")
-	for room, rr := range r.rooms {
-		fmt.Fprintf(w, " %s %d NOTIFYs answered (%d failed), sent_count sum %d, members received %d of %d;",
-			roomNames[room], rr.totalSends, rr.totalFailed, rr.totalSentCount, rr.totalDelivered, rr.totalSends*int64(r.subs))
-	}
-	fmt.Fprintf(w, " %d other frames, %d subscribers dropped", r.other, r.dropped)
-	if r.firstDrop != "" {
-		fmt.Fprintf(w, " (first: %s)", r.firstDrop)
-	}
-	fmt.Fprintln(w)
 }
