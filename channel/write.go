@@ -281,9 +281,11 @@ func (t *Tree) removeEntity(n *node, from string, o *op) {
 // "create", "delete") to those of its parent. Called with the lock.
 func (t *Tree) emitChange(n *node, kind, key, from string, seq uint64) {
 	p := n.parent
+	// One access for both notifications, found only when someone listens.
+	var found access
 	var a *access
 	if t.subs[n.path] != nil || t.subs[p.path] != nil {
-		a = new(access)
+		a = &found
 		t.accessAt(a, n.path)
 	}
 	t.emit(n.path, n.path, a, changeNote(kind, n.path, n.typ, n.pub, from, seq), seq)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	tree "github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
@@ -159,10 +160,7 @@ func caller(req *core.Request) (email string, admin bool) {
 	if req.Identity == nil {
 		return "", false
 	}
-	return req.Identity.Email, req.Identity.Email == adminEmail
+	return req.Identity.Email, req.Identity.Email == tree.Admin
 }
-
-// adminEmail is the administrator's identity (channel.Admin).
-const adminEmail = "admin"
 
 var _ plugins.Plugin = Plugin{}
