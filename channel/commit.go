@@ -17,7 +17,8 @@ type batch struct {
 // op is what an operation carries while it runs under the tree's lock:
 // the batch its persistent changes joined, if any.
 type op struct {
-	b *batch
+	b    *batch
+	sent int // the subscribers a NOTIFY reached
 }
 
 // pending returns the batch that changes join now. Called with the lock.

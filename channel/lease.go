@@ -5,9 +5,17 @@ import "time"
 // startLease makes n's entity run out after d unless a later PUT renews
 // it. Called with the lock.
 func (t *Tree) startLease(n *node, d time.Duration) {
-	n.leaseID++
-	id := n.leaseID
-	n.lease = time.AfterFunc(d, func() { t.expire(n, id) })
+	t.leaseN++
+	n.leaseID = t.leaseN
+	id, path := n.leaseID, n.path
+	n.lease = time.AfterFunc(d, func() {
+		if t.replicated() {
+			// Every node proposes it; the first one applied deletes.
+			t.proposeLater(entry{V: entryVersion, K: kindExpire, P: proposalID(), Path: path, Lease: id}, nil)
+			return
+		}
+		t.expire(n, id)
+	})
 	t.leases[n] = struct{}{}
 }
 

@@ -19,7 +19,7 @@ type node struct {
 
 	owner   *Client     // the connection a transient entity belongs to
 	lease   *time.Timer // the expiry of an entity leased by Call
-	leaseID uint64      // which lease the running timer belongs to
+	leaseID uint64      // which lease the running timer belongs to (unique in the tree)
 	persist bool        // the entity is persistent
 
 	stored     bool // the store holds a record of this node

@@ -71,7 +71,7 @@ func (t *Tree) unsubscribeMsg(cl *caller, m *message, r resource) ([]byte, strin
 // nothing. The notification gets a seq and enters the history even when
 // nobody receives it, so that a client subscribing again with "since"
 // gets it.
-func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
+func (t *Tree) notify(cl *caller, m *message, r resource, o *op) ([]byte, string) {
 	if r.hasAttr || r.hasQuery {
 		return nil, reasonInvalidRes
 	}
@@ -87,6 +87,7 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	seq := t.nextSeq()
 	sent := t.emit(r.path, r.path, nil, notifyNote(r.path, data.full, cl.from, seq), seq)
 	t.mu.Unlock()
+	o.sent = sent
 	if sent == 0 {
 		return nil, reasonNoSubscriber
 	}

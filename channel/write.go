@@ -138,8 +138,8 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration, o *
 			return nil, reasonExists
 		}
 	} else {
-		for {
-			id = freshID()
+		for i := 0; ; i++ {
+			id = cl.freshID(i)
 			if path = childPath(r.path, id); t.lookup(path) == nil {
 				break
 			}
