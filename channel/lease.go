@@ -6,9 +6,15 @@ import "time"
 // it. Called with the lock.
 func (t *Tree) startLease(n *node, d time.Duration) {
 	t.leaseN++
-	n.leaseID = t.leaseN
-	id, path := n.leaseID, n.path
-	n.lease = time.AfterFunc(d, func() {
+	t.armLease(n, t.leaseN, t.now().Add(d))
+}
+
+// armLease runs the timer of n's lease id, which ends at end. Called with
+// the lock.
+func (t *Tree) armLease(n *node, id uint64, end time.Time) {
+	n.leaseID, n.leaseEnd = id, end
+	path := n.path
+	n.lease = time.AfterFunc(max(end.Sub(t.now()), 0), func() {
 		if t.replicated() {
 			// Every node proposes it; the first one applied deletes.
 			t.proposeLater(entry{V: entryVersion, K: kindExpire, P: proposalID(), Path: path, Lease: id}, nil)

@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"sync"
@@ -22,13 +23,14 @@ func TestFleet(t *testing.T) {
 	t.Run("TransientEnd", func(t *testing.T) { transientEnd(t, cl) })
 	t.Run("NotifyCountsFleet", func(t *testing.T) { notifyCounts(t, cl) })
 	t.Run("LateJoiner", func(t *testing.T) { lateJoiner(t, cl) })
+	t.Run("LateJoinerFromSnapshot", func(t *testing.T) { lateFromSnapshot(t, cl) })
 	t.Run("FormatVersion", func(t *testing.T) { formatVersion(t, cl) })
 }
 
 // sameSeqEverywhere: writes proposed on every node reach the subscribers
 // of every node as the same notifications with the same seqs, in order.
 func sameSeqEverywhere(t *testing.T, cl *natstest.Cluster) {
-	ns := fleet(t, cl, 3, 0)
+	ns := fleet(t, cl, 3, Config{})
 	var subs []*client
 	for _, n := range ns {
 		c := connect(t, n, "")
@@ -78,7 +80,7 @@ func sameSeqEverywhere(t *testing.T, cl *natstest.Cluster) {
 // createRace: two clients on two nodes POST the same child id at once:
 // exactly one gets success, the other exists.
 func createRace(t *testing.T, cl *natstest.Cluster) {
-	ns := fleet(t, cl, 2, 0)
+	ns := fleet(t, cl, 2, Config{})
 	a, b := connect(t, ns[0], ""), connect(t, ns[1], "")
 	for i := range 20 {
 		msg := fmt.Sprintf(`{"method":"POST","resource":"/race","id":"x%d","entity":{"i":%d},"persistent":true}`, i, i)
@@ -104,7 +106,7 @@ func createRace(t *testing.T, cl *natstest.Cluster) {
 // readWrites: a write is read back at once on the node of its client and
 // on the other nodes (the read barrier).
 func readWrites(t *testing.T, cl *natstest.Cluster) {
-	ns := fleet(t, cl, 3, 0)
+	ns := fleet(t, cl, 3, Config{})
 	var readers []*client
 	for _, n := range ns {
 		readers = append(readers, connect(t, n, ""))
@@ -129,7 +131,7 @@ func readWrites(t *testing.T, cl *natstest.Cluster) {
 // replayElsewhere: a client that saw seq s on one node and resubscribes
 // with since=s on another gets exactly what it missed.
 func replayElsewhere(t *testing.T, cl *natstest.Cluster) {
-	ns := fleet(t, cl, 3, 0)
+	ns := fleet(t, cl, 3, Config{})
 	a := connect(t, ns[0], "")
 	a.do(`{"method":"SUBSCRIBE","resource":"/feed"}`)
 	w := connect(t, ns[1], "")
@@ -165,7 +167,7 @@ func replayElsewhere(t *testing.T, cl *natstest.Cluster) {
 // transientEnd: a transient resource of a connection on one node goes,
 // with notifications on every node, when that connection ends.
 func transientEnd(t *testing.T, cl *natstest.Cluster) {
-	ns := fleet(t, cl, 3, 0)
+	ns := fleet(t, cl, 3, Config{})
 	owner := connect(t, ns[0], "")
 	if r := owner.do(`{"method":"PUT","resource":"/online/alice","entity":{"on":true}}`); code(r) != "success" {
 		t.Fatal(r)
@@ -198,7 +200,7 @@ func transientEnd(t *testing.T, cl *natstest.Cluster) {
 
 // notifyCounts: sent_count counts the receivers on every node.
 func notifyCounts(t *testing.T, cl *natstest.Cluster) {
-	ns := fleet(t, cl, 3, 0)
+	ns := fleet(t, cl, 3, Config{})
 	sender := connect(t, ns[0], "")
 	if r := sender.do(`{"method":"NOTIFY","resource":"/bell","data":1}`); code(r) != "failed: no subscriber" {
 		t.Fatalf("NOTIFY without subscribers: %v", r)
@@ -222,14 +224,14 @@ func notifyCounts(t *testing.T, cl *natstest.Cluster) {
 // lateJoiner: a node started after the writes has the same tree and the
 // same seq as the others, and its seq continues theirs.
 func lateJoiner(t *testing.T, cl *natstest.Cluster) {
-	ns := fleet(t, cl, 2, 0)
+	ns := fleet(t, cl, 2, Config{})
 	w := connect(t, ns[0], "")
 	for i := range 5 {
 		w.do(fmt.Sprintf(`{"method":"PUT","resource":"/doc/p%d","entity":{"i":%d},"persistent":true}`, i, i))
 	}
 	s := connect(t, ns[1], "")
 	s.do(`{"method":"SUBSCRIBE","resource":"/doc"}`)
-	late := startNode(t, cl, fleetName(t), 0)
+	late := startNode(t, cl, Config{Name: fleetName(t)})
 	l := connect(t, late, "")
 	l.do(`{"method":"SUBSCRIBE","resource":"/doc"}`)
 	r := l.do(`{"method":"GET","resource":"/doc"}`)
@@ -251,7 +253,7 @@ func fleetName(t *testing.T) string {
 
 // formatVersion: a node refuses a fleet of another format with one line.
 func formatVersion(t *testing.T, cl *natstest.Cluster) {
-	ns := fleet(t, cl, 1, 0)
+	ns := fleet(t, cl, 1, Config{})
 	up := "RESO_" + upper(fleetName(t)) + "_KV"
 	kv, err := ns[0].f.js.KeyValue(t.Context(), up)
 	if err != nil {
@@ -264,5 +266,57 @@ func formatVersion(t *testing.T, cl *natstest.Cluster) {
 	want := "fleet " + fleetName(t) + " has format 99; this reso reads format 1"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open: %v, want %q", err, want)
+	}
+}
+
+// lateFromSnapshot: with the log trimmed below a snapshot, a node that
+// joins late starts from the snapshot plus the tail: the same tree, the
+// same seq, the transient resources of another node's connection (which
+// go when it ends, with the same seq everywhere).
+func lateFromSnapshot(t *testing.T, cl *natstest.Cluster) {
+	// Trimming waits for the heartbeats to say every node applied the
+	// entries: short ones make it come soon.
+	cfg := Config{SnapshotEvery: 5, Keep: -1, Heartbeat: 600 * time.Millisecond}
+	ns := fleet(t, cl, 2, cfg)
+	owner := connect(t, ns[0], "")
+	if r := owner.do(`{"method":"PUT","resource":"/snap/mine","entity":{"t":1}}`); code(r) != "success" {
+		t.Fatal(r)
+	}
+	w := connect(t, ns[1], "")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	posts := 0
+	for ; ; posts++ {
+		w.do(fmt.Sprintf(`{"method":"POST","resource":"/snap","entity":{"i":%d},"persistent":true}`, posts))
+		info, err := ns[0].f.stream.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.FirstSeq > 1 {
+			t.Logf("log trimmed: first entry %d, last %d", info.State.FirstSeq, info.State.LastSeq)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	posts++
+	cfg.Name = fleetName(t)
+	late := startNode(t, cl, cfg)
+	var subs []*client
+	for _, n := range []*node{ns[1], late} {
+		c := connect(t, n, "")
+		c.do(`{"method":"SUBSCRIBE","resource":"/snap"}`)
+		subs = append(subs, c)
+	}
+	a := subs[0].do(`{"method":"GET","resource":"/snap?deep=2"}`)
+	b := subs[1].do(`{"method":"GET","resource":"/snap?deep=2"}`)
+	if !reflect.DeepEqual(a, b) || len(a["entity"].([]any)) != posts+1 {
+		t.Fatalf("early node %v\nlate node %v", a, b)
+	}
+	owner.c.Disconnect()
+	for _, s := range subs {
+		s.expect(1)
+	}
+	if !reflect.DeepEqual(subs[0].notes, subs[1].notes) || subs[0].notes[0]["delete"] != "mine" {
+		t.Fatalf("early %v\nlate %v", subs[0].notes, subs[1].notes)
 	}
 }

@@ -15,7 +15,7 @@ import (
 func TestNodeDeath(t *testing.T) {
 	cl := natstest.Start(t, 3)
 	const hb = time.Second
-	ns := fleet(t, cl, 3, hb)
+	ns := fleet(t, cl, 3, Config{Heartbeat: hb})
 	victim := connect(t, ns[0], "")
 	for i := range 3 {
 		if r := victim.do(fmt.Sprintf(`{"method":"PUT","resource":"/here/t%d","entity":{}}`, i)); code(r) != "success" {
@@ -79,7 +79,7 @@ func TestNodeDeath(t *testing.T) {
 // exactly once, in seq order.
 func TestNATSOutage(t *testing.T) {
 	cl := natstest.Start(t, 3)
-	ns := fleet(t, cl, 2, 0)
+	ns := fleet(t, cl, 2, Config{})
 	sub := connect(t, ns[1], "")
 	sub.do(`{"method":"SUBSCRIBE","resource":"/log"}`)
 	w := connect(t, ns[0], "")

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,6 +34,8 @@ const (
 	DefaultName      = "reso"
 	DefaultReplicas  = 3
 	DefaultHeartbeat = 10 * time.Second
+	DefaultSnapshot  = 10000
+	DefaultKeep      = 50000
 )
 
 // Bounds of one request to JetStream and of waiting for counts.
@@ -46,7 +49,12 @@ type Config struct {
 	Name      string        // the fleet's name: several fleets may share one NATS
 	Replicas  int           // replicas of the stream and buckets (1 for a single NATS server)
 	Heartbeat time.Duration // silence after which a node is taken for dead
-	Logger    *slog.Logger
+	// SnapshotEvery is how many entries of the log go between two
+	// snapshots of the tree; Keep how many entries the log keeps below
+	// the snapshot when it is trimmed (-1: none).
+	SnapshotEvery int
+	Keep          int
+	Logger        *slog.Logger
 }
 
 // Fleet is this node's membership of a fleet. Create it with [Open],
@@ -58,18 +66,22 @@ type Fleet struct {
 	js      jetstream.JetStream
 	stream  jetstream.Stream
 	nodes   jetstream.KeyValue
-	subject string // of the log
+	snaps   jetstream.ObjectStore
+	meta    jetstream.KeyValue // the format, the newest snapshot's position
+	subject string             // of the log
 	log     *slog.Logger
 	started time.Time
 
 	counts *nats.Subscription
 	tree   *channel.Tree
 
-	mu      sync.Mutex
-	tallies map[string]*tally    // counts of this node's NOTIFYs, by proposal id
-	seen    map[string]time.Time // last heartbeat seen of each node, on this node's clock
-	accused map[string]time.Time // when this node proposed a node's death
-	gap     error                // the log lost entries this node had not applied
+	mu       sync.Mutex
+	tallies  map[string]*tally    // counts of this node's NOTIFYs, by proposal id
+	seen     map[string]time.Time // last heartbeat seen of each node, on this node's clock
+	applied  map[string]uint64    // the position each node said it applied
+	snapping bool                 // a snapshot of this node is under way
+	accused  map[string]time.Time // when this node proposed a node's death
+	gap      error                // the log lost entries this node had not applied
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -100,6 +112,15 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
+	if cfg.SnapshotEvery <= 0 {
+		cfg.SnapshotEvery = DefaultSnapshot
+	}
+	switch {
+	case cfg.Keep == 0:
+		cfg.Keep = DefaultKeep
+	case cfg.Keep < 0:
+		cfg.Keep = 0
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -113,6 +134,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		started: time.Now(),
 		tallies: make(map[string]*tally),
 		seen:    make(map[string]time.Time),
+		applied: make(map[string]uint64),
 		accused: make(map[string]time.Time),
 		stop:    make(chan struct{}),
 	}
@@ -132,9 +154,8 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet: the log stream: %w", err)
 	}
-	var meta jetstream.KeyValue
 	err = retry(ctx, func(ctx context.Context) error {
-		meta, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		f.meta, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: "RESO_" + up + "_KV", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
 		})
 		return err
@@ -142,7 +163,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet: the key-value bucket: %w", err)
 	}
-	if err := checkFormat(ctx, meta, cfg.Name); err != nil {
+	if err := checkFormat(ctx, f.meta, cfg.Name); err != nil {
 		return nil, err
 	}
 	err = retry(ctx, func(ctx context.Context) error {
@@ -154,6 +175,15 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fleet: the nodes bucket: %w", err)
+	}
+	err = retry(ctx, func(ctx context.Context) error {
+		f.snaps, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: "RESO_" + up + "_SNAP", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fleet: the snapshot store: %w", err)
 	}
 	f.counts, err = nc.Subscribe(f.countSubject(f.node), f.onCount)
 	if err != nil {
@@ -240,13 +270,17 @@ func (f *Fleet) Node() string { return f.node }
 // Name returns the fleet's name.
 func (f *Fleet) Name() string { return f.cfg.Name }
 
-// Run applies the log to tree, which must have been created with this
-// fleet as its Log and Node, from the first entry on. It returns once the
+// Run applies the log to tree, which must be new and created with this
+// fleet as its Log and Node: from the newest snapshot, if any, and the
+// entries after it. It returns once the
 // tree has caught up with the log as it was when Run was called, and
 // keeps applying in the background; it also starts the heartbeats and
 // the watch for dead nodes.
 func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	f.tree = tree
+	if _, err := f.restore(ctx); err != nil {
+		return fmt.Errorf("fleet: snapshot: %w", err)
+	}
 	var last uint64
 	if err := retry(ctx, func(ctx context.Context) error {
 		info, err := f.stream.Info(ctx)
@@ -367,6 +401,7 @@ func (f *Fleet) consumeFrom(next uint64) error {
 			return f.gap
 		}
 		f.tree.Apply(pos, msg.Data())
+		f.maybeSnapshot(pos)
 	}
 }
 
@@ -501,7 +536,7 @@ func (f *Fleet) Live() []string {
 
 // beat writes this node's heartbeat.
 func (f *Fleet) beat(ctx context.Context) error {
-	v := []byte(`{"node":"` + f.node + `","applied":` + strconv.FormatUint(f.tree.Applied(), 10) + `}`)
+	v, _ := json.Marshal(beat{Node: f.node, Applied: f.tree.Applied()})
 	return retry(ctx, func(ctx context.Context) error {
 		_, err := f.nodes.Put(ctx, f.node, v)
 		return err
@@ -533,7 +568,7 @@ func (f *Fleet) watch() {
 	defer f.done.Done()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	updates := make(chan string, 64)
+	updates := make(chan beat, 64)
 	go f.follow(ctx, updates)
 	tick := time.NewTicker(max(f.cfg.Heartbeat/10, 50*time.Millisecond))
 	defer tick.Stop()
@@ -541,9 +576,10 @@ func (f *Fleet) watch() {
 		select {
 		case <-f.stop:
 			return
-		case n := <-updates:
+		case b := <-updates:
 			f.mu.Lock()
-			f.seen[n] = time.Now()
+			f.seen[b.Node] = time.Now()
+			f.applied[b.Node] = b.Applied
 			f.mu.Unlock()
 		case <-tick.C:
 			f.accuse()
@@ -551,9 +587,15 @@ func (f *Fleet) watch() {
 	}
 }
 
-// follow sends the node of every heartbeat written to updates, watching
-// the bucket again whenever the watch ends.
-func (f *Fleet) follow(ctx context.Context, updates chan<- string) {
+// beat is a node's heartbeat.
+type beat struct {
+	Node    string `json:"node"`
+	Applied uint64 `json:"applied"`
+}
+
+// follow sends every heartbeat written to updates, watching the bucket
+// again whenever the watch ends.
+func (f *Fleet) follow(ctx context.Context, updates chan<- beat) {
 	for ctx.Err() == nil {
 		w, err := f.nodes.WatchAll(ctx)
 		if err != nil {
@@ -565,11 +607,12 @@ func (f *Fleet) follow(ctx context.Context, updates chan<- string) {
 			continue
 		}
 		for e := range w.Updates() {
-			if e == nil || e.Operation() != jetstream.KeyValuePut {
+			var b beat
+			if e == nil || e.Operation() != jetstream.KeyValuePut || json.Unmarshal(e.Value(), &b) != nil || b.Node != e.Key() {
 				continue
 			}
 			select {
-			case updates <- e.Key():
+			case updates <- b:
 			case <-ctx.Done():
 				_ = w.Stop()
 				return

@@ -23,8 +23,8 @@ type node struct {
 	tree *channel.Tree
 }
 
-// startNode starts a node of fleet name on the cluster.
-func startNode(t *testing.T, cl *natstest.Cluster, name string, hb time.Duration) *node {
+// startNode starts a node of the fleet cfg names on the cluster.
+func startNode(t *testing.T, cl *natstest.Cluster, cfg Config) *node {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
@@ -32,7 +32,7 @@ func startNode(t *testing.T, cl *natstest.Cluster, name string, hb time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := Open(ctx, nc, Config{Name: name, Heartbeat: hb})
+	f, err := Open(ctx, nc, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,13 +167,13 @@ func natsName(s string) string {
 	return strings.NewReplacer("/", "-", "_", "-").Replace(s)
 }
 
-// fleet starts n nodes of a fresh fleet on cl.
-func fleet(t *testing.T, cl *natstest.Cluster, n int, hb time.Duration) []*node {
+// fleet starts n nodes of a fresh fleet on cl, named after the test.
+func fleet(t *testing.T, cl *natstest.Cluster, n int, cfg Config) []*node {
 	t.Helper()
-	name := natsName(t.Name())
+	cfg.Name = natsName(t.Name())
 	var ns []*node
 	for range n {
-		ns = append(ns, startNode(t, cl, name, hb))
+		ns = append(ns, startNode(t, cl, cfg))
 	}
 	return ns
 }
