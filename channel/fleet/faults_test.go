@@ -102,7 +102,7 @@ func TestNATSOutage(t *testing.T) {
 		t.Fatalf("write with NATS stopped: %s", c)
 	}
 	i++
-	if err := ns[0].f.Ready(); err == nil {
+	if err := ns[0].f.Ready(t.Context()); err == nil {
 		t.Fatal("ready with NATS stopped")
 	} else {
 		t.Log(err)
@@ -111,11 +111,13 @@ func TestNATSOutage(t *testing.T) {
 		t.Fatalf("GET with NATS stopped: %s", r)
 	}
 	for s := range 3 {
-		cl.Restart(s)
+		if err := cl.Restart(s); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	for ns[0].f.Ready() != nil || ns[1].f.Ready() != nil {
+	for ns[0].f.Ready(t.Context()) != nil || ns[1].f.Ready(t.Context()) != nil {
 		if ctx.Err() != nil {
 			t.Fatal("not ready a minute after NATS came back")
 		}

@@ -321,14 +321,29 @@ func (f *Fleet) Close() {
 	_ = f.nodes.Delete(ctx, f.node)
 }
 
-// Ready returns why the node cannot serve now, or nil.
-func (f *Fleet) Ready() error {
+// Ready returns why the node cannot serve now, or nil: NATS unreachable,
+// the log's leader not answering, or the node more than a second behind
+// the log.
+func (f *Fleet) Ready(ctx context.Context) error {
 	if s := f.nc.Status(); s != nats.CONNECTED {
 		return fmt.Errorf("fleet: nats unreachable (%s)", strings.ToLower(s.String()))
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.gap
+	gap := f.gap
+	f.mu.Unlock()
+	if gap != nil {
+		return gap
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	last, err := f.Barrier(ctx)
+	if err != nil {
+		return fmt.Errorf("fleet: the log does not answer: %v", ctx.Err())
+	}
+	if err := f.tree.WaitApplied(ctx, last); err != nil {
+		return fmt.Errorf("fleet: catching up (applied %d of %d)", f.tree.Applied(), last)
+	}
+	return nil
 }
 
 // consume feeds the log to the tree in order, one entry after the other,

@@ -17,7 +17,18 @@ import (
 // (-login-attempts, -login-backoff) and sets the authenticator on host for the
 // routes that require or take an identity.
 func setupAuth(ctx context.Context, cfg *options, host *pluginhost.Host, logger *slog.Logger) (func(), error) {
-	a, closeStore, err := openAuth(ctx, cfg.db, cfg.secretFile, cfg)
+	var a *auth.Authenticator
+	var closeStore func()
+	var err error
+	if cfg.nats != nil {
+		st, secret, ferr := cfg.fleet.openLogins(ctx, cfg.nats)
+		if ferr != nil {
+			return nil, ferr
+		}
+		a, closeStore, err = newAuth(st, secret, cfg)
+	} else {
+		a, closeStore, err = openAuth(ctx, cfg.db, cfg.secretFile, cfg)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +56,12 @@ func openAuth(ctx context.Context, db, secretFile string, cfg *options) (*auth.A
 	if err != nil {
 		return nil, nil, err
 	}
+	return newAuth(st, secret, cfg)
+}
+
+// newAuth returns an authenticator over st with the instance secret and,
+// unless cfg is nil, the server's login options. Closing it closes st.
+func newAuth(st auth.Store, secret []byte, cfg *options) (*auth.Authenticator, func(), error) {
 	c := auth.Config{Store: st, Secret: secret}
 	if cfg != nil {
 		c.Digest, c.SignedCookies = cfg.digest, cfg.signedCookies

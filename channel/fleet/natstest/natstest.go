@@ -20,7 +20,6 @@ import (
 
 // Cluster is a JetStream cluster of in-process servers.
 type Cluster struct {
-	tb      testing.TB
 	mu      sync.Mutex
 	opts    []*server.Options
 	servers []*server.Server // nil while stopped
@@ -31,13 +30,30 @@ type Cluster struct {
 // Restart, so that clients reconnect to a restarted server.
 func Start(tb testing.TB, n int) *Cluster {
 	tb.Helper()
-	client, cluster := freePorts(tb, n), freePorts(tb, n)
+	c, err := New(n, tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.StopAll)
+	return c
+}
+
+// New starts an n-server JetStream cluster on 127.0.0.1 whose servers
+// keep their stores under dir. The caller stops it with StopAll.
+func New(n int, dir string) (*Cluster, error) {
+	client, err := freePorts(n)
+	if err != nil {
+		return nil, err
+	}
+	cluster, err := freePorts(n)
+	if err != nil {
+		return nil, err
+	}
 	var routes []string
 	for _, p := range cluster {
 		routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(p))
 	}
-	dir := tb.TempDir()
-	c := &Cluster{tb: tb, servers: make([]*server.Server, n)}
+	c := &Cluster{servers: make([]*server.Server, n)}
 	for i := range n {
 		o := &server.Options{
 			ServerName: "nats-" + strconv.Itoa(i),
@@ -55,29 +71,32 @@ func Start(tb testing.TB, n int) *Cluster {
 		c.opts = append(c.opts, o)
 	}
 	for i := range n {
-		c.Restart(i)
+		if err := c.Restart(i); err != nil {
+			c.StopAll()
+			return nil, err
+		}
 	}
-	tb.Cleanup(c.StopAll)
-	return c
+	return c, nil
 }
 
 // freePorts returns n TCP ports free on 127.0.0.1 now.
-func freePorts(tb testing.TB, n int) []int {
-	tb.Helper()
+func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	var ps []int
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
 	for range n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			tb.Fatal(err)
+			return nil, err
 		}
 		ls = append(ls, l)
 		ps = append(ps, l.Addr().(*net.TCPAddr).Port)
 	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ps
+	return ps, nil
 }
 
 // URLs returns the client URLs of every server, comma-separated, as
@@ -110,21 +129,22 @@ func (c *Cluster) StopAll() {
 }
 
 // Restart starts server i again (with its store) when it is stopped.
-func (c *Cluster) Restart(i int) {
-	c.tb.Helper()
+func (c *Cluster) Restart(i int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.servers[i] != nil {
-		return
+		return nil
 	}
 	o := *c.opts[i]
 	s, err := server.NewServer(&o)
 	if err != nil {
-		c.tb.Fatalf("natstest: server %d: %v", i, err)
+		return fmt.Errorf("natstest: server %d: %w", i, err)
 	}
 	go s.Start()
 	if !s.ReadyForConnections(20 * time.Second) {
-		c.tb.Fatalf("natstest: server %d not ready for connections", i)
+		s.Shutdown()
+		return fmt.Errorf("natstest: server %d not ready for connections", i)
 	}
 	c.servers[i] = s
+	return nil
 }
