@@ -83,6 +83,10 @@ type Fleet struct {
 	accused  map[string]time.Time // when this node proposed a node's death
 	gap      error                // the log lost entries this node had not applied
 
+	bmu      sync.Mutex
+	bnext    *barrierCall // the request the reads coming now wait for
+	brunning bool         // barriers runs
+
 	stop chan struct{}
 	done sync.WaitGroup
 }
@@ -334,6 +338,9 @@ func (f *Fleet) Ready(ctx context.Context) error {
 	if gap != nil {
 		return gap
 	}
+	if f.tree.Dead(f.node) {
+		return errors.New("fleet: the other nodes took this node for dead (cut off for longer than the heartbeat timeout); restart it")
+	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	last, err := f.Barrier(ctx)
@@ -435,13 +442,59 @@ func (f *Fleet) Propose(ctx context.Context, id string, entry []byte) error {
 }
 
 // Barrier implements [channel.Log]: the last position of the stream, from
-// its leader.
+// its leader. The reads waiting at one moment share one request; a read
+// that comes while a request is under way waits for the next one, which
+// starts after it came, so that it sees every write acknowledged before.
 func (f *Fleet) Barrier(ctx context.Context) (uint64, error) {
-	info, err := f.stream.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", channel.ErrUnavailable, err)
+	f.bmu.Lock()
+	c := f.bnext
+	if c == nil {
+		c = &barrierCall{done: make(chan struct{})}
+		f.bnext = c
+		if !f.brunning {
+			f.brunning = true
+			go f.barriers()
+		}
 	}
-	return info.State.LastSeq, nil
+	f.bmu.Unlock()
+	select {
+	case <-c.done:
+		return c.pos, c.err
+	case <-ctx.Done():
+		return 0, fmt.Errorf("%w: %v", channel.ErrUnavailable, ctx.Err())
+	}
+}
+
+// barrierCall is one request for the stream's last position.
+type barrierCall struct {
+	done chan struct{}
+	pos  uint64
+	err  error
+}
+
+// barriers sends the requests of Barrier one after the other while reads
+// wait for them.
+func (f *Fleet) barriers() {
+	for {
+		f.bmu.Lock()
+		c := f.bnext
+		f.bnext = nil
+		if c == nil {
+			f.brunning = false
+			f.bmu.Unlock()
+			return
+		}
+		f.bmu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+		info, err := f.stream.Info(ctx)
+		cancel()
+		if err != nil {
+			c.err = fmt.Errorf("%w: %v", channel.ErrUnavailable, err)
+		} else {
+			c.pos = info.State.LastSeq
+		}
+		close(c.done)
+	}
 }
 
 // countSubject is where the counts of node's NOTIFYs go.
