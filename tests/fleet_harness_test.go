@@ -94,7 +94,13 @@ func startFleet(t *testing.T, n int, args ...string) *fleet {
 // startFleetOn is startFleet on the NATS cluster nc.
 func startFleetOn(t *testing.T, nc *natstest.Cluster, n int, args ...string) *fleet {
 	t.Helper()
-	f := &fleet{t: t, nats: nc, name: uniq("f-"), dir: t.TempDir()}
+	return startFleetNamed(t, nc, uniq("f-"), n, args...)
+}
+
+// startFleetNamed is startFleetOn for the fleet name.
+func startFleetNamed(t *testing.T, nc *natstest.Cluster, name string, n int, args ...string) *fleet {
+	t.Helper()
+	f := &fleet{t: t, nats: nc, name: name, dir: t.TempDir()}
 	writeFixtures(t, f.dir)
 	f.args = append([]string{"-nats", nc.URLs(), "-fleet", f.name, "-fleet-heartbeat", fleetHeartbeat}, args...)
 	for range n {

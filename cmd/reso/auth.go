@@ -122,11 +122,29 @@ func exampleUser(ctx context.Context, a *auth.Authenticator, cfg *options, logge
 func runAdminToken(args []string, stdout io.Writer) error {
 	fs := newFlagSet("reso admin-token")
 	file := fs.String("secret-file", "", "file holding the instance secret (default <state>/secret; created 0600 when missing)")
+	var fo fleetOptions
+	fleetFlags(fs, &fo, false)
 	if err := fs.Parse(args); err != nil {
 		return parseError(err)
 	}
 	if fs.NArg() > 0 {
-		return usagef("usage: reso admin-token [-secret-file FILE]")
+		return usagef("usage: reso admin-token [-secret-file FILE | -nats URL[,URL...] [-fleet NAME]]")
+	}
+	if fo.on() {
+		if err := fo.validate(); err != nil {
+			return err
+		}
+		nc, err := fo.connect(slog.New(slog.DiscardHandler))
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		_, secret, err := fo.openLogins(context.Background(), nc)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, auth.AdminToken(secret))
+		return nil
 	}
 	db := ":memory:"
 	if err := statePaths(&db, file); err != nil {
