@@ -206,6 +206,9 @@ func (t *Tree) propose(ctx context.Context, cl *caller, m *message, raw []byte, 
 	if !r.notify {
 		return r.reply
 	}
+	if m.MsgID == nil && !call {
+		return nil // nobody reads the count
+	}
 	sent := r.sent + t.opt.Log.Gather(ctx, e.P)
 	if sent == 0 {
 		return failedReply(r.msgID, reasonNoSubscriber)
