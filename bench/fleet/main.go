@@ -260,10 +260,11 @@ type fanResult struct {
 	rate     float64 // deliveries per second
 	p50, p99 time.Duration
 	missing  int
+	slow     int // subscribers the server disconnected as slow consumers (1008)
 }
 
 func (r fanResult) String() string {
-	return fmt.Sprintf("%.0f deliveries/s, p50 %v, p99 %v, missing %d", r.rate, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.missing)
+	return fmt.Sprintf("%.0f deliveries/s, p50 %v, p99 %v, missing %d (subscribers cut as slow consumers: %d)", r.rate, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.missing, r.slow)
 }
 
 // fanout subscribes subs connections spread over addrs to one path and
@@ -274,6 +275,7 @@ func fanout(addrs []string, subs, rate int, d time.Duration) (fanResult, error) 
 	p := fmt.Sprintf("/fan%d", runID.Add(1))
 	var mu sync.Mutex
 	var lat []time.Duration
+	var slow atomic.Int64
 	var wg sync.WaitGroup
 	var cs []*websocket.Conn
 	for i := range subs {
@@ -297,6 +299,9 @@ func fanout(addrs []string, subs, rate int, d time.Duration) (fanResult, error) 
 			for {
 				_, data, err := c.ReadMessage()
 				if err != nil {
+					if websocket.IsCloseError(err, websocket.ClosePolicyViolation) {
+						slow.Add(1)
+					}
 					break
 				}
 				if m := timeRe.FindSubmatch(data); m != nil {
@@ -340,7 +345,7 @@ func fanout(addrs []string, subs, rate int, d time.Duration) (fanResult, error) 
 	}
 	wg.Wait()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	r := fanResult{rate: float64(len(lat)) / elapsed.Seconds(), missing: sent*subs - len(lat)}
+	r := fanResult{rate: float64(len(lat)) / elapsed.Seconds(), missing: sent*subs - len(lat), slow: int(slow.Load())}
 	if len(lat) > 0 {
 		r.p50, r.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
 	}
