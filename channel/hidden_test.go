@@ -33,7 +33,7 @@ func hiddenTree(t *testing.T) (*Tree, callers) {
 
 // TestHiddenAsMissing checks that every read and subscription of a
 // resource the caller may not read answers exactly what it answers where
-// no resource is (docs/channel.md#denials), below it too, and that the
+// no resource is (docs/channel.md#hidden-resources), below it too, and that the
 // subscription then delivers nothing about it.
 func TestHiddenAsMissing(t *testing.T) {
 	_, cs := hiddenTree(t)

@@ -190,7 +190,7 @@ func (t *Tree) permit(identity string, ops Ops, path string) bool {
 }
 
 // seen fills a with the access a caller is judged by at path for what
-// would tell whether a resource exists (docs/channel.md#denials). It is
+// would tell whether a resource exists (docs/channel.md#hidden-resources). It is
 // the access at path when identity may read there (read true). Otherwise
 // it is the access at path as if the first resource on the way that
 // identity may not read were missing, and everything below it with it
