@@ -2,6 +2,7 @@ package tests
 
 import (
 	"bufio"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,6 +41,13 @@ func streamHead(s *stream) string {
 // carried, without the keep-alives (SSE comments, empty NDJSON lines), which
 // depend on time.
 func (s *stream) rest() string {
+	r, _ := s.restEnded()
+	return r
+}
+
+// restEnded is rest, and reports whether the stream ended (rather than
+// the hang guard ending the wait).
+func (s *stream) restEnded() (string, bool) {
 	s.conn.SetReadDeadline(time.Now().Add(wait))
 	var b strings.Builder
 	sc := bufio.NewScanner(s.body)
@@ -50,7 +58,7 @@ func (s *stream) rest() string {
 		}
 		b.WriteString(l + "\n")
 	}
-	return strings.ReplaceAll(b.String(), "\n\n\n", "\n\n")
+	return strings.ReplaceAll(b.String(), "\n\n\n", "\n\n"), sc.Err() == nil
 }
 
 // TestChannelHiddenTable runs every cell of the table of
@@ -168,7 +176,11 @@ func TestChannelHiddenTable(t *testing.T) {
 			if o.w.email == "" {
 				continue
 			}
-			h, n := o.hidden.rest(), o.missing.rest()
+			h, hEnded := o.hidden.restEnded()
+			n, nEnded := o.missing.restEnded()
+			if !hEnded || !nEnded {
+				t.Errorf("%s, %s: the streams did not end with cat's sessions", o.what, o.w.kind)
+			}
 			if strings.ReplaceAll(h, o.p.hidden, "P") != strings.ReplaceAll(n, o.p.missing, "P") || strings.Contains(h, `"k":9`) {
 				t.Errorf("%s, %s:\nhidden  %q\nmissing %q", o.what, o.w.kind, h, n)
 			}
@@ -183,5 +195,240 @@ func TestChannelHiddenTable(t *testing.T) {
 				t.Errorf("%s, %s:\nhidden  %q\nmissing %q", o.what, o.w.kind, h, n)
 			}
 		}
+	})
+}
+
+// TestChannelClaimParent: no one gains rights over ann's closed resource
+// by creating, claiming or re-creating an ancestor of it
+// (docs/channel.md#creators-and-owners), on every door: a PUT (persistent,
+// leased, transient) of the node that exists only for it, a POST into it,
+// a DELETE and re-creation of its parent; the claimant reads it as missing
+// and may not take it over with RULES.
+func TestChannelClaimParent(t *testing.T) {
+	eachMode(t, func(t *testing.T, m mode) {
+		rs := startRules(t, m)
+		g := clients(t, rs.chanServer)
+		c := rs.dialAs(g, "$cat", cat)
+		var id counter
+		// closedChild gives ann a closed child x below parent.
+		closedChild := func(parent string) {
+			rs.must(ann, "PUT", parent+"/x", `{"k":1}`, "200 OK")
+			rs.setRules(ann, parent+"/x", `{"rules":"self:cruds"}`)
+		}
+		// attack is what cat tries once it has made parent its own, if it
+		// could: every door.
+		attack := func(what, parent string) {
+			t.Helper()
+			x := parent + "/x"
+			wantHTTP(t, rs.as(cat, "GET", x, ""), "404 Not Found", "-")
+			wantDenied(t, rs.as(cat, "PUT", x+"?rules", `{"owner":"`+cat.email+`"}`), cat)
+			wantDenied(t, rs.as(cat, "GET", parent+"?rules", ""), cat)
+			wantDenied(t, rs.as(cat, "PUT", x, `{"k":2}`), cat)
+			n := id.next()
+			wantCall(t, c, msg("GET", x, n, ""), failReply(n, "not found"))
+			n = id.next()
+			wantCall(t, c, msg("RULES", x, n, `"owner":"`+cat.email+`"`), failReply(n, "forbidden"))
+			n = id.next()
+			wantCall(t, c, msg("RULES", parent, n, `"rules":"self:cruds auth:cruds"`), failReply(n, "forbidden"))
+			s := rs.openStream("/channel"+x+"?watch", rs.headers(cat)...)
+			if s.Resp.StatusLine != "HTTP/1.1 200 OK" {
+				t.Errorf("%s: GET kept open: %q", what, s.Resp.StatusLine)
+			} else if l := s.line(); l != `{"resource":`+jsonString(x)+`,"type":null,"entity":null}` {
+				t.Errorf("%s: GET kept open: %s", what, l)
+			}
+			s.conn.Close()
+			wantHTTP(t, rs.as(ann, "GET", x, ""), "200 OK", `{"k":1}`)
+			if r := parseRules(t, rs.must(ann, "GET", x+"?rules", "", "200 OK").Body); r.Owner == nil || *r.Owner != ann.email {
+				t.Errorf("%s: the owner of x is %v", what, r.Owner)
+			}
+		}
+		owner := func(p string) string {
+			r := parseRules(t, rs.must(admin, "GET", p+"?rules", "", "200 OK").Body)
+			if r.Owner == nil {
+				return "null"
+			}
+			return *r.Owner
+		}
+		top := "/" + uniq("claim-")
+
+		p := top + "/http"
+		closedChild(p)
+		rs.must(cat, "PUT", p, `{"mine":1}`, "200 OK")
+		attack("PUT over HTTP", p)
+
+		p = top + "/lease"
+		closedChild(p)
+		rs.must(cat, "PUT", p+"?expires=600", `{"mine":1}`, "200 OK")
+		attack("a leased PUT", p)
+
+		p = top + "/ws"
+		closedChild(p)
+		n := id.next()
+		wantCall(t, c, msg("PUT", p, n, `"entity":{"mine":1},"persistent":true`), okReply(n, ""))
+		attack("PUT over the WebSocket", p)
+
+		p = top + "/transient"
+		closedChild(p)
+		tc := rs.dialAs(g, "$cat2", cat)
+		n = id.next()
+		wantCall(t, tc, msg("PUT", p, n, `"entity":{"mine":1}`), okReply(n, ""))
+		attack("a transient PUT", p)
+		tc.closeNormal()
+		attack("after the transient PUT", p)
+
+		p = top + "/post"
+		closedChild(p)
+		n = id.next()
+		wantCall(t, c, msg("POST", top, n, `"id":"post"`), failReply(n, "exists"))
+		wantHTTP(t, rs.as(cat, "POST", p, `{"mine":1}`), "201 Created", "-")
+		attack("a POST into it", p)
+
+		p = top + "/recreated"
+		rs.must(ann, "PUT", p, `{"ann":1}`, "200 OK")
+		closedChild(p)
+		rs.must(cat, "DELETE", p, "", "200 OK") // ann left it open to all
+		rs.must(cat, "PUT", p, `{"mine":1}`, "200 OK")
+		attack("DELETE and re-creation", p)
+
+		for p, want := range map[string]string{top + "/http": "null", top + "/ws": "null", top + "/transient": "null", top + "/lease": "null", top + "/post": "null", top + "/recreated": ann.email} {
+			if got := owner(p); got != want {
+				t.Errorf("the owner of %s: %s, want %s", p, got, want)
+			}
+		}
+	})
+}
+
+// TestChannelPathForms: every door reads a path with the tree's one rule
+// (docs/channel.md#the-tree): an empty segment or a trailing slash is an
+// invalid resource over the WebSocket and 400 Invalid Resource over HTTP
+// and on a GET kept open; /channel/ is the root.
+func TestChannelPathForms(t *testing.T) {
+	eachMode(t, func(t *testing.T, m mode) {
+		cs := startChannel(t, m)
+		g := clients(t, cs)
+		c := g.dial("$c")
+		top := "/" + uniq("forms-")
+		wantHTTP(t, cs.httpJSON("PUT", "/channel"+top+"/b", `{"v":1}`), "200 OK", "{}")
+		var id counter
+		for _, form := range []string{"/" + top + "/b", top + "/b/", top + "//b", top + "/b//", "//", top + "/./b", top + "/b/.."} {
+			for _, method := range []string{"GET", "PUT", "DELETE", "SUBSCRIBE"} {
+				n := id.next()
+				wantCall(t, c, msg(method, form, n, ""), failReply(n, "invalid resource"))
+			}
+			for _, method := range []string{"GET", "PUT", "POST", "DELETE"} {
+				body := ""
+				if method == "PUT" || method == "POST" {
+					body = "{}"
+				}
+				wantHTTP(t, cs.httpJSON(method, "/channel"+form, body), "400 Invalid Resource", "400 Invalid Resource\n")
+			}
+			for _, h := range [][]string{nil, {"Accept: text/event-stream"}} {
+				target := "/channel" + form
+				if h == nil {
+					target += "?watch"
+				}
+				s := cs.openStream(target, h...)
+				if s.Resp.StatusLine != "HTTP/1.1 400 Invalid Resource" {
+					t.Errorf("GET kept open %s %v: %q", target, h, s.Resp.StatusLine)
+				}
+			}
+		}
+		wantHTTP(t, cs.httpJSON("GET", "/channel"+top+"/b", ""), "200 OK", `{"v":1}`)
+		if r := cs.httpJSON("GET", "/channel/?deep=1", ""); r.StatusLine != "HTTP/1.1 200 OK" || !strings.Contains(r.Body, jsonString(top[1:])) {
+			t.Errorf("the root: %q %s", r.StatusLine, r.Body)
+		}
+	})
+}
+
+// TestChannelPrivateNested: fields whose names start with "_" are private
+// at any depth (docs/channel.md#the-tree): GET, [attr], listings with
+// deep=2, notifications and the GET kept open leave them out.
+func TestChannelPrivateNested(t *testing.T) {
+	eachMode(t, func(t *testing.T, m mode) {
+		cs := startChannel(t, m)
+		g := clients(t, cs)
+		c := g.dial("$c")
+		top := "/" + uniq("priv-")
+		p := top + "/e"
+		var id counter
+		n := id.next()
+		wantCall(t, c, msg("SUBSCRIBE", top, n, ""), okReply(n, ""))
+		s := cs.openStream("/channel"+p, "Accept: text/event-stream")
+		if e := s.event(); e.Data != `{"resource":`+jsonString(p)+`,"type":null,"entity":null}` {
+			t.Fatalf("the stream's state: %s", e)
+		}
+		const full = `{"a":{"_n":1,"m":2},"l":[{"_m":1,"k":[{"_z":0,"y":"_"}]},3],"_t":{"x":1}}`
+		const pub = `{"a":{"m":2},"l":[{"k":[{"y":"_"}]},3]}`
+		wantHTTP(t, cs.httpJSON("PUT", "/channel"+p, full), "200 OK", "{}")
+		wantHTTP(t, cs.httpJSON("GET", "/channel"+p, ""), "200 OK", pub)
+		wantHTTP(t, cs.httpJSON("GET", "/channel"+p+"[a]", ""), "200 OK", `{"m":2}`)
+		wantHTTP(t, cs.httpJSON("GET", "/channel"+p+"[l]", ""), "200 OK", `[{"k":[{"y":"_"}]},3]`)
+		wantHTTP(t, cs.httpJSON("GET", "/channel"+top+"?deep=2", ""), "200 OK", `[{"rid":"e","type":"application/json","entity":`+pub+`}]`)
+		c.expect(`{"notify":"UPDATE","resource":` + jsonString(top) + `,"update":"e","type":"application/json","entity":` + pub + `,"seq":N}`)
+		n = id.next()
+		wantCall(t, c, msg("GET", p, n, ""), okReply(n, `"resource":`+jsonString(p)+`,"type":"application/json","entity":`+pub))
+		if e := s.event(); field(e.Data, "entity") != pub || field(e.Data, "notify") != `"PUT"` {
+			t.Errorf("the stream's change: %s", e)
+		}
+	})
+}
+
+// TestChannelUserRemoved: reso user remove and reso user passwd, run while
+// the server runs, end that user's sessions at once: its cookie is refused,
+// its open WebSocket connections close with 1008 "session ended" and its
+// GETs kept open end; other users keep theirs.
+func TestChannelUserRemoved(t *testing.T) {
+	eachMode(t, func(t *testing.T, m mode) {
+		rs := startRules(t, m)
+		g := clients(t, rs.chanServer)
+		login := func(w who) string {
+			t.Helper()
+			r := rs.get(t, "/private/x", authBasic(w.email, w.password))
+			tok, uid := cookieNamed(r, "token"), cookieNamed(r, "user_id")
+			if r.StatusLine != "HTTP/1.1 200 OK" || tok == nil || uid == nil {
+				t.Fatalf("login of %s: %q, Set-Cookie %q", w.email, r.StatusLine, r.Header.Values("Set-Cookie"))
+			}
+			return "Cookie: user_id=" + uid.Value + "; token=" + tok.Value
+		}
+		top := "/" + uniq("gone-")
+		for _, step := range []struct {
+			w    who
+			args []string
+			pw   string
+		}{
+			{ann, []string{"user", "remove", ann.email}, ""},
+			{bob, []string{"user", "passwd", bob.email}, "new-pw\n"},
+		} {
+			cookie := login(step.w)
+			keep := login(cat)
+			header := http.Header{}
+			header.Set("Cookie", strings.TrimPrefix(cookie, "Cookie: "))
+			ws := g.dial("$"+step.w.kind, wsOptions{header: header})
+			var id counter
+			n := id.next()
+			wantCall(t, ws, msg("PUT", top+"/"+step.w.kind, n, `"entity":{}`), okReply(n, ""))
+			other := rs.dialAs(g, "$cat-"+step.w.kind, cat)
+			s := rs.openStream("/channel"+top+"?watch", cookie)
+			if s.Resp.StatusLine != "HTTP/1.1 200 OK" {
+				t.Fatalf("GET kept open: %q", s.Resp.StatusLine)
+			}
+			s.line()
+			if _, errs, code := runReso(t, t.TempDir(), nil, step.pw, append(step.args, "-db", rs.DB)...); code != 0 {
+				t.Fatalf("reso %v: exit %d: %s", step.args, code, errs)
+			}
+			if code, reason := ws.closed(); code != closePolicy || reason != "session ended" {
+				t.Errorf("%v: the WebSocket closed with %d %q, want %d %q", step.args, code, reason, closePolicy, "session ended")
+			}
+			if rest, ended := s.restEnded(); !ended {
+				t.Errorf("%v: the GET kept open did not end (read %q)", step.args, rest)
+			}
+			// Its transient resource went with the WebSocket.
+			wantHTTP(t, rs.as(admin, "GET", top+"/"+step.w.kind, ""), "404 Not Found", "-")
+			wantHTTP(t, rs.get(t, "/private/x", cookie), "401 Unauthorized", "-")
+			wantHTTP(t, rs.get(t, "/private/x", keep), "200 OK", "-")
+			other.quiet() // still open
+		}
+		wantHTTP(t, rs.get(t, "/private/x", authBasic(bob.email, "new-pw")), "200 OK", "-")
+		wantHTTP(t, rs.get(t, "/private/x", authBasic(ann.email, ann.password)), "401 Not Found", "-")
 	})
 }
