@@ -9,7 +9,7 @@ import (
 
 	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/middleware/auth/sqlitestore"
-	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // setupAuth opens the login records (-db), loads the instance secret
@@ -18,7 +18,7 @@ import (
 // routes that require or take an identity. It follows the store's log of
 // removed users and changed passwords (reso user in another process
 // included) until the returned function stops it and closes the store.
-func setupAuth(ctx context.Context, cfg *options, host *plugins.Host, logger *slog.Logger) (*auth.Authenticator, func(), error) {
+func setupAuth(ctx context.Context, cfg *options, host *pluginhost.Host, logger *slog.Logger) (*auth.Authenticator, func(), error) {
 	a, closeStore, err := openAuth(ctx, cfg.db, cfg.secretFile, cfg)
 	if err != nil {
 		return nil, nil, err
