@@ -1,7 +1,5 @@
 package channel
 
-import "strings"
-
 // Admin is the identity of the administrator, who may do everything
 // everywhere (docs/channel.md#operations-and-callers). A door must give it
 // to the administrator alone: reso's authenticator refuses a login record
@@ -63,18 +61,6 @@ type access struct {
 // existing node on the way down; a missing node passes on what its parent
 // has. Called with the lock.
 func (t *Tree) accessAt(a *access, path string) {
-	t.accessWithin(a, path, len(path))
-}
-
-// accessAbove fills a with the access at path as if no resource were
-// there: what path inherits, without what its own node adds.
-func (t *Tree) accessAbove(a *access, path string) {
-	t.accessWithin(a, path, strings.LastIndexByte(path, '/'))
-}
-
-// accessWithin fills a with the access at path, taking into account the
-// nodes of path[:end] only.
-func (t *Tree) accessWithin(a *access, path string, end int) {
 	*a = access{rule: *t.opt.Rules.of("")}
 	if path == "/" {
 		return
@@ -84,10 +70,7 @@ func (t *Tree) accessWithin(a *access, path string, end int) {
 		if i < len(path) && path[i] != '/' {
 			continue
 		}
-		var n *node
-		if i <= end {
-			n = t.nodes[path[:i]]
-		}
+		n := t.nodes[path[:i]]
 		if n == nil {
 			if top {
 				a.rule = *t.opt.Rules.of(path[1:i])
@@ -190,21 +173,20 @@ func (t *Tree) permit(identity string, ops Ops, path string) bool {
 }
 
 // seen fills a with the access a caller is judged by at path for what
-// would tell whether a resource exists (docs/channel.md#hidden-resources). It is
-// the access at path when identity may read there (read true). Otherwise
-// it is the access at path as if the first resource on the way that
-// identity may not read were missing, and everything below it with it
-// (which is what a missing resource implies): the access at that
-// resource's parent. hidden reports that such a resource exists. Called
-// with the lock.
-func (t *Tree) seen(a *access, identity, path string) (read, hidden bool) {
+// would tell whether a resource exists (docs/channel.md#hidden-resources),
+// and reports whether identity may read there. It is the access at path
+// when identity may read there. Otherwise it is the access at path as if
+// the first resource on the way that identity may not read were missing,
+// and everything below it with it (which is what a missing resource
+// implies): the access at that resource's parent. Called with the lock.
+func (t *Tree) seen(a *access, identity, path string) bool {
 	t.accessAt(a, path)
 	if a.allows(identity, OpRead) {
-		return true, false
+		return true
 	}
 	*a = access{rule: *t.opt.Rules.of("")}
 	if path == "/" {
-		return false, false
+		return false
 	}
 	var b access
 	for i, top := 1, true; i <= len(path); i++ {
@@ -218,16 +200,16 @@ func (t *Tree) seen(a *access, identity, path string) (read, hidden bool) {
 		}
 		n := t.nodes[path[:i]]
 		if n == nil {
-			return false, false
+			return false
 		}
 		b = *a
 		t.descend(&b, n)
 		if !b.allows(identity, OpRead) {
-			return false, true
+			return false
 		}
 		*a = b
 	}
-	return false, false
+	return false
 }
 
 // readDenied returns the failure of a read of path that identity may not
@@ -241,9 +223,8 @@ func (t *Tree) readDenied(identity, path string) string {
 		return ""
 	}
 	var a access
-	read, _ := t.seen(&a, identity, path)
 	switch {
-	case read:
+	case t.seen(&a, identity, path):
 		return ""
 	case a.allows(identity, OpRead):
 		return reasonNotFound

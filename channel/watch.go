@@ -118,7 +118,7 @@ func (t *Tree) mayListen(cl *caller, path string, stream, notify bool) string {
 		}
 		return ""
 	}
-	read, _ := t.seen(&a, cl.identity, path)
+	read := t.seen(&a, cl.identity, path)
 	switch {
 	case stream && (read || a.allows(cl.identity, OpRead)):
 		return ""
