@@ -401,13 +401,18 @@ func TestChannelUserRemoved(t *testing.T) {
 		} {
 			cookie := login(step.w)
 			keep := login(cat)
-			header := http.Header{}
-			header.Set("Cookie", strings.TrimPrefix(cookie, "Cookie: "))
-			ws := g.dial("$"+step.w.kind, wsOptions{header: header})
+			// Both connect with their cookies: a Basic login would issue
+			// cat a new token, ending the session of keep.
+			withCookie := func(cookie string) wsOptions {
+				header := http.Header{}
+				header.Set("Cookie", strings.TrimPrefix(cookie, "Cookie: "))
+				return wsOptions{header: header}
+			}
+			ws := g.dial("$"+step.w.kind, withCookie(cookie))
 			var id counter
 			n := id.next()
 			wantCall(t, ws, msg("PUT", top+"/"+step.w.kind, n, `"entity":{}`), okReply(n, ""))
-			other := rs.dialAs(g, "$cat-"+step.w.kind, cat)
+			other := g.dial("$cat-"+step.w.kind, withCookie(keep))
 			s := rs.openStream("/channel"+top+"?watch", cookie)
 			if s.Resp.StatusLine != "HTTP/1.1 200 OK" {
 				t.Fatalf("GET kept open: %q", s.Resp.StatusLine)
