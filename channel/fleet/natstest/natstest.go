@@ -141,7 +141,7 @@ func (c *Cluster) Restart(i int) error {
 		return fmt.Errorf("natstest: server %d: %w", i, err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(20 * time.Second) {
+	if !s.ReadyForConnections(time.Minute) {
 		s.Shutdown()
 		return fmt.Errorf("natstest: server %d not ready for connections", i)
 	}
