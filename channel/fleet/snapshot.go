@@ -6,17 +6,30 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // snapKey is the key of the meta bucket that names the newest snapshot:
-// its position in the log, the object "tree-<position>" holding it.
+// the object "tree-<position>-<node>" holding it.
 const snapKey = "snapshot"
 
-// snapName returns the object name of the snapshot at pos.
-func snapName(pos uint64) string { return "tree-" + strconv.FormatUint(pos, 10) }
+// snapName returns the object name of node's snapshot at pos: two nodes
+// taking one at the same position never touch each other's.
+func snapName(pos uint64, node string) string {
+	return "tree-" + strconv.FormatUint(pos, 10) + "-" + node
+}
+
+// snapPos returns the position in a snapshot's object name.
+func snapPos(name string) (uint64, error) {
+	parts := strings.Split(name, "-")
+	if len(parts) != 3 || parts[0] != "tree" {
+		return 0, fmt.Errorf("the snapshot key holds %q", name)
+	}
+	return strconv.ParseUint(parts[1], 10, 64)
+}
 
 // restore builds the tree from the newest snapshot, if there is one, and
 // returns the position of the log it covers (0 without one).
@@ -30,7 +43,7 @@ func (f *Fleet) restore(ctx context.Context) (uint64, error) {
 		if err != nil {
 			return err
 		}
-		data, err = f.snaps.GetBytes(ctx, "tree-"+string(e.Value()))
+		data, err = f.snaps.GetBytes(ctx, string(e.Value()))
 		return err
 	})
 	if err != nil || data == nil {
@@ -74,14 +87,17 @@ func (f *Fleet) maybeSnapshot(pos uint64) {
 	}()
 }
 
-// leads reports whether this node has the smallest id of the live nodes.
+// leads reports whether this node has the smallest id of the live nodes
+// (once it has seen its own heartbeat, so that it has seen the others').
 func (f *Fleet) leads() bool {
+	self := false
 	for _, n := range f.Live() {
 		if n < f.node {
 			return false
 		}
+		self = self || n == f.node
 	}
-	return true
+	return self
 }
 
 // snapshot stores the tree's state in the object store and trims the log
@@ -93,7 +109,8 @@ func (f *Fleet) snapshot(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.snaps.PutBytes(ctx, snapName(pos), b.Bytes()); err != nil {
+	name := snapName(pos, f.node)
+	if _, err := f.snaps.PutBytes(ctx, name, b.Bytes()); err != nil {
 		return fmt.Errorf("storing: %w", err)
 	}
 	// The newest snapshot wins: a node that took an older one meanwhile
@@ -103,21 +120,22 @@ func (f *Fleet) snapshot(ctx context.Context) error {
 		return err
 	}
 	if old.pos >= pos {
-		_ = f.snaps.Delete(ctx, snapName(pos))
+		_ = f.snaps.Delete(ctx, name)
 		return nil
 	}
-	v := []byte(strconv.FormatUint(pos, 10))
+	v := []byte(name)
 	if old.rev == 0 {
 		_, err = f.meta.Create(ctx, snapKey, v)
 	} else {
 		_, err = f.meta.Update(ctx, snapKey, v, old.rev)
 	}
 	if err != nil {
-		_ = f.snaps.Delete(ctx, snapName(pos))
+		// Another node named a snapshot meanwhile, or the answer was
+		// lost: keep the object (the key may name it) and do not trim.
 		return fmt.Errorf("naming the snapshot: %w", err)
 	}
 	if old.rev != 0 {
-		_ = f.snaps.Delete(ctx, snapName(old.pos))
+		_ = f.snaps.Delete(ctx, old.name)
 	}
 	upto := pos
 	f.mu.Lock()
@@ -139,6 +157,7 @@ func (f *Fleet) snapshot(ctx context.Context) error {
 
 // snapRef is the newest snapshot named in the meta bucket; rev 0: none.
 type snapRef struct {
+	name     string
 	pos, rev uint64
 }
 
@@ -151,9 +170,9 @@ func (f *Fleet) newest(ctx context.Context) (snapRef, error) {
 	if err != nil {
 		return snapRef{}, err
 	}
-	pos, err := strconv.ParseUint(string(e.Value()), 10, 64)
+	pos, err := snapPos(string(e.Value()))
 	if err != nil {
-		return snapRef{}, fmt.Errorf("the snapshot key holds %q", e.Value())
+		return snapRef{}, err
 	}
-	return snapRef{pos: pos, rev: e.Revision()}, nil
+	return snapRef{name: string(e.Value()), pos: pos, rev: e.Revision()}, nil
 }
