@@ -129,7 +129,7 @@ func (t *Tree) execFleet(ctx context.Context, cl *caller, data []byte, call bool
 // barrier waits until the tree has applied every entry the log held when
 // it was called: a read then sees every write acknowledged before it.
 func (t *Tree) barrier(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, proposeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, applyTimeout)
 	defer cancel()
 	pos, err := t.opt.Log.Barrier(ctx)
 	if err != nil {
@@ -361,6 +361,9 @@ func (t *Tree) endConn(c *Client) {
 		return
 	}
 	c.ended = true
+	for p := range c.subs {
+		t.unsubscribe(c, p)
+	}
 	if c.node == t.opt.Node {
 		delete(t.clients, c.id)
 	} else {

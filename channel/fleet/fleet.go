@@ -41,6 +41,7 @@ const (
 // Bounds of one request to JetStream and of waiting for counts.
 const (
 	attemptTimeout = 2 * time.Second
+	barrierTimeout = 5 * time.Second
 	gatherTimeout  = time.Second
 )
 
@@ -485,13 +486,18 @@ func (f *Fleet) barriers() {
 			return
 		}
 		f.bmu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
-		info, err := f.stream.Info(ctx)
+		// Attempts of attemptTimeout, for as long as a read waits at most.
+		ctx, cancel := context.WithTimeout(context.Background(), barrierTimeout)
+		err := retry(ctx, func(ctx context.Context) error {
+			info, err := f.stream.Info(ctx)
+			if err == nil {
+				c.pos = info.State.LastSeq
+			}
+			return err
+		})
 		cancel()
 		if err != nil {
 			c.err = fmt.Errorf("%w: %v", channel.ErrUnavailable, err)
-		} else {
-			c.pos = info.State.LastSeq
 		}
 		close(c.done)
 	}
