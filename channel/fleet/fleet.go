@@ -328,8 +328,21 @@ func (f *Fleet) Close() {
 
 // Ready returns why the node cannot serve now, or nil: NATS unreachable,
 // the log's leader not answering, or the node more than a second behind
-// the log.
+// the log. It returns by the time ctx ends, even while the NATS client
+// holds its connection's lock to reconnect.
 func (f *Fleet) Ready(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- f.ready(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return errors.New("fleet: no answer in time (nats unreachable?)")
+	}
+}
+
+// ready is Ready without its bound.
+func (f *Fleet) ready(ctx context.Context) error {
 	if s := f.nc.Status(); s != nats.CONNECTED {
 		return fmt.Errorf("fleet: nats unreachable (%s)", strings.ToLower(s.String()))
 	}
