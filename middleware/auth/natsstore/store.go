@@ -45,7 +45,9 @@ type Store struct {
 
 // Open opens (creating it when missing) the login bucket of the fleet
 // named fleet over nc, its keys replicated replicas times. It retries
-// while the JetStream cluster elects its leader, until ctx ends.
+// while the JetStream cluster elects its leaders (of the cluster, then of
+// the new bucket), until ctx ends, so that the store answers once it is
+// returned.
 func Open(ctx context.Context, nc *nats.Conn, fleet string, replicas int) (*Store, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -60,6 +62,12 @@ func Open(ctx context.Context, nc *nats.Conn, fleet string, replicas int) (*Stor
 		kv, err := js.CreateOrUpdateKeyValue(actx, jetstream.KeyValueConfig{
 			Bucket: bucket, Replicas: replicas, Storage: jetstream.FileStorage,
 		})
+		if err == nil {
+			_, err = kv.Get(actx, keyNext) // answers once the bucket has a leader
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				err = nil
+			}
+		}
 		cancel()
 		if err == nil {
 			return &Store{kv: kv}, nil
