@@ -128,12 +128,17 @@ func (p *probe) goroutines() (int64, error) {
 }
 
 // heapInuseKB is the server's HeapInuse in KiB from the runtime.MemStats
-// lines at the end of /debug/pprof/heap?debug=1.
-func (p *probe) heapInuseKB() (int64, error) {
+// lines at the end of /debug/pprof/heap?debug=1; with gc, after a
+// collection (gc=1), so that garbage not yet collected does not count.
+func (p *probe) heapInuseKB(gc bool) (int64, error) {
 	if p.debug == "" {
 		return 0, errors.New("no -debug")
 	}
-	resp, err := p.http.Get(p.debug + "/debug/pprof/heap?debug=1")
+	url := p.debug + "/debug/pprof/heap?debug=1"
+	if gc {
+		url += "&gc=1"
+	}
+	resp, err := p.http.Get(url)
 	if err != nil {
 		return 0, err
 	}
