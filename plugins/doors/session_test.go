@@ -259,7 +259,7 @@ func (c panickyClient) Exec(ctx context.Context, msg []byte) error {
 // TestSessionTreePanics checks that a panic of the tree, which runs on a
 // goroutine of its own, ends the session with 1011 and not the server.
 func TestSessionTreePanics(t *testing.T) {
-	s := newServerOn(t, panickyTree{treetest.New()}, channel.New())
+	s := newServerOn(t, panickyTree{treetest.New()}, doors.New())
 	a, doneA := s.session(t)
 	send(t, a, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
 	expect(t, a, `{"msg_id":1,"code":"success"}`)
