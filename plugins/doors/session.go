@@ -92,8 +92,8 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 // stack, and a goroutine keeps the stack it grew to while it waits for the
 // client's next message: run on the session's goroutine, it left every
 // idle session with 8 KiB of stack, twice what waiting takes
-// (bench/channel-idle.sh -n 10000: 17.6 KiB of server RSS per connection,
-// 13.6 with exec). A panic of the tree goes on in the session's goroutine,
+// (bench/channel-idle.sh -n 10000: 16 to 17.6 KiB of server RSS per
+// connection, 13.3 to 14.5 with exec). A panic of the tree goes on in the session's goroutine,
 // where the host ends the session with 1011 as it did before.
 func exec(ctx context.Context, c plugins.TreeClient, data []byte) error {
 	var err error
