@@ -18,8 +18,7 @@ const CloseTooBig = 1009
 // session to the tree as a client whose id is the session's id.
 //
 // The handler's goroutine reads the client's messages and passes each
-// text message to the tree (on a short-lived goroutine, so that the
-// reader's stack stays small); what the tree queues for the client (replies
+// text message to the tree; what the tree queues for the client (replies
 // and notifications, in order) is written all at once when the transport
 // can. When the client is a [plugins.TreeReadier] (the tree in process) a
 // goroutine is started to write when there is something to write, so an
@@ -77,7 +76,7 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 			_ = s.Close(CloseTooBig, "message too big")
 			break
 		}
-		if err := exec(ctx, c, m.Data); err != nil {
+		if err := c.Exec(ctx, m.Data); err != nil {
 			break
 		}
 	}
@@ -85,34 +84,6 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	cancel()
 	wait()
 	return nil
-}
-
-// exec passes a message to the tree on a goroutine of its own and waits
-// for it. The tree's work (decoding, permissions, the store) needs a deep
-// stack, and a goroutine keeps the stack it grew to while it waits for the
-// client's next message: run on the session's goroutine, it left every
-// idle session with 8 KiB of stack, twice what waiting takes
-// (bench/channel-idle.sh -n 10000: 16 to 17.6 KiB of server RSS per
-// connection, 13.3 to 14.5 with exec). A panic of the tree goes on in the session's goroutine,
-// where the host ends the session with 1011 as it did before.
-func exec(ctx context.Context, c plugins.TreeClient, data []byte) error {
-	var err error
-	var panicked *core.PanicError
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if v := recover(); v != nil {
-				panicked = core.NewPanicError(v)
-			}
-		}()
-		err = c.Exec(ctx, data)
-	}()
-	<-done
-	if panicked != nil {
-		panic(panicked)
-	}
-	return err
 }
 
 // drainer writes the frames of a TreeReadier client to its session from
