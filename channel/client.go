@@ -16,6 +16,7 @@ type Client struct {
 
 	// Guarded by the tree's lock.
 	ended bool
+	pend  *batch // of the last change it proposed, until its end
 	subs  map[string]struct{}
 	owned map[*node]struct{}
 	// member memoizes whether identity is in group, the last group it was
@@ -188,13 +189,7 @@ func (c *Client) OnReady(f func()) {
 // waits for other clients. ctx is not consulted yet: every step is
 // bounded.
 func (c *Client) Exec(ctx context.Context, msg []byte) {
-	id, reply, b := c.t.exec(&caller{c: c, from: c.id, identity: c.identity}, msg, false)
-	if b != nil {
-		<-b.done
-		if b.err != nil {
-			reply = failedReply(id, reasonStore)
-		}
-	}
+	reply := c.t.exec(&caller{c: c, from: c.id, identity: c.identity}, msg, false)
 	if reply != nil {
 		c.push(Frame{Data: reply})
 	}
@@ -218,7 +213,6 @@ func (c *Client) end(gone error) {
 	c.signal()
 
 	t := c.t
-	var o op
 	t.mu.Lock()
 	if c.ended {
 		t.mu.Unlock()
@@ -229,12 +223,42 @@ func (c *Client) end(gone error) {
 	for p := range c.subs {
 		t.unsubscribe(c, p)
 	}
-	for n := range c.owned {
-		t.removeEntity(n, c.id, &o)
+	// A change the client proposed is applied (or dropped) first: it may
+	// leave the client a resource to remove.
+	for {
+		w := t.removeOwned(c)
+		if b := c.pend; b != nil {
+			c.pend, w = nil, b.done
+		}
+		if w == nil {
+			break
+		}
+		t.mu.Unlock()
+		<-w
+		t.mu.Lock()
 	}
 	c.owned = nil
 	t.mu.Unlock()
-	if o.b != nil {
-		t.kickCommitter()
+}
+
+// removeOwned removes the entities c owns. It returns what it must wait
+// for before going on, nil once done. Called with the lock.
+func (t *Tree) removeOwned(c *Client) <-chan struct{} {
+	if c.pend != nil {
+		return nil
 	}
+	for n := range c.owned {
+		if w := t.conflict(n.path, touchRemove); w != nil {
+			return w
+		}
+		out := t.remove(n, c.id, nil)
+		if out.wait != nil {
+			return out.wait
+		}
+		if out.b != nil { // stored: it leaves c.owned once applied
+			delete(c.owned, n)
+			t.kickCommitter()
+		}
+	}
+	return nil
 }
