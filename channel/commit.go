@@ -79,6 +79,7 @@ func (t *Tree) run(attempt func() outcome) ([]byte, string) {
 	for {
 		out := attempt()
 		if out.wait != nil {
+			t.counts.waits.Add(1)
 			<-out.wait
 			continue
 		}
@@ -273,6 +274,7 @@ func (t *Tree) commit(final bool) bool {
 	b := t.pend
 	t.pend, t.saving = nil, b
 	recs := journal{}
+	first := t.seq
 	if b != nil {
 		for i := range b.changes {
 			ch := &b.changes[i]
@@ -288,6 +290,7 @@ func (t *Tree) commit(final bool) bool {
 			}
 		}
 	}
+	assigned := t.seq
 	mark := t.seq + seqBlock
 	if final {
 		mark = t.seq
@@ -309,6 +312,8 @@ func (t *Tree) commit(final bool) bool {
 			for _, ch := range b.changes {
 				ch.apply(ch.seq)
 			}
+		} else if t.seq == assigned {
+			t.seq = first // none handed out since: as if the batch never came
 		}
 		t.saving = nil
 	}
