@@ -17,6 +17,7 @@ type Options struct {
 	QueueBytes    int              // most bytes queued for one client (default 4 MiB)
 	Subscriptions int              // most subscriptions of one client (default 1024)
 	HistoryCount  int              // notifications kept for replay (default 50000)
+	HistoryBytes  int              // and the bytes they hold at most (default 64 MiB)
 	HistoryAge    time.Duration    // and their greatest age (default 10m)
 	Rules         *Rules           // rules of the top-level paths; nil: open to all
 	Now           func() time.Time // clock for tests; default time.Now
@@ -28,6 +29,7 @@ const (
 	DefaultQueueBytes    = 4 << 20
 	DefaultSubscriptions = 1024
 	DefaultHistoryCount  = 50000
+	DefaultHistoryBytes  = 64 << 20
 	DefaultHistoryAge    = 10 * time.Minute
 )
 
@@ -85,6 +87,9 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 	if opt.HistoryCount <= 0 {
 		opt.HistoryCount = DefaultHistoryCount
 	}
+	if opt.HistoryBytes <= 0 {
+		opt.HistoryBytes = DefaultHistoryBytes
+	}
 	if opt.HistoryAge <= 0 {
 		opt.HistoryAge = DefaultHistoryAge
 	}
@@ -101,7 +106,7 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		subs:      make(map[string]*subList),
 		clients:   make(map[string]*Client),
 		leases:    make(map[*node]struct{}),
-		hist:      history{max: opt.HistoryCount, age: opt.HistoryAge},
+		hist:      history{max: opt.HistoryCount, maxBytes: opt.HistoryBytes, age: opt.HistoryAge},
 		kick:      make(chan struct{}, 1),
 		quit:      make(chan struct{}),
 		committed: make(chan struct{}),

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/justinas/alice"
@@ -89,11 +90,12 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 	}
 	host := &plugins.Host{
 		Services: plugins.NewSettings(map[string]string{
-			plugins.SettingDirectory: cfg.directory,
-			plugins.SettingHidden:    hidden,
-			call.SettingMaxExpires:   cfg.call.maxExpires.String(),
-			call.SettingWait:         cfg.call.wait.String(),
-		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait),
+			plugins.SettingDirectory:  cfg.directory,
+			plugins.SettingHidden:     hidden,
+			call.SettingMaxExpires:    cfg.call.maxExpires.String(),
+			call.SettingWait:          cfg.call.wait.String(),
+			chdoors.SettingMaxMessage: strconv.FormatInt(cfg.channel.readLimit, 10),
+		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait, chdoors.SettingMaxMessage),
 		BodyLimit: cfg.bodyLimit,
 	}
 	closeAuth, err := setupAuth(ctx, cfg, host, logger)
