@@ -101,8 +101,11 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		if n != nil {
 			next = *n
 		}
-		setsCreator := !exists && next.creator == ""
-		if setsCreator {
+		// Only a resource that did not exist gets a creator: a node that
+		// exists for its children keeps its own, so no one gains rights
+		// over them by creating it (docs/channel.md#creators-and-owners).
+		fresh := n == nil
+		if fresh {
 			next.creator = cl.identity
 		}
 		next.typ, next.entity, next.pub, next.persist = typ, e.full, e.pub, persist
@@ -110,15 +113,12 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		if n != nil && n.stored && !persist {
 			touch |= touchRemove
 		}
-		if n != nil && setsCreator {
-			touch |= touchRules
-		}
 		if w := t.conflict(r.path, touch); w != nil {
 			return outcome{wait: w}
 		}
 		return t.commitOrApply(r.path, t.planSet(r.path, n, &next), cl.c, func(seq uint64) {
 			n := t.ensure(r.path, seq)
-			if setsCreator {
+			if fresh {
 				n.creator = cl.identity
 			}
 			t.setEntity(n, typ, e, cl.c, persist, lease)

@@ -1,4 +1,4 @@
-package channel
+package doors
 
 import (
 	"context"
@@ -35,7 +35,7 @@ type Plugin struct {
 func New() *Plugin { return &Plugin{} }
 
 // errNoTree answers Routes when the host offers no tree.
-var errNoTree = errors.New("plugins/channel: the host offers no tree (plugins.Tree)")
+var errNoTree = errors.New("doors: the host offers no tree (plugins.Tree)")
 
 // Routes returns the session route at /channel and the HTTP door under
 // /channel/, both with an optional identity.
@@ -70,7 +70,7 @@ func (p *Plugin) maxMessage(ctx context.Context, host plugins.Services) (int, er
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("plugins/channel: setting %s: %q is not a positive number", SettingMaxMessage, v)
+		return 0, fmt.Errorf("doors: setting %s: %q is not a positive number", SettingMaxMessage, v)
 	}
 	return n, nil
 }
