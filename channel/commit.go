@@ -218,7 +218,9 @@ const retryPause = 100 * time.Millisecond
 // background when half of the block is used, so that no operation waits
 // for it while the store keeps up. Called with the lock.
 func (t *Tree) room() bool {
-	return t.st == nil || t.seq < t.saved
+	// A closed tree still removes the resources of the clients it ends,
+	// whatever becomes of the store: its final Save keeps its last seq.
+	return t.st == nil || t.seq < t.saved || t.closed
 }
 
 // roomWait returns a channel closed when the committer has tried to save
@@ -316,6 +318,9 @@ func (t *Tree) commit(final bool) bool {
 			t.seq = first // none handed out since: as if the batch never came
 		}
 		t.saving = nil
+		// Only done and err are read from now on (a client keeps its
+		// last batch until its end): let go of the rest.
+		b.changes, b.hot, b.kids, b.below, b.notes = nil, nil, nil, nil, nil
 	}
 	waited := t.roomCh != nil
 	if waited {

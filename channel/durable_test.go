@@ -13,7 +13,7 @@ import (
 // after a generous while: it waits for a state, it times nothing.
 func until(t *testing.T, tr *Tree, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Millisecond) {
 		tr.mu.Lock()
 		ok := cond()
 		tr.mu.Unlock()

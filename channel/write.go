@@ -109,12 +109,10 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 			next.creator = cl.identity
 		}
 		next.typ, next.entity, next.pub, next.persist = typ, e.full, e.pub, persist
-		touch := 0
-		if n != nil && n.stored && !persist {
-			touch |= touchRemove
-		}
-		if w := t.conflict(r.path, touch); w != nil {
-			return outcome{wait: w}
+		if n != nil && n.stored && !persist { // it may remove records
+			if w := t.conflict(r.path, touchRemove); w != nil {
+				return outcome{wait: w}
+			}
 		}
 		return t.commitOrApply(r.path, t.planSet(r.path, n, &next), cl.c, func(seq uint64) {
 			n := t.ensure(r.path, seq)
