@@ -223,12 +223,14 @@ func (c *Client) end(gone error) {
 	for p := range c.subs {
 		t.unsubscribe(c, p)
 	}
-	// A change the client proposed is applied (or dropped) first: it may
-	// leave the client a resource to remove.
 	for {
-		w := t.removeOwned(c)
+		var w <-chan struct{}
 		if b := c.pend; b != nil {
+			// A change the client proposed is applied (or dropped)
+			// first: it may leave the client a resource to remove.
 			c.pend, w = nil, b.done
+		} else {
+			w = t.removeOwned(c)
 		}
 		if w == nil {
 			break
@@ -244,9 +246,6 @@ func (c *Client) end(gone error) {
 // removeOwned removes the entities c owns. It returns what it must wait
 // for before going on, nil once done. Called with the lock.
 func (t *Tree) removeOwned(c *Client) <-chan struct{} {
-	if c.pend != nil {
-		return nil
-	}
 	for n := range c.owned {
 		if w := t.conflict(n.path, touchRemove); w != nil {
 			return w
