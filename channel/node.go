@@ -124,6 +124,14 @@ func (j journal) put(r Record) {
 	}
 }
 
+// putNode records that the record of n is to be kept; a nil journal
+// does not build it.
+func (j journal) putNode(n *node) {
+	if j != nil {
+		j.put(n.record())
+	}
+}
+
 // del records that the record at path is to be removed.
 func (j journal) del(path string) {
 	if j != nil {
@@ -134,12 +142,12 @@ func (j journal) del(path string) {
 // store records n and its ancestors not yet stored; n holds a persistent
 // entity.
 func (t *Tree) store(n *node, j journal) {
-	j.put(n.record())
+	j.putNode(n)
 	for a := n; a != t.root && !a.stored; a = a.parent {
 		a.stored = true
 		a.parent.storedKids++
 		if a != n {
-			j.put(a.record())
+			j.putNode(a)
 		}
 	}
 }
@@ -150,7 +158,7 @@ func (t *Tree) store(n *node, j journal) {
 func (t *Tree) unstore(n *node, j journal) {
 	for n != t.root && n.stored && !n.persist {
 		if n.storedKids > 0 {
-			j.put(n.record())
+			j.putNode(n)
 			return
 		}
 		j.del(n.path)
