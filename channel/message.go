@@ -50,6 +50,7 @@ type message struct {
 	Rules      *string         `json:"rules"`
 	Group      json.RawMessage `json:"group"`
 	Owner      *string         `json:"owner"`
+	Offer      bool            `json:"offer"`
 }
 
 // parseMessage decodes one frame. On failure it returns the reason and

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/justinas/alice"
@@ -42,7 +43,7 @@ func bundled(cfg *options) ([]plugins.Entry, error) {
 		{Name: "private", Plugin: private.Plugin{}},
 		// After the example application's routes, which keep their order.
 		{Name: "channel", Plugin: chdoors.New()},
-		{Name: "call", Plugin: call.Plugin{}},
+		{Name: "call", Plugin: &call.Plugin{}},
 		{Name: "console", Plugin: console.Plugin{}},
 	}, nil
 }
@@ -93,7 +94,9 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 			plugins.SettingHidden:    hidden,
 			call.SettingMaxExpires:   cfg.call.maxExpires.String(),
 			call.SettingWait:         cfg.call.wait.String(),
-		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait),
+			call.SettingWaitCount:    strconv.Itoa(cfg.call.waitCount),
+			call.SettingWaitBytes:    strconv.Itoa(cfg.call.waitBytes),
+		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait, call.SettingWaitCount, call.SettingWaitBytes),
 		BodyLimit: cfg.bodyLimit,
 	}
 	closeAuth, err := setupAuth(ctx, cfg, host, logger)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"sync"
 	"time"
@@ -11,10 +12,13 @@ import (
 	"github.com/reso-project/reso/core"
 )
 
-// Bounds of the invitations waiting for a session.
+// Bounds of the invitations waiting for a session, beyond the per-target
+// ones of the settings (SettingWaitCount, SettingWaitBytes).
 const (
-	maxWaitingPerTarget = 64
-	maxWaiting          = 10000
+	// maxWaiting and maxWaitingBytes bound the messages waiting, all
+	// targets together.
+	maxWaiting      = 10000
+	maxWaitingBytes = 64 << 20
 	// maxRemembered bounds the messages remembered, delivered ones
 	// included, so that CANCEL can tell delivered from unknown; past it
 	// the oldest are forgotten before their time.
@@ -22,6 +26,8 @@ const (
 	// retryEvery is how often a waiting invitation is offered again to
 	// the target's WebSocket subscribers.
 	retryEvery = 250 * time.Millisecond
+	// offerTimeout bounds one offer to the tree from the retry loop.
+	offerTimeout = 5 * time.Second
 )
 
 // send answers SEND /login/<email> (docs/call.md#invitations-send-and-cancel):
@@ -51,7 +57,10 @@ func (h *handler) send(ctx context.Context, req *core.Request, who, email string
 		return nil, errNotLoggedIn
 	}
 	data := core.AppendJSON(nil, r)
-	m := &message{id: newID(), target: email, sender: who, data: data}
+	m, err := newMessage(email, who, data)
+	if err != nil {
+		return nil, err
+	}
 	sent, err := h.waiting.offer(ctx, m)
 	if err != nil {
 		return nil, err
@@ -78,35 +87,72 @@ func (h *handler) cancel(ctx context.Context, req *core.Request, who string, adm
 // message is one invitation sent with SEND.
 type message struct {
 	id, target, sender string
-	data               []byte
-	delivered          bool
-	deadline           time.Time
+	// wire is the NOTIFY that offers it to the target's sessions, an
+	// offer: the tree sends it only when a session receives it, so a
+	// message that waits leaves nothing in the tree's history. nil once
+	// delivered.
+	wire     []byte
+	size     int // the bytes of the invitation, counted while it waits
+	deadline time.Time
+
+	delivered bool
+	sending   bool // an offer of it is under way, w.mu released
+}
+
+// newMessage returns the message data from sender to target, with a
+// fresh id.
+func newMessage(target, sender string, data []byte) (*message, error) {
+	wire, err := json.Marshal(msg{Method: "NOTIFY", Resource: "/login/" + target, MsgID: 1, Data: data, Offer: true})
+	if err != nil {
+		return nil, err
+	}
+	return &message{id: newID(), target: target, sender: sender, wire: wire, size: len(data)}, nil
+}
+
+// queue is the messages waiting for one target, oldest first.
+type queue struct {
+	msgs  []*message
+	bytes int
 }
 
 // waiting keeps the invitations no session has taken yet, and for as
 // long, the ones delivered or withdrawn (so that CANCEL can tell), each
-// for at most wait. It offers the waiting ones again every retryEvery,
-// and at once when a GET kept open of their target starts.
+// for at most wait. A waiting message is offered again every retryEvery
+// by one goroutine, running while any wait, and at once when a GET kept
+// open of its target starts. No lock is held while the tree is called.
 type waiting struct {
-	st   store
-	wait time.Duration
+	st       store
+	wait     time.Duration
+	maxCount int // messages waiting for one target
+	maxBytes int // bytes waiting for one target
 
 	mu       sync.Mutex
+	sent     *sync.Cond          // signalled when an offer ends
 	byID     map[string]*message // every message still remembered
 	order    []*message          // the same, oldest first: by deadline
-	pending  map[string][]*message
-	npending int
-	running  bool // the retry loop runs
+	pending  map[string]*queue   // by target
+	npending int                 // messages pending, all targets
+	nbytes   int                 // their bytes
+	running  bool                // the retry loop runs
+	stop     chan struct{}       // closed by close
+	loop     sync.WaitGroup      // the retry loop
 }
 
-func newWaiting(st store, wait time.Duration) *waiting {
-	return &waiting{st: st, wait: wait, byID: make(map[string]*message), pending: make(map[string][]*message)}
+func newWaiting(st store, wait time.Duration, maxCount, maxBytes int) *waiting {
+	w := &waiting{
+		st: st, wait: wait, maxCount: maxCount, maxBytes: maxBytes,
+		byID: make(map[string]*message), pending: make(map[string]*queue),
+		stop: make(chan struct{}),
+	}
+	w.sent = sync.NewCond(&w.mu)
+	return w
 }
 
 // offer sends m to the target's sessions and reports whether any took
-// it; a taken message is remembered as delivered.
+// it; a taken message is remembered as delivered. One that none took
+// left no trace in the tree.
 func (w *waiting) offer(ctx context.Context, m *message) (bool, error) {
-	r, err := w.st.do(ctx, m.sender, msg{Method: "NOTIFY", Resource: "/login/" + m.target, Data: m.data})
+	r, err := w.st.send(ctx, m.sender, m.wire)
 	if err != nil {
 		return false, err
 	}
@@ -115,7 +161,7 @@ func (w *waiting) offer(ctx context.Context, m *message) (bool, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m.delivered = true
+	m.delivered, m.wire = true, nil
 	w.remember(m, time.Now())
 	return true, nil
 }
@@ -132,26 +178,50 @@ func (w *waiting) remember(m *message, now time.Time) {
 	w.order = append(w.order, m)
 }
 
-// hold keeps m waiting; 503 when too many wait.
+// hold keeps m waiting: 503 Too Many Waiting Messages past the count
+// bounds, 503 Waiting Messages Too Large past the byte bounds.
 func (w *waiting) hold(m *message) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := time.Now()
 	w.forget(now)
-	if w.npending >= maxWaiting || len(w.pending[m.target]) >= maxWaitingPerTarget {
+	q := w.pending[m.target]
+	if q == nil {
+		q = &queue{}
+	}
+	switch {
+	case w.npending >= maxWaiting || len(q.msgs) >= w.maxCount:
 		return errTooManyWait
+	case w.nbytes+m.size > maxWaitingBytes || q.bytes+m.size > w.maxBytes:
+		return errWaitTooLarge
 	}
 	w.remember(m, now)
-	w.pending[m.target] = append(w.pending[m.target], m)
+	q.msgs = append(q.msgs, m)
+	q.bytes += m.size
+	w.pending[m.target] = q
 	w.npending++
-	if !w.running {
+	w.nbytes += m.size
+	if !w.running && !w.closed() {
 		w.running = true
+		w.loop.Add(1)
 		go w.retry()
 	}
 	return nil
 }
 
-// withdraw ends the wait of message id to target, on behalf of who.
+// closed reports whether close was called.
+func (w *waiting) closed() bool {
+	select {
+	case <-w.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// withdraw ends the wait of message id to target, on behalf of who. An
+// offer under way is waited for, so that a message a session took is
+// never reported withdrawn.
 func (w *waiting) withdraw(target, id, who string, admin bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -163,6 +233,12 @@ func (w *waiting) withdraw(target, id, who string, admin bool) error {
 	if m.sender != who && !admin {
 		return errForbidden
 	}
+	for m.sending {
+		w.sent.Wait()
+	}
+	if w.byID[id] != m {
+		return errNotFound // dropped meanwhile
+	}
 	if m.delivered {
 		return errDelivered
 	}
@@ -171,20 +247,23 @@ func (w *waiting) withdraw(target, id, who string, admin bool) error {
 	return nil
 }
 
-// unqueue takes m out of the pending ones. w.mu is held.
+// unqueue takes m out of the pending ones, if it is there. w.mu is held.
 func (w *waiting) unqueue(m *message) {
 	q := w.pending[m.target]
-	for i, x := range q {
+	if q == nil {
+		return
+	}
+	for i, x := range q.msgs {
 		if x == m {
-			q = append(q[:i:i], q[i+1:]...)
+			q.msgs = append(q.msgs[:i:i], q.msgs[i+1:]...)
+			q.bytes -= m.size
 			w.npending--
+			w.nbytes -= m.size
 			break
 		}
 	}
-	if len(q) == 0 {
+	if len(q.msgs) == 0 {
 		delete(w.pending, m.target)
-	} else {
-		w.pending[m.target] = q
 	}
 }
 
@@ -213,51 +292,102 @@ func (w *waiting) drop(m *message) {
 // has just started.
 func (w *waiting) flush(target string) {
 	w.mu.Lock()
-	q := append([]*message(nil), w.pending[target]...)
+	var msgs []*message
+	if q := w.pending[target]; q != nil {
+		msgs = append(msgs, q.msgs...)
+	}
 	w.mu.Unlock()
-	for _, m := range q {
-		w.deliver(m)
+	w.offerAll(msgs)
+}
+
+// offerAll offers msgs, all to one target, in order, and stops at the
+// first that no session takes: the others would find none either.
+func (w *waiting) offerAll(msgs []*message) {
+	for _, m := range msgs {
+		if !w.deliver(m) {
+			return
+		}
 	}
 }
 
-// deliver offers the waiting message m again and marks it delivered when
-// a session took it. It holds w.mu meanwhile, so that a CANCEL never
-// withdraws a message being delivered, and a message goes out once.
-func (w *waiting) deliver(m *message) {
+// deliver offers the waiting message m again, unless it is no longer
+// waiting or an offer of it is under way, and marks it delivered when a
+// session took it. It reports false when the offer found no session (or
+// the tree could not be reached). w.mu is not held during the offer: m
+// is marked sending meanwhile, so that it goes out once and a CANCEL
+// waits for the outcome.
+func (w *waiting) deliver(m *message) bool {
+	w.mu.Lock()
+	if w.byID[m.id] != m || m.delivered || m.sending {
+		w.mu.Unlock()
+		return true
+	}
+	m.sending = true
+	wire := m.wire
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), offerTimeout)
+	r, err := w.st.send(ctx, m.sender, wire)
+	cancel()
+	ok := err == nil && r.Code == "success" && r.SentCount > 0
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.byID[m.id] != m || m.delivered {
-		return
+	m.sending = false
+	w.sent.Broadcast()
+	if ok {
+		m.delivered, m.wire = true, nil
+		w.unqueue(m)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	r, err := w.st.do(ctx, m.sender, msg{Method: "NOTIFY", Resource: "/login/" + m.target, Data: m.data})
-	if err != nil || r.Code != "success" || r.SentCount == 0 {
-		return
-	}
-	m.delivered = true
-	w.unqueue(m)
+	return ok
 }
 
-// retry offers the waiting messages every retryEvery while any wait.
+// retry offers the waiting messages every retryEvery while any wait,
+// until close.
 func (w *waiting) retry() {
+	defer w.loop.Done()
+	tick := time.NewTicker(retryEvery)
+	defer tick.Stop()
 	for {
-		time.Sleep(retryEvery)
+		select {
+		case <-w.stop:
+		case <-tick.C:
+		}
 		w.mu.Lock()
 		w.forget(time.Now())
-		var all []*message
-		for _, q := range w.pending {
-			all = append(all, q...)
-		}
-		if len(all) == 0 {
+		if len(w.pending) == 0 || w.closed() {
+			// Under the lock, so that hold starts a loop again.
 			w.running = false
 			w.mu.Unlock()
 			return
 		}
-		w.mu.Unlock()
-		for _, m := range all {
-			w.deliver(m)
+		targets := make([][]*message, 0, len(w.pending))
+		for _, q := range w.pending {
+			targets = append(targets, append([]*message(nil), q.msgs...))
 		}
+		w.mu.Unlock()
+		for _, msgs := range targets {
+			if w.closed() {
+				break
+			}
+			w.offerAll(msgs)
+		}
+	}
+}
+
+// close stops the retry loop and waits for it, as long as ctx allows.
+// Messages still waiting are not offered again.
+func (w *waiting) close(ctx context.Context) error {
+	w.mu.Lock()
+	if !w.closed() {
+		close(w.stop)
+	}
+	w.mu.Unlock()
+	done := make(chan struct{})
+	go func() { w.loop.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
