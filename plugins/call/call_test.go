@@ -267,3 +267,34 @@ func TestCloseStopsRetry(t *testing.T) {
 		t.Error("the retry loop runs after Close")
 	}
 }
+
+// TestRetryTurns checks that the retry loop offers at most
+// maxTargetsPerRound targets a round, each in turn.
+func TestRetryTurns(t *testing.T) {
+	w := newWaiting(store{}, time.Hour, 1, 1)
+	n := 2*maxTargetsPerRound + maxTargetsPerRound/2
+	for i := range n {
+		target := "u" + strconv.Itoa(i)
+		w.pending[target] = &queue{msgs: []*message{{target: target}}}
+	}
+	seen := map[string]int{}
+	for round := range 6 {
+		got := w.turn()
+		if want := min(maxTargetsPerRound, n); len(got) != want {
+			t.Fatalf("round %d: %d targets, want %d", round, len(got), want)
+		}
+		for _, msgs := range got {
+			seen[msgs[0].target]++
+		}
+		if round == 2 {
+			if len(seen) != n {
+				t.Fatalf("after 3 rounds %d targets had their turn, want %d", len(seen), n)
+			}
+		}
+	}
+	for target, k := range seen {
+		if k < 2 || k > 3 {
+			t.Errorf("%s offered %d times in 6 rounds", target, k)
+		}
+	}
+}

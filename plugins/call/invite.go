@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,9 +24,12 @@ const (
 	// included, so that CANCEL can tell delivered from unknown; past it
 	// the oldest are forgotten before their time.
 	maxRemembered = 100000
-	// retryEvery is how often a waiting invitation is offered again to
-	// the target's WebSocket subscribers.
-	retryEvery = 250 * time.Millisecond
+	// retryEvery is how often the retry loop offers waiting invitations
+	// again to their targets' WebSocket subscribers, to at most
+	// maxTargetsPerRound targets a round, in turn: each target every
+	// 250 ms while at most 1,000 have invitations waiting.
+	retryEvery         = 250 * time.Millisecond
+	maxTargetsPerRound = 1000
 	// offerTimeout bounds one offer to the tree from the retry loop.
 	offerTimeout = 5 * time.Second
 )
@@ -134,6 +138,7 @@ type waiting struct {
 	npending int                 // messages pending, all targets
 	nbytes   int                 // their bytes
 	running  bool                // the retry loop runs
+	resume   string              // the first target of the next round, by name
 	stop     chan struct{}       // closed by close
 	loop     sync.WaitGroup      // the retry loop
 }
@@ -359,10 +364,7 @@ func (w *waiting) retry() {
 			w.mu.Unlock()
 			return
 		}
-		targets := make([][]*message, 0, len(w.pending))
-		for _, q := range w.pending {
-			targets = append(targets, append([]*message(nil), q.msgs...))
-		}
+		targets := w.turn()
 		w.mu.Unlock()
 		for _, msgs := range targets {
 			if w.closed() {
@@ -371,6 +373,28 @@ func (w *waiting) retry() {
 			w.offerAll(msgs)
 		}
 	}
+}
+
+// turn returns the messages of the targets whose turn it is: at most
+// maxTargetsPerRound targets, in the order of their names from where the
+// last round stopped, so that every target gets its turn however many
+// wait and a round costs the tree a bounded number of offers. w.mu is
+// held.
+func (w *waiting) turn() [][]*message {
+	names := make([]string, 0, len(w.pending))
+	for name := range w.pending {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	start, _ := slices.BinarySearch(names, w.resume)
+	names = slices.Concat(names[start:], names[:start])
+	names = names[:min(len(names), maxTargetsPerRound)]
+	w.resume = names[len(names)-1] + "\x00" // the next name after it
+	targets := make([][]*message, len(names))
+	for i, name := range names {
+		targets[i] = slices.Clone(w.pending[name].msgs)
+	}
+	return targets
 }
 
 // close stops the retry loop and waits for it, as long as ctx allows.
