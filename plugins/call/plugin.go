@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	tree "github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
@@ -216,7 +216,7 @@ func caller(req *core.Request) (email string, admin bool) {
 	if req.Identity == nil {
 		return "", false
 	}
-	return req.Identity.Email, req.Identity.Email == tree.Admin
+	return req.Identity.Email, req.Identity.Email == channel.Admin
 }
 
 var (
