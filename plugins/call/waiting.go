@@ -24,6 +24,10 @@ const (
 	// 250 ms while at most 1,000 have invitations waiting.
 	retryEvery         = 250 * time.Millisecond
 	maxTargetsPerRound = 1000
+	// idleRounds is how many times as long as a round the retry loop
+	// waits before the next, at least: it offers a fifth of the time at
+	// most.
+	idleRounds = 4
 	// offerTimeout bounds one offer to the tree from the retry loop.
 	offerTimeout = 5 * time.Second
 )
@@ -260,16 +264,19 @@ func (w *waiting) deliver(m *message) bool {
 	return ok
 }
 
-// retry offers the waiting messages every retryEvery while any wait,
-// until close.
+// retry offers the waiting messages while any wait, until close: a
+// round every retryEvery, or when rounds take long (many targets, an
+// isolated tree a round trip away), idle idleRounds times as long as the
+// last round took, so that the loop keeps the tree busy a bounded share
+// of the time however many wait.
 func (w *waiting) retry() {
 	defer w.loop.Done()
-	tick := time.NewTicker(retryEvery)
-	defer tick.Stop()
+	pause := time.NewTimer(retryEvery)
+	defer pause.Stop()
 	for {
 		select {
 		case <-w.stop:
-		case <-tick.C:
+		case <-pause.C:
 		}
 		w.mu.Lock()
 		w.forget(time.Now())
@@ -281,12 +288,14 @@ func (w *waiting) retry() {
 		}
 		targets := w.turn()
 		w.mu.Unlock()
+		start := time.Now()
 		for _, msgs := range targets {
 			if w.closed() {
 				break
 			}
 			w.offerAll(msgs)
 		}
+		pause.Reset(max(retryEvery, idleRounds*time.Since(start)))
 	}
 }
 
