@@ -66,6 +66,11 @@ type TreeReadier interface {
 	// and by a goroutine that holds the tree's lock: it must return
 	// quickly and not call the client (start a goroutine that does).
 	OnReady(f func())
+	// Err returns the client's *channel.Gone once it is disconnected, nil
+	// while it lives, without taking frames: a drainer that leaves them
+	// queued while its own consumer catches up learns from it, when f is
+	// called, that the tree dropped the client (1008 "slow consumer").
+	Err() error
 }
 
 // WithTree returns services that offer tree and the capabilities of s that
@@ -181,6 +186,9 @@ func (c readyHostTreeClient) TryNext(buf []channel.Frame) ([]channel.Frame, erro
 
 // OnReady passes the call on.
 func (c readyHostTreeClient) OnReady(f func()) { c.r.OnReady(f) }
+
+// Err passes the call on.
+func (c readyHostTreeClient) Err() error { return c.r.Err() }
 
 var (
 	_ Services    = treeOnly{}
