@@ -9,14 +9,14 @@ import (
 
 	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/middleware/auth/sqlitestore"
-	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // setupAuth opens the login records (-db), loads the instance secret
 // (-secret-file), applies -login, configures login throttling
 // (-login-attempts, -login-backoff) and sets the authenticator on host for the
 // routes that require or take an identity.
-func setupAuth(ctx context.Context, cfg *options, host *plugins.Host, logger *slog.Logger) (func(), error) {
+func setupAuth(ctx context.Context, cfg *options, host *pluginhost.Host, logger *slog.Logger) (func(), error) {
 	a, closeStore, err := openAuth(ctx, cfg.db, cfg.secretFile, cfg)
 	if err != nil {
 		return nil, err

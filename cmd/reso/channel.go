@@ -11,7 +11,7 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
-	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/websocket"
 )
 
@@ -116,7 +116,7 @@ func (c *channelOptions) transport() websocket.Options {
 // (opened by the login store before it) and gives the host the tree and
 // the WebSocket transport of session routes. The returned function closes
 // the tree (its clients get 1001) and then the store.
-func setupChannel(ctx context.Context, cfg *options, host *plugins.Host, logger *slog.Logger) (func(), error) {
+func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, logger *slog.Logger) (func(), error) {
 	c := &cfg.channel
 	rules, err := c.rules()
 	if err != nil {
@@ -138,7 +138,7 @@ func setupChannel(ctx context.Context, cfg *options, host *plugins.Host, logger 
 		st.Close()
 		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
 	}
-	host.Tree = plugins.TreeOf(tree)
+	host.Tree = pluginhost.TreeOf(tree)
 	ws := websocket.New(c.transport())
 	host.Sessions = ws
 	if o := cfg.ops; o != nil {

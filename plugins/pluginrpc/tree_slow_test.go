@@ -13,6 +13,7 @@ import (
 	tree "github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // lazyPlugin attaches one tree client, "lazy", subscribed to /room, and
@@ -110,7 +111,7 @@ func TestTreeSlowPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	wt := watchedTree{Tree: plugins.TreeOf(tr), disconnected: make(chan string, 4)}
+	wt := watchedTree{Tree: pluginhost.TreeOf(tr), disconnected: make(chan string, 4)}
 	s := newTreeServer(t, wt, load(t, Config{Name: "lazy", Cmd: childCmd("lazytree")}))
 	if got := httpGet(t, s.srv.URL+"/lazy/open"); got != `{"msg_id":1,"code":"success"}` {
 		t.Fatalf("open: %s", got)

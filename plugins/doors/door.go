@@ -1,4 +1,4 @@
-package channel
+package doors
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ var (
 //     JSON content, 400 Invalid Entity, else 400 and the reason in title
 //     case. A refusal of an anonymous caller answers 401 Unauthorized
 //     instead of 403, and the host adds the challenge
-//     (plugins.Host.Challenge).
+//     (pluginhost.Host.Challenge).
 //   - ?rules reads (GET) or changes (PUT, with a JSON object of "rules",
 //     "group" and "owner") the rules of the resource with the tree's RULES
 //     message (docs/channel.md#changing-rules-rules); it answers 200 and the

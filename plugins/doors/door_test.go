@@ -1,17 +1,17 @@
-package channel_test
+package doors_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/reso-project/reso/plugins/channel"
+	"github.com/reso-project/reso/plugins/doors"
 )
 
 // TestDoor checks the HTTP door's translation both ways: the message it
 // builds from a request and the status line, headers and body it makes of
 // the reply.
 func TestDoor(t *testing.T) {
-	s := newServer(t, channel.New())
+	s := newServer(t, doors.New())
 	cases := []struct {
 		name                 string
 		method, target, body string
