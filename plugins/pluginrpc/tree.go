@@ -189,14 +189,13 @@ func sendGone(stream pluginv2.Host_TreeConnectServer, err error) {
 // client's end as a TreeGone in its details, which the plugin's Next
 // returns after the frames sent before it (treeGoneOf).
 func goneStatus(err error) error {
+	st := status.New(codes.Aborted, "pluginrpc: tree client ended")
 	var gone *channel.Gone
 	if !errors.As(err, &gone) {
-		return status.Error(codes.Aborted, "pluginrpc: tree client ended")
+		return st.Err()
 	}
-	st, derr := status.New(codes.Aborted, "pluginrpc: tree client ended").
-		WithDetails(&pluginv2.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)})
-	if derr != nil {
-		return status.Error(codes.Aborted, "pluginrpc: tree client ended")
+	if withGone, derr := st.WithDetails(&pluginv2.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)}); derr == nil {
+		st = withGone
 	}
 	return st.Err()
 }
