@@ -3,7 +3,8 @@
 # room, PUT a transient member, PUT a persistent record out of 2,000 keys,
 # NOTIFY the room, GET the room, close (every other loop with a close
 # frame, else by dropping TCP); every 10th loop also opens a GET kept open
-# of the room and drops it after its first line. Runs against each mode in
+# of the room and drops it after its status line (-watch-event: after its
+# first event). Runs against each mode in
 # turn (default: compiled in, then -isolate all), each on a fresh server
 # and database, and prints every 15 s the loops per second, the errors, the
 # RSS of the server with its plugin processes, the host's heap in use and

@@ -196,6 +196,7 @@ func run(args []string) error {
 		fs.DurationVar(&cfg.dur, "d", 10*time.Minute, "measured churn (1s to 30m)")
 		fs.DurationVar(&cfg.every, "every", 15*time.Second, "time between two lines of figures (1s to 1m)")
 		fs.DurationVar(&cfg.cooldown, "cooldown", 20*time.Second, "figures once more this long after the churn (at most 5m)")
+		fs.BoolVar(&cfg.watchEvent, "watch-event", false, "drop a GET kept open after its first event, not after its status line")
 		checks = append(checks,
 			func() error { return inRange("c", cfg.clients, 1, 256) },
 			func() error { return inRange("rooms", cfg.rooms, 1, 10_000) },

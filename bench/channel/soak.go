@@ -19,7 +19,7 @@ import (
 // a persistent record out of a fixed set of keys, NOTIFY the room, GET the
 // room, then close (every other loop with a close frame, else by dropping
 // TCP); every tenth loop also opens a GET kept open of the room and drops
-// it after its first line.
+// it after its status line (or, with watchEvent, its first event).
 type soakConfig struct {
 	clients  int
 	rooms    int
@@ -29,7 +29,10 @@ type soakConfig struct {
 	dur      time.Duration // measured, after the warm-up
 	every    time.Duration // between two lines of figures
 	cooldown time.Duration // figures once more this long after the churn
-	readBuf  int
+	// watchEvent drops a GET kept open after its first event rather than
+	// after its status line.
+	watchEvent bool
+	readBuf    int
 }
 
 // soakSample is one line of figures.
@@ -263,8 +266,8 @@ func (c *soakClient) loop(n int) error {
 	return closeRaw(ws, false)
 }
 
-// dropWatch opens GET room?watch, reads the first line of the stream and
-// drops the connection.
+// dropWatch opens GET room?watch, reads the status line (and the first
+// event with cfg.watchEvent) and drops the connection.
 func (c *soakClient) dropWatch(room string) error {
 	u, _ := url.Parse(c.http)
 	conn, err := net.DialTimeout("tcp", u.Host, 10*time.Second)
@@ -283,6 +286,9 @@ func (c *soakClient) dropWatch(room string) error {
 	}
 	if !strings.HasPrefix(status, "HTTP/1.1 200 ") {
 		return fmt.Errorf("GET %s?watch: %s", room, strings.TrimSpace(status))
+	}
+	if !c.cfg.watchEvent {
+		return nil
 	}
 	for {
 		line, err := br.ReadString('\n')
