@@ -97,12 +97,12 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait),
 		BodyLimit: cfg.bodyLimit,
 	}
-	closeAuth, err := setupAuth(ctx, cfg, host, logger)
+	a, closeAuth, err := setupAuth(ctx, cfg, host, logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	closers = append(closers, closeAuth)
-	closeChannel, err := setupChannel(ctx, cfg, host, logger)
+	closeChannel, err := setupChannel(ctx, cfg, host, a, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
