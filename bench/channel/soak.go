@@ -139,7 +139,7 @@ func sample(p *probe, at time.Duration, loops int64, over time.Duration, errs in
 	if v, err := p.rssKB(); err == nil {
 		s.rss = v
 	}
-	if v, err := p.heapInuseKB(); err == nil {
+	if v, err := p.heapInuseKB(false); err == nil {
 		s.heap = v
 	}
 	if v, err := p.goroutines(); err == nil {
