@@ -109,7 +109,7 @@ func (t *Tree) execFleet(ctx context.Context, cl *caller, data []byte, call bool
 	var reply []byte
 	switch {
 	case writes[m.Method]:
-		reply = t.propose(ctx, cl, m, data, call)
+		reply = t.proposeMsg(ctx, cl, m, data, call)
 	case m.Method == "GET" || m.Method == "SUBSCRIBE":
 		if err := t.barrier(ctx); err != nil {
 			reply = failedReply(m.MsgID, reasonUnavailable)
@@ -117,7 +117,7 @@ func (t *Tree) execFleet(ctx context.Context, cl *caller, data []byte, call bool
 		}
 		fallthrough
 	default:
-		_, reply, _ = t.exec(cl, data, call)
+		reply = t.exec(cl, data, call)
 		return reply
 	}
 	if m.MsgID == nil && !call {
@@ -163,9 +163,9 @@ func (t *Tree) WaitApplied(ctx context.Context, pos uint64) error {
 	}
 }
 
-// propose sends a client's write to the log and returns its reply once
-// the tree applied it.
-func (t *Tree) propose(ctx context.Context, cl *caller, m *message, raw []byte, call bool) []byte {
+// proposeMsg sends a client's write to the log and returns its reply
+// once the tree applied it.
+func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byte, call bool) []byte {
 	e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: t.opt.Node, From: cl.from,
 		Who: cl.identity, Call: call, At: t.now().UnixMilli(), Msg: raw}
 	if cl.c != nil {
@@ -263,7 +263,7 @@ func (t *Tree) Apply(pos uint64, data []byte) {
 		case kindExpire:
 			t.mu.Lock()
 			if n := t.lookup(e.Path); n != nil && n.lease != nil && n.leaseID == e.Lease {
-				t.removeEntity(n, "", &op{})
+				t.remove(n, "", nil) // a tree without store applies at once
 			}
 			t.mu.Unlock()
 		}
@@ -297,19 +297,18 @@ func (t *Tree) applyMsg(e *entry) {
 		cl.c = t.ghost(e.Node, e.Conn)
 	}
 	t.mu.Unlock()
-	var o op
 	var reply []byte
 	if reason == "" {
-		reply, reason = t.dispatch(cl, m, e.Call, &o)
+		reply, reason = t.dispatch(cl, m, e.Call)
 	}
 	notified := m.Method == "NOTIFY" && (reason == "" || reason == reasonNoSubscriber)
 	if !mine {
 		if notified {
-			t.opt.Log.Report(e.Node, e.P, o.sent)
+			t.opt.Log.Report(e.Node, e.P, cl.sent)
 		}
 		return
 	}
-	r := result{reply: reply, notify: notified, sent: o.sent, msgID: m.MsgID}
+	r := result{reply: reply, notify: notified, sent: cl.sent, msgID: m.MsgID}
 	switch {
 	case notified:
 	case reason != "":
@@ -374,10 +373,9 @@ func (t *Tree) endConn(c *Client) {
 		ns = append(ns, n)
 	}
 	sort.Slice(ns, func(i, j int) bool { return ns[i].path < ns[j].path })
-	var o op
 	for _, n := range ns {
 		if n.owner == c {
-			t.removeEntity(n, c.id, &o)
+			t.remove(n, c.id, nil) // a tree without store applies at once
 		}
 	}
 	c.owned = nil

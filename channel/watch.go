@@ -70,8 +70,9 @@ func (t *Tree) unsubscribeMsg(cl *caller, m *message, r resource) ([]byte, strin
 // notify runs NOTIFY: pass data to every subscriber of /p, changing
 // nothing. The notification gets a seq and enters the history even when
 // nobody receives it, so that a client subscribing again with "since"
-// gets it.
-func (t *Tree) notify(cl *caller, m *message, r resource, o *op) ([]byte, string) {
+// gets it; an offer ("offer": true) that no subscriber would receive
+// fails with no subscriber before it gets a seq, and leaves no trace.
+func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	if r.hasAttr || r.hasQuery {
 		return nil, reasonInvalidRes
 	}
@@ -79,15 +80,33 @@ func (t *Tree) notify(cl *caller, m *message, r resource, o *op) ([]byte, string
 	if !ok {
 		return nil, reasonInvalidEntity
 	}
-	t.mu.Lock()
-	if reason := t.mayListen(cl, r.path, false, true); reason != "" {
-		t.mu.Unlock()
+	sent := 0
+	_, reason := t.run(func() outcome {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if reason := t.mayListen(cl, r.path, false, true); reason != "" {
+			return fail(reason)
+		}
+		// In a fleet the subscribers of the other nodes count too, and
+		// every node must hand out the same seqs: an offer takes its seq
+		// there and fails after, when nobody anywhere received it.
+		if m.Offer && !t.replicated() && !t.reaches(r.path) {
+			return fail(reasonNoSubscriber)
+		}
+		if w := t.behind(r.path, false); w != nil {
+			return outcome{wait: w}
+		}
+		if !t.room() {
+			return outcome{wait: t.roomWait()}
+		}
+		seq := t.takeSeq()
+		sent = t.emit(r.path, r.path, nil, notifyNote(r.path, data.full, cl.from, seq), seq)
+		return outcome{}
+	})
+	if reason != "" {
 		return nil, reason
 	}
-	seq := t.nextSeq()
-	sent := t.emit(r.path, r.path, nil, notifyNote(r.path, data.full, cl.from, seq), seq)
-	t.mu.Unlock()
-	o.sent = sent
+	cl.sent = sent
 	if sent == 0 {
 		return nil, reasonNoSubscriber
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/justinas/alice"
@@ -43,7 +44,7 @@ func bundled(cfg *options) ([]pluginhost.Entry, error) {
 		{Name: "private", Plugin: private.Plugin{}},
 		// After the example application's routes, which keep their order.
 		{Name: "channel", Plugin: doors.New()},
-		{Name: "call", Plugin: call.Plugin{}},
+		{Name: "call", Plugin: &call.Plugin{}},
 		{Name: "console", Plugin: console.Plugin{}},
 	}, nil
 }
@@ -94,7 +95,10 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 			plugins.SettingHidden:    hidden,
 			call.SettingMaxExpires:   cfg.call.maxExpires.String(),
 			call.SettingWait:         cfg.call.wait.String(),
-		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait),
+			call.SettingWaitCount:    strconv.Itoa(cfg.call.waitCount),
+			call.SettingWaitBytes:    strconv.Itoa(cfg.call.waitBytes),
+			doors.SettingMaxMessage:  strconv.FormatInt(cfg.channel.readLimit, 10),
+		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait, call.SettingWaitCount, call.SettingWaitBytes, doors.SettingMaxMessage),
 		BodyLimit: cfg.bodyLimit,
 	}
 	a, closeAuth, err := setupAuth(ctx, cfg, host, logger)
