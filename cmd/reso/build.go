@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/reso-project/reso/plugins/private"
 	"github.com/reso-project/reso/plugins/represent"
 	"github.com/reso-project/reso/plugins/users"
+	"github.com/reso-project/reso/plugins/www"
 )
 
 // bundled returns the bundled plugins in the route order of the example
@@ -44,13 +46,16 @@ func bundled(cfg *options) ([]plugins.Entry, error) {
 		{Name: "channel", Plugin: chdoors.New()},
 		{Name: "call", Plugin: call.Plugin{}},
 		{Name: "console", Plugin: console.Plugin{}},
+		// Last: its prefix must clash with no other route (-www-prefix).
+		{Name: "www", Plugin: www.Plugin{}},
 	}, nil
 }
 
 // hiddenFiles returns the value of plugins.SettingHidden: the absolute
 // paths of the server's own state files, one per line, which the files
 // plugin never lists or serves. They are the -db database (unless
-// :memory:) with its -wal, -shm and -journal companions, and -secret-file.
+// :memory:) with its -wal, -shm and -journal companions, -secret-file,
+// and the state directory, nothing in which is ever served.
 func hiddenFiles(cfg *options) (string, error) {
 	var paths []string
 	if cfg.db != "" && cfg.db != ":memory:" {
@@ -66,6 +71,9 @@ func hiddenFiles(cfg *options) (string, error) {
 			return "", fmt.Errorf("-secret-file: %w", err)
 		}
 		paths = append(paths, secret)
+	}
+	if dir, err := stateDir(); err == nil {
+		paths = append(paths, dir)
 	}
 	return strings.Join(paths, "\n"), nil
 }
@@ -87,13 +95,16 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 	if err != nil {
 		return nil, nil, err
 	}
+	settings := map[string]string{
+		plugins.SettingDirectory: cfg.directory,
+		plugins.SettingHidden:    hidden,
+		call.SettingMaxExpires:   cfg.call.maxExpires.String(),
+		call.SettingWait:         cfg.call.wait.String(),
+	}
+	maps.Copy(settings, cfg.www.settings())
 	host := &plugins.Host{
-		Services: plugins.NewSettings(map[string]string{
-			plugins.SettingDirectory: cfg.directory,
-			plugins.SettingHidden:    hidden,
-			call.SettingMaxExpires:   cfg.call.maxExpires.String(),
-			call.SettingWait:         cfg.call.wait.String(),
-		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait),
+		Services: plugins.NewSettings(settings, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait,
+			www.SettingDir, www.SettingPrefix),
 		BodyLimit: cfg.bodyLimit,
 	}
 	closeAuth, err := setupAuth(ctx, cfg, host, logger)
@@ -117,6 +128,9 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		cfg.ops.addPlugins(entries)
 	}
 	table, err := host.Routes(ctx, entries)
+	if err == nil {
+		err = cfg.www.checkTable(table)
+	}
 	if err != nil {
 		cleanup()
 		return nil, nil, err
