@@ -267,11 +267,14 @@ export class Channel {
       clearTimeout(deadline);
       if (this._ws !== ws) return;
       this._attempt = 0;
-      this._setState("open");
+      // Subscriptions first, then the queue, then the app hears of it:
+      // what it sends then comes after them.
+      this.state = "open";
       for (const sub of this._subs.values()) this._subscribe(sub);
       const queued = this._queue;
       this._queue = [];
       for (const entry of queued) this._send(entry);
+      this._emit("state", "open");
     };
     ws.onmessage = (ev) => {
       if (this._ws === ws) this._frame(ev.data);

@@ -15,7 +15,10 @@
 //     empty segments answer 404 Not Found;
 //   - ETag, Last-Modified, Range, HEAD and conditional requests (304 Not
 //     Modified) come from http.ServeContent;
-//   - every answer carries the security headers of [Headers].
+//   - every answer carries the security headers of [Headers];
+//   - <prefix>reso.js and <prefix>reso.d.ts answer the JavaScript client of
+//     the channel (package js) unless the directory has files of those
+//     names.
 //
 // The plugin takes its directory and prefix from the host's settings
 // [SettingDir] and [SettingPrefix], so it runs compiled in and isolated
@@ -23,7 +26,10 @@
 package www
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +41,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reso-project/reso/client/js"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/files"
@@ -168,12 +175,17 @@ func (s *site) Handle(ctx context.Context, req *core.Request) (*core.Response, e
 			return redirect(s.prefix + p + "/")
 		}
 	}
+	if errors.Is(err, core.ErrNotFound) {
+		if b, ok := bundled[p]; ok {
+			c, err = bundledContent(p, b), nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	h := Headers()
 	h.Set("Etag", etag(c))
-	return &core.Response{ContentType: ContentType(c.Name), Header: h, Content: c}, nil
+	return &core.Response{ContentType: ContentType(name), Header: h, Content: c}, nil
 }
 
 // servable reports whether a remaining path may name a file: no segment
@@ -212,9 +224,31 @@ func redirect(p string) (*core.Response, error) {
 }
 
 // etag is the entity tag of a file: its modification time and size, so
-// that a changed file gets another.
+// that a changed file gets another (a bundled file: its hash).
 func etag(c *core.Content) string {
+	if c.ModTime.IsZero() {
+		return `"` + c.Name + `"`
+	}
 	return `"` + strconv.FormatInt(c.ModTime.UnixNano(), 36) + "-" + strconv.FormatInt(c.Size, 36) + `"`
+}
+
+// bundled are the files every app gets at the top of its prefix unless its
+// directory has its own: the JavaScript client of the channel and its
+// declarations, so that a page imports "./reso.js".
+var bundled = map[string][]byte{
+	"reso.js":   js.Module,
+	"reso.d.ts": js.Declarations,
+}
+
+// bundledContent serves a bundled file; its name in the Content is a hash
+// of its bytes, which etag uses (there is no modification time).
+func bundledContent(name string, b []byte) *core.Content {
+	sum := sha256.Sum256(b)
+	return &core.Content{
+		Name:     name + "-" + hex.EncodeToString(sum[:8]),
+		Size:     int64(len(b)),
+		ReaderAt: bytes.NewReader(b),
+	}
 }
 
 var (
