@@ -15,9 +15,10 @@ type tcpProxy struct {
 	target string
 	l      net.Listener
 
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]struct{}
+	mu      sync.Mutex
+	down    bool
+	holding chan struct{} // closed when bytes were held; nil when not holding
+	conns   map[net.Conn]struct{}
 }
 
 // newProxy starts a proxy to target on a loopback port; it ends with t.
@@ -63,7 +64,7 @@ func (p *tcpProxy) serve(c net.Conn) {
 	p.conns[c], p.conns[s] = struct{}{}, struct{}{}
 	p.mu.Unlock()
 	done := make(chan struct{}, 2)
-	go func() { io.Copy(s, c); done <- struct{}{} }()
+	go func() { p.forward(s, c); done <- struct{}{} }()
 	go func() { io.Copy(c, s); done <- struct{}{} }()
 	<-done
 	c.Close()
@@ -75,6 +76,44 @@ func (p *tcpProxy) serve(c net.Conn) {
 	p.mu.Unlock()
 }
 
+// forward copies what the client sends to the server, except while the
+// proxy holds it back.
+func (p *tcpProxy) forward(s, c net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := c.Read(buf)
+		if n > 0 {
+			p.mu.Lock()
+			h := p.holding
+			if h != nil {
+				select {
+				case <-h:
+				default:
+					close(h)
+				}
+			}
+			p.mu.Unlock()
+			if h == nil {
+				if _, err := s.Write(buf[:n]); err != nil {
+					return
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// hold keeps back what clients send from now on, until cut; the channel is
+// closed once something was held.
+func (p *tcpProxy) hold() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holding = make(chan struct{})
+	return p.holding
+}
+
 // setDown refuses new connections (true) or lets them through (false).
 func (p *tcpProxy) setDown(down bool) {
 	p.mu.Lock()
@@ -82,10 +121,11 @@ func (p *tcpProxy) setDown(down bool) {
 	p.down = down
 }
 
-// cut ends every open connection.
+// cut ends every open connection, and a hold.
 func (p *tcpProxy) cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.holding = nil
 	for c := range p.conns {
 		c.Close()
 	}
