@@ -15,7 +15,7 @@ func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string)
 	c := cl.c
 	recovered := false
 	t.mu.Lock()
-	if reason := t.mayListen(cl, r.path, m.Stream); reason != "" {
+	if reason := t.mayListen(cl, r.path, m.Stream, false); reason != "" {
 		t.mu.Unlock()
 		return nil, reason
 	}
@@ -80,7 +80,7 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 		return nil, reasonInvalidEntity
 	}
 	t.mu.Lock()
-	if reason := t.mayListen(cl, r.path, false); reason != "" {
+	if reason := t.mayListen(cl, r.path, false, true); reason != "" {
 		t.mu.Unlock()
 		return nil, reason
 	}
@@ -96,17 +96,34 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 }
 
 // mayListen returns why cl may not subscribe to path or NOTIFY it ("" when
-// it may): the subscribe right, or for a stream (a GET kept open) the
-// read right, denied as a read is; t.mu is held.
-func (t *Tree) mayListen(cl *caller, path string, stream bool) string {
+// it may), t.mu held. A SUBSCRIBE (notify false) is judged as a read
+// would be (see seen): on a resource the caller may not read it answers
+// what it answers where no resource is, and then delivers nothing about
+// it (each notification is judged at delivery). It needs the subscribe
+// right there, or for a stream (a GET kept open) the read right, denied
+// as a read is. NOTIFY passes data to the resource's subscribers: it
+// needs the subscribe right at the resource itself, like a write.
+func (t *Tree) mayListen(cl *caller, path string, stream, notify bool) string {
 	if reason := t.usable(cl); reason != "" {
 		return reason
 	}
-	if stream {
-		return t.readDenied(cl.identity, path)
+	if cl.identity == Admin {
+		return ""
 	}
-	if !t.permit(cl.identity, OpSubscribe, path) {
-		return reasonForbidden
+	var a access
+	if notify {
+		t.accessAt(&a, path)
+		if !a.allows(cl.identity, OpSubscribe) {
+			return reasonForbidden
+		}
+		return ""
 	}
-	return ""
+	read := t.seen(&a, cl.identity, path)
+	switch {
+	case stream && (read || a.allows(cl.identity, OpRead)):
+		return ""
+	case !stream && a.allows(cl.identity, OpSubscribe):
+		return ""
+	}
+	return reasonForbidden
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/client"
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
-	chdoors "github.com/reso-project/reso/plugins/channel"
+	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/websocket"
 )
 
@@ -60,13 +60,13 @@ func startServer() (string, func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	host := &plugins.Host{
-		Services: plugins.NewSettings(nil),
-		Tree:     plugins.TreeOf(tree),
+	host := &pluginhost.Host{
+		Services: pluginhost.NewSettings(nil),
+		Tree:     pluginhost.TreeOf(tree),
 		Sessions: websocket.New(websocket.Options{}),
 		Optional: func(h http.Handler) http.Handler { return h }, // anonymous callers only
 	}
-	table, err := host.Routes(ctx, []plugins.Entry{{Name: "channel", Plugin: chdoors.New()}})
+	table, err := host.Routes(ctx, []pluginhost.Entry{{Name: "channel", Plugin: doors.New()}})
 	if err != nil {
 		log.Fatal(err)
 	}

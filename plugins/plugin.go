@@ -1,5 +1,7 @@
-// Package plugins holds the contract between reso and its resources, and the
-// host that turns an ordered list of plugins into the router's route table.
+// Package plugins holds the contract between reso and its resources: a
+// plugin, its routes, and the services the host offers it. The host that
+// turns an ordered list of plugins into the router's route table is package
+// pluginhost.
 //
 // A plugin contributes an ordered list of routes. The contract is small and
 // transport-neutral (no http.ResponseWriter in it), so the same plugin code

@@ -15,10 +15,11 @@ import (
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/call"
-	chdoors "github.com/reso-project/reso/plugins/channel"
 	"github.com/reso-project/reso/plugins/config"
 	"github.com/reso-project/reso/plugins/console"
+	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/files"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/private"
 	"github.com/reso-project/reso/plugins/represent"
 	"github.com/reso-project/reso/plugins/users"
@@ -27,7 +28,7 @@ import (
 
 // bundled returns the bundled plugins in the route order of the example
 // application (docs/wire.md#example-routes).
-func bundled(cfg *options) ([]plugins.Entry, error) {
+func bundled(cfg *options) ([]pluginhost.Entry, error) {
 	u := users.Plugin{}
 	if cfg != nil && cfg.users != "" {
 		list, err := users.Load(cfg.users)
@@ -36,14 +37,14 @@ func bundled(cfg *options) ([]plugins.Entry, error) {
 		}
 		u.Users = list
 	}
-	return []plugins.Entry{
+	return []pluginhost.Entry{
 		{Name: "represent", Plugin: represent.Plugin{}},
 		{Name: "config", Plugin: config.Plugin{}},
 		{Name: "files", Plugin: files.Plugin{}},
 		{Name: "users", Plugin: u},
 		{Name: "private", Plugin: private.Plugin{}},
 		// After the example application's routes, which keep their order.
-		{Name: "channel", Plugin: chdoors.New()},
+		{Name: "channel", Plugin: doors.New()},
 		{Name: "call", Plugin: call.Plugin{}},
 		{Name: "console", Plugin: console.Plugin{}},
 		// Last: its prefix must clash with no other route (-www-prefix).
@@ -102,17 +103,17 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		call.SettingWait:         cfg.call.wait.String(),
 	}
 	maps.Copy(settings, cfg.www.settings())
-	host := &plugins.Host{
-		Services: plugins.NewSettings(settings, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait,
+	host := &pluginhost.Host{
+		Services: pluginhost.NewSettings(settings, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait,
 			www.SettingDir, www.SettingPrefix),
 		BodyLimit: cfg.bodyLimit,
 	}
-	closeAuth, err := setupAuth(ctx, cfg, host, logger)
+	a, closeAuth, err := setupAuth(ctx, cfg, host, logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	closers = append(closers, closeAuth)
-	closeChannel, err := setupChannel(ctx, cfg, host, logger)
+	closeChannel, err := setupChannel(ctx, cfg, host, a, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/pluginrpc"
 )
 
@@ -45,7 +46,7 @@ func (o *ops) addCheck(name string, fn func(ctx context.Context) error) {
 
 // addPlugins keeps the isolated plugins of entries: readiness wants their
 // processes up, and the metrics count their restarts.
-func (o *ops) addPlugins(entries []plugins.Entry) {
+func (o *ops) addPlugins(entries []pluginhost.Entry) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, e := range entries {

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/pluginrpc"
 )
 
@@ -30,7 +31,7 @@ import (
 //     routes is logged and left out instead of stopping the server.
 //
 // The returned cleanup ends every plugin process.
-func setupPlugins(ctx context.Context, cfg *options, entries []plugins.Entry, logger *slog.Logger) ([]plugins.Entry, func(), error) {
+func setupPlugins(ctx context.Context, cfg *options, entries []pluginhost.Entry, logger *slog.Logger) ([]pluginhost.Entry, func(), error) {
 	isolated, err := isolateNames(cfg.isolate, entries)
 	if err != nil {
 		return nil, nil, err
@@ -134,7 +135,7 @@ func setupPlugins(ctx context.Context, cfg *options, entries []plugins.Entry, lo
 		if j.optional {
 			p = optionalPlugin{name: j.name, p: j.client, logger: logger}
 		}
-		out = append(out, plugins.Entry{Name: j.name, Plugin: p})
+		out = append(out, pluginhost.Entry{Name: j.name, Plugin: p})
 	}
 	if len(errs) > 0 {
 		cleanup()
@@ -144,7 +145,7 @@ func setupPlugins(ctx context.Context, cfg *options, entries []plugins.Entry, lo
 }
 
 // isolateNames resolves the -isolate list against the bundled entries.
-func isolateNames(list string, entries []plugins.Entry) (map[string]bool, error) {
+func isolateNames(list string, entries []pluginhost.Entry) (map[string]bool, error) {
 	names := make([]string, len(entries))
 	for i, e := range entries {
 		names[i] = e.Name
@@ -170,7 +171,7 @@ func isolateNames(list string, entries []plugins.Entry) (map[string]bool, error)
 }
 
 // checkPluginNames rejects -plugin names that are taken.
-func checkPluginNames(ps pluginFlags, entries []plugins.Entry) error {
+func checkPluginNames(ps pluginFlags, entries []pluginhost.Entry) error {
 	seen := make(map[string]bool)
 	for _, e := range entries {
 		seen[e.Name] = true
@@ -240,7 +241,7 @@ func runPlugin(_ context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("plugin %s: %w", name, err)
 	}
-	i := slices.IndexFunc(entries, func(e plugins.Entry) bool { return e.Name == name })
+	i := slices.IndexFunc(entries, func(e pluginhost.Entry) bool { return e.Name == name })
 	if i < 0 {
 		names := make([]string, len(entries))
 		for i, e := range entries {

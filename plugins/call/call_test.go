@@ -9,7 +9,7 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 func TestExpires(t *testing.T) {
@@ -66,7 +66,7 @@ func newFixture(t *testing.T, settings map[string]string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	rs, err := Plugin{}.Routes(context.Background(), plugins.WithTree(plugins.NewSettings(settings), plugins.TreeOf(tr)))
+	rs, err := Plugin{}.Routes(context.Background(), pluginhost.WithTree(pluginhost.NewSettings(settings), pluginhost.TreeOf(tr)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/reso-project/reso/core"
-	chdoors "github.com/reso-project/reso/plugins/channel"
+	"github.com/reso-project/reso/plugins/doors"
 )
 
 // call serves /call, /call/<id> and /call/<id>/<participant>
@@ -21,10 +21,10 @@ func (h *handler) call(ctx context.Context, req *core.Request) (*core.Response, 
 	for _, s := range segs {
 		path += "/" + s
 	}
-	if stream, full, err := chdoors.StreamWanted(req); err != nil {
+	if stream, full, err := doors.StreamWanted(req); err != nil {
 		return nil, err
 	} else if stream {
-		return chdoors.Watch(ctx, h.st.t, req, path, full)
+		return doors.Watch(ctx, h.st.t, req, path, full)
 	}
 	switch len(segs) {
 	case 0:

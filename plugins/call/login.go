@@ -6,9 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	chdoors "github.com/reso-project/reso/plugins/channel"
-
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins/doors"
 )
 
 // loginRule is the rule of /login/<email>: the user's own sessions only.
@@ -38,12 +37,12 @@ func (h *handler) login(ctx context.Context, req *core.Request) (*core.Response,
 	if len(segs) == 1 {
 		switch req.Method {
 		case http.MethodGet, http.MethodHead:
-			stream, full, err := chdoors.StreamWanted(req)
+			stream, full, err := doors.StreamWanted(req)
 			if err != nil {
 				return nil, err
 			}
 			if stream {
-				resp, err := chdoors.Watch(ctx, h.st.t, req, path, full)
+				resp, err := doors.Watch(ctx, h.st.t, req, path, full)
 				if err == nil {
 					h.waiting.flush(email)
 				}
@@ -58,10 +57,10 @@ func (h *handler) login(ctx context.Context, req *core.Request) (*core.Response,
 	switch req.Method {
 	case http.MethodGet, http.MethodHead:
 		cpath := path + "/" + segs[1]
-		if stream, full, err := chdoors.StreamWanted(req); err != nil {
+		if stream, full, err := doors.StreamWanted(req); err != nil {
 			return nil, err
 		} else if stream {
-			return chdoors.Watch(ctx, h.st.t, req, cpath, full)
+			return doors.Watch(ctx, h.st.t, req, cpath, full)
 		}
 		e, err := h.st.record(ctx, cpath)
 		if err != nil {

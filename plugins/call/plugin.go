@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	tree "github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
@@ -160,7 +160,7 @@ func caller(req *core.Request) (email string, admin bool) {
 	if req.Identity == nil {
 		return "", false
 	}
-	return req.Identity.Email, req.Identity.Email == tree.Admin
+	return req.Identity.Email, req.Identity.Email == channel.Admin
 }
 
 var _ plugins.Plugin = Plugin{}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	tree "github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
@@ -52,7 +52,7 @@ func (s store) do(ctx context.Context, from string, m msg) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.t.Call(ctx, from, tree.Admin, b)
+	data, err := s.t.Call(ctx, from, channel.Admin, b)
 	if err != nil {
 		if _, ok := core.AsStatus(err); ok {
 			return nil, err

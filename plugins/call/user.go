@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/reso-project/reso/core"
-	chdoors "github.com/reso-project/reso/plugins/channel"
+	"github.com/reso-project/reso/plugins/doors"
 )
 
 // inboxRule is the rule of /user/<id>/message: its user alone reads it.
@@ -35,10 +35,10 @@ func (h *handler) user(ctx context.Context, req *core.Request) (*core.Response, 
 		return nil, err
 	}
 	mine := admin || who == owner
-	if stream, full, err := chdoors.StreamWanted(req); err != nil {
+	if stream, full, err := doors.StreamWanted(req); err != nil {
 		return nil, err
 	} else if stream {
-		return chdoors.Watch(ctx, h.st.t, req, path, full)
+		return doors.Watch(ctx, h.st.t, req, path, full)
 	}
 	switch len(segs) {
 	case 1:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 func TestPut(t *testing.T) {
@@ -26,7 +27,7 @@ func TestPut(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			host := plugins.NewSettings(map[string]string{plugins.SettingDirectory: "."})
+			host := pluginhost.NewSettings(map[string]string{plugins.SettingDirectory: "."})
 			rs := &resource{host: host}
 			_, err := rs.Put(context.Background(), &core.Request{Entity: c.entity})
 			if !errors.Is(err, c.err) {
@@ -40,7 +41,7 @@ func TestPut(t *testing.T) {
 }
 
 func TestGetDefault(t *testing.T) {
-	rs := &resource{host: &plugins.SettingsMap{}}
+	rs := &resource{host: &pluginhost.SettingsMap{}}
 	v, err := rs.Get(context.Background(), &core.Request{})
 	if err != nil {
 		t.Fatal(err)

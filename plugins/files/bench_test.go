@@ -10,6 +10,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // BenchmarkDownload measures a whole small download (open, check, read,
@@ -27,7 +28,7 @@ func BenchmarkDownload(b *testing.B) {
 		{"state", strings.Join([]string{db, db + "-wal", db + "-shm", db + "-journal", filepath.Join(dir, "secret")}, "\n")},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			d := &download{testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: bc.hidden}))}
+			d := &download{testFS(pluginhost.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: bc.hidden}))}
 			req := &core.Request{Method: "GET", Path: "f"}
 			buf := make([]byte, 32<<10)
 			b.ReportAllocs()

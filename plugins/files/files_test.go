@@ -10,6 +10,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 func TestListingNamesAndLinks(t *testing.T) {
@@ -23,7 +24,7 @@ func TestListingNamesAndLinks(t *testing.T) {
 	os.Mkdir(filepath.Join(dir, "d"), 0o755)
 	os.Symlink("d", filepath.Join(dir, "to-d"))
 	os.Symlink("..", filepath.Join(dir, "up"))
-	host := plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir})
+	host := pluginhost.NewSettings(map[string]string{plugins.SettingDirectory: dir})
 	l := &listing{testFS(host)}
 	v, err := l.Get(context.Background(), &core.Request{Path: ""})
 	if err != nil {
@@ -43,7 +44,7 @@ func TestListingNamesAndLinks(t *testing.T) {
 func TestListingErrors(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "f"), nil, 0o644)
-	l := &listing{testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir}))}
+	l := &listing{testFS(pluginhost.NewSettings(map[string]string{plugins.SettingDirectory: dir}))}
 	for path, want := range map[string]error{
 		"..":      ErrInvalidPath,
 		"a/..b":   ErrInvalidPath,
@@ -54,7 +55,7 @@ func TestListingErrors(t *testing.T) {
 			t.Errorf("%q: %v, want %v", path, err, want)
 		}
 	}
-	missing := &listing{testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: filepath.Join(dir, "nope")}))}
+	missing := &listing{testFS(pluginhost.NewSettings(map[string]string{plugins.SettingDirectory: filepath.Join(dir, "nope")}))}
 	if _, err := missing.Get(context.Background(), &core.Request{}); err != core.ErrNotFound {
 		t.Errorf("missing directory: %v", err)
 	}
@@ -67,7 +68,7 @@ func TestDownloadConfined(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "ok"), []byte("yes"), 0o644)
 	os.Symlink(outside, filepath.Join(dir, "leak"))
 	os.Symlink("loop", filepath.Join(dir, "loop"))
-	d := &download{testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir}))}
+	d := &download{testFS(pluginhost.NewSettings(map[string]string{plugins.SettingDirectory: dir}))}
 	resp, err := d.Handle(context.Background(), &core.Request{Method: "GET", Path: "ok"})
 	if err != nil || resp.ContentType != core.TypeOctet || resp.Content == nil || resp.Content.Size != 3 {
 		t.Fatalf("%+v %v", resp, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // stateDir lays out a served directory holding the server's state files
@@ -74,7 +75,7 @@ func fetch(t *testing.T, d *download, path string) (string, error) {
 
 func TestHiddenStateFiles(t *testing.T) {
 	dir, hidden := stateDir(t)
-	fsys := testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: hidden}))
+	fsys := testFS(pluginhost.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: hidden}))
 	l, d := &listing{fsys}, &download{fsys}
 
 	v, err := l.Get(context.Background(), &core.Request{})
@@ -140,14 +141,14 @@ func TestHiddenOutsideDirectory(t *testing.T) {
 	if err := os.Link(db, filepath.Join(dir, "copy")); err != nil {
 		t.Fatal(err)
 	}
-	d := &download{testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: db}))}
+	d := &download{testFS(pluginhost.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: db}))}
 	if _, err := fetch(t, d, "copy"); err != core.ErrNotFound {
 		t.Errorf("hard link: %v, want %v", err, core.ErrNotFound)
 	}
 }
 
 // failingHost fails every setting.
-type failingHost struct{ *plugins.SettingsMap }
+type failingHost struct{ *pluginhost.SettingsMap }
 
 func (failingHost) Setting(context.Context, string) (string, error) {
 	return "", errors.New("host gone")
@@ -157,12 +158,12 @@ func (failingHost) Setting(context.Context, string) (string, error) {
 // file cannot be read, nothing is served, and the error names no path.
 func TestHiddenFailsClosed(t *testing.T) {
 	dir, _ := stateDir(t)
-	d := &download{testFS(failingHost{plugins.NewSettings(nil)})}
+	d := &download{testFS(failingHost{pluginhost.NewSettings(nil)})}
 	if _, err := fetch(t, d, "ok.txt"); err == nil {
 		t.Error("served without the setting")
 	}
 	long := filepath.Join(dir, strings.Repeat("x", 300)) // ENAMETOOLONG
-	d = &download{testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: long}))}
+	d = &download{testFS(pluginhost.NewSettings(map[string]string{plugins.SettingDirectory: dir, plugins.SettingHidden: long}))}
 	_, err := fetch(t, d, "ok.txt")
 	if _, isStatus := core.AsStatus(err); err == nil || isStatus || strings.Contains(err.Error(), dir) {
 		t.Errorf("unreadable state file: %v, want an error without its path", err)
@@ -175,7 +176,7 @@ func TestHiddenFailsClosed(t *testing.T) {
 
 // countingHost counts the times the hidden setting is asked for.
 type countingHost struct {
-	*plugins.SettingsMap
+	*pluginhost.SettingsMap
 	n atomic.Int32
 }
 
@@ -187,7 +188,7 @@ func (h *countingHost) Setting(ctx context.Context, name string) (string, error)
 }
 
 func TestHiddenSettingCached(t *testing.T) {
-	host := &countingHost{SettingsMap: plugins.NewSettings(map[string]string{plugins.SettingHidden: "/a\n\n/b \n"})}
+	host := &countingHost{SettingsMap: pluginhost.NewSettings(map[string]string{plugins.SettingHidden: "/a\n\n/b \n"})}
 	h := newHidden(host)
 	now := time.Unix(1700000000, 0)
 	h.now = func() time.Time { return now }

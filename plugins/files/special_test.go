@@ -14,6 +14,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // within fails t if f does not return within a generous time: a guard
@@ -44,7 +45,7 @@ func TestNotRegular(t *testing.T) {
 	defer ln.Close()
 	os.Symlink("fifo", filepath.Join(dir, "fifo-link"))
 	os.WriteFile(filepath.Join(dir, "ok"), []byte("ok"), 0o644)
-	fsys := testFS(plugins.NewSettings(map[string]string{plugins.SettingDirectory: dir}))
+	fsys := testFS(pluginhost.NewSettings(map[string]string{plugins.SettingDirectory: dir}))
 	d, l := &download{fsys}, &listing{fsys}
 	for _, name := range []string{"fifo", "fifo-link", "sock"} {
 		within(t, "GET /file/"+name, func() {

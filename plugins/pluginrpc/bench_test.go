@@ -13,6 +13,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // The benchmarks compare the test plugin's GET /users/0 (a bound list, as
@@ -56,7 +57,7 @@ func benchPlugins(b *testing.B) []struct {
 
 func BenchmarkHandle(b *testing.B) {
 	for _, bp := range benchPlugins(b) {
-		rs, err := bp.p.Routes(b.Context(), plugins.NewSettings(nil))
+		rs, err := bp.p.Routes(b.Context(), pluginhost.NewSettings(nil))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,7 +87,7 @@ func BenchmarkHandle(b *testing.B) {
 
 func BenchmarkHTTP(b *testing.B) {
 	for _, bp := range benchPlugins(b) {
-		s := newTestServer(b, plugins.Entry{Name: bp.name, Plugin: bp.p}).srv.URL
+		s := newTestServer(b, pluginhost.Entry{Name: bp.name, Plugin: bp.p}).srv.URL
 		b.Run(bp.name, func(b *testing.B) {
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 			defer reportCPU(b, bp.p)()

@@ -8,12 +8,13 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // handlerOf returns the handler of the route of p whose Match is match.
 func handlerOf(t *testing.T, p plugins.Plugin, match string) core.Handler {
 	t.Helper()
-	rs, err := p.Routes(t.Context(), plugins.NewSettings(nil))
+	rs, err := p.Routes(t.Context(), pluginhost.NewSettings(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/represent"
 )
 
@@ -28,8 +29,8 @@ import (
 // lines, a body limit, and a stand-in authenticator.
 type testServer struct {
 	srv      *httptest.Server
-	settings *plugins.SettingsMap
-	mount    *plugins.Host
+	settings *pluginhost.SettingsMap
+	mount    *pluginhost.Host
 	// pipes receives the client end of every session the server accepts.
 	pipes chan core.Session
 
@@ -61,11 +62,11 @@ func (s *testServer) endChan(id string) chan struct{} {
 	return c
 }
 
-func newTestServer(t testing.TB, entries ...plugins.Entry) *testServer {
+func newTestServer(t testing.TB, entries ...pluginhost.Entry) *testServer {
 	t.Helper()
-	settings := plugins.NewSettings(map[string]string{"greeting": "hi there"})
+	settings := pluginhost.NewSettings(map[string]string{"greeting": "hi there"})
 	pipes := make(chan core.Session, 16)
-	m := &plugins.Host{
+	m := &pluginhost.Host{
 		Services:  settings,
 		BodyLimit: 1 << 20,
 		Sessions:  pipeTransport(pipes),
@@ -112,7 +113,7 @@ func (p pipeTransport) Accept(_ http.ResponseWriter, _ *http.Request, id string)
 	return server, nil
 }
 
-var _ plugins.SessionTransport = pipeTransport(nil)
+var _ pluginhost.SessionTransport = pipeTransport(nil)
 
 var dateLine = regexp.MustCompile(`(?m)^Date: .*\r\n`)
 
@@ -308,7 +309,7 @@ func TestContract(t *testing.T) {
 	ps := transports(t)
 	for _, name := range order {
 		t.Run(name, func(t *testing.T) {
-			s := newTestServer(t, plugins.Entry{Name: "represent", Plugin: represent.Plugin{}}, plugins.Entry{Name: "test", Plugin: ps[name]})
+			s := newTestServer(t, pluginhost.Entry{Name: "represent", Plugin: represent.Plugin{}}, pluginhost.Entry{Name: "test", Plugin: ps[name]})
 			for _, c := range suite() {
 				answer := s.raw(t, c.request)
 				answers[name] = append(answers[name], answer)
@@ -332,7 +333,7 @@ func TestContract(t *testing.T) {
 // context in the plugin process.
 func TestCancel(t *testing.T) {
 	c := load(t, Config{Name: "test", Cmd: childCmd("serve")})
-	s := newTestServer(t, plugins.Entry{Name: "test", Plugin: c})
+	s := newTestServer(t, pluginhost.Entry{Name: "test", Plugin: c})
 	// The client resets the connection: a plain close (FIN) looks like a
 	// half-close, after which the server still answers (see core.Listen),
 	// so only a reset ends the request at once.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
@@ -190,7 +191,7 @@ func TestNotUTF8RoundTrip(t *testing.T) {
 	t.Run("settings", func(t *testing.T) {
 		// The host's side of the Host service, with the messages marshaled
 		// as the wire does.
-		hs := &hostServer{host: plugins.NewSettings(nil)}
+		hs := &hostServer{host: pluginhost.NewSettings(nil)}
 		set := roundTrip(t, &pluginv2.SetSettingRequest{Name: wire(notUTF8), Value: wire("/dir/" + notUTF8)}, &pluginv2.SetSettingRequest{})
 		sresp, err := hs.SetSetting(t.Context(), set)
 		if err != nil || sresp.GetError() != nil {

@@ -53,7 +53,7 @@
 //     stream (Session) per session, so an isolated plugin serves sessions
 //     like a compiled-in one. The transport that owns the client's
 //     connection (the WebSocket) stays in the host, and the host assigns
-//     the session's id and runs the end hooks ([plugins.Host].OnSessionEnd):
+//     the session's id and runs the end hooks ([pluginhost.Host].OnSessionEnd):
 //     when the plugin process dies, the call breaks, the host closes the
 //     session with 1011 and still runs them once. State tied to a session
 //     (transient resources) thus lives in the host and is released however

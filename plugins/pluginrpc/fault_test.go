@@ -16,6 +16,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // otherPlugin is an in-process plugin whose route must keep answering
@@ -45,7 +46,7 @@ func TestRestart(t *testing.T) {
 	for _, how := range []string{"kill -9", "exit"} {
 		t.Run(how, func(t *testing.T) {
 			c := load(t, Config{Name: "test", Cmd: childCmd("serve")})
-			s := newTestServer(t, plugins.Entry{Name: "other", Plugin: otherPlugin}, plugins.Entry{Name: "test", Plugin: c})
+			s := newTestServer(t, pluginhost.Entry{Name: "other", Plugin: otherPlugin}, pluginhost.Entry{Name: "test", Plugin: c})
 			code, body := get(t, s, "/pid")
 			if code != 200 || body != strconv.Itoa(c.PID()) {
 				t.Fatalf("GET /pid = %d %q, want 200 %d", code, body, c.PID())
@@ -155,7 +156,7 @@ func TestBadHandshake(t *testing.T) {
 // then answer 503.
 func TestClose(t *testing.T) {
 	c := load(t, Config{Name: "test", Cmd: childCmd("serve")})
-	s := newTestServer(t, plugins.Entry{Name: "test", Plugin: c})
+	s := newTestServer(t, pluginhost.Entry{Name: "test", Plugin: c})
 	pid := c.PID()
 	if pid == 0 {
 		t.Fatal("no PID")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/represent"
 )
 
@@ -116,7 +117,7 @@ func FuzzTransports(f *testing.F) {
 		"stream": load(f, Config{Name: "test", Cmd: childCmd("serve")}),
 	}
 	for _, name := range names {
-		servers[name] = newTestServer(f, plugins.Entry{Name: "represent", Plugin: represent.Plugin{}}, plugins.Entry{Name: "test", Plugin: ps[name]})
+		servers[name] = newTestServer(f, pluginhost.Entry{Name: "represent", Plugin: represent.Plugin{}}, pluginhost.Entry{Name: "test", Plugin: ps[name]})
 	}
 	f.Fuzz(func(t *testing.T, sel uint8, path, query, agent, body []byte) {
 		requests := []string{fuzzRequest(sel, path, query, agent, body)}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
@@ -69,7 +70,7 @@ func (h *remoteHost) view(capabilities []string) plugins.Services {
 		s = settingsHost{h}
 	}
 	if slices.Contains(capabilities, capTree) {
-		s = plugins.WithTree(s, treeHost{h})
+		s = pluginhost.WithTree(s, treeHost{h})
 	}
 	return s
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/channel"
+	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/users"
 )
 
@@ -45,7 +45,7 @@ func runChild(mode string) int {
 	case "serve":
 		err = Serve(p)
 	case "channel":
-		err = Serve(channel.New())
+		err = Serve(doors.New())
 	case "stdout":
 		fmt.Println("hello from a plugin that prints to stdout")
 		err = Serve(p)

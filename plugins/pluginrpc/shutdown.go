@@ -15,7 +15,7 @@ import (
 
 // Shutdown calls the plugin's Close (plugins.Closer), if it has one, in
 // its process, and returns its error; the process keeps running until
-// Close. The host calls it at shutdown (see plugins.Host.Close).
+// Close. The host calls it at shutdown (see pluginhost.Host.Close).
 func (c *Client) Shutdown(ctx context.Context) error {
 	cn := c.cur.Load()
 	if cn == nil {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/represent"
 )
 
@@ -66,7 +66,7 @@ func TestStreamContract(t *testing.T) {
 	answers := map[string][]string{}
 	for _, name := range []string{"direct", "stream"} {
 		t.Run(name, func(t *testing.T) {
-			s := newTestServer(t, plugins.Entry{Name: "represent", Plugin: represent.Plugin{}}, plugins.Entry{Name: "test", Plugin: ps[name]})
+			s := newTestServer(t, pluginhost.Entry{Name: "represent", Plugin: represent.Plugin{}}, pluginhost.Entry{Name: "test", Plugin: ps[name]})
 			for _, c := range cases {
 				answers[name] = append(answers[name], slowRead(t, s, c.request))
 			}
@@ -106,7 +106,7 @@ func TestStreamContract(t *testing.T) {
 func TestStreamCancel(t *testing.T) {
 	for name, p := range transports(t) {
 		t.Run(name, func(t *testing.T) {
-			s := newTestServer(t, plugins.Entry{Name: "test", Plugin: p})
+			s := newTestServer(t, pluginhost.Entry{Name: "test", Plugin: p})
 			c, err := net.Dial("tcp", s.srv.Listener.Addr().String())
 			if err != nil {
 				t.Fatal(err)
@@ -189,7 +189,7 @@ func TestSessionContract(t *testing.T) {
 	}
 	for name, p := range transports(t) {
 		t.Run(name, func(t *testing.T) {
-			s := newTestServer(t, plugins.Entry{Name: "test", Plugin: p})
+			s := newTestServer(t, pluginhost.Entry{Name: "test", Plugin: p})
 			ctx := t.Context()
 			c, done := openSession(t, s, "/session/echo")
 			for _, m := range msgs {
@@ -255,7 +255,7 @@ func holdBoth(t *testing.T, s *testServer, rest string) (core.Session, <-chan st
 func TestGoAway(t *testing.T) {
 	for name, p := range transports(t) {
 		t.Run(name, func(t *testing.T) {
-			s := newTestServer(t, plugins.Entry{Name: "represent", Plugin: represent.Plugin{}}, plugins.Entry{Name: "test", Plugin: p})
+			s := newTestServer(t, pluginhost.Entry{Name: "represent", Plugin: represent.Plugin{}}, pluginhost.Entry{Name: "test", Plugin: p})
 			ctx := t.Context()
 			c, done, br := holdBoth(t, s, "/x")
 			s.mount.GoAway()
@@ -290,7 +290,7 @@ func TestGoAway(t *testing.T) {
 // the end hook runs once.
 func TestKilledDuringStreams(t *testing.T) {
 	c := load(t, Config{Name: "test", Cmd: childCmd("serve")})
-	s := newTestServer(t, plugins.Entry{Name: "test", Plugin: c})
+	s := newTestServer(t, pluginhost.Entry{Name: "test", Plugin: c})
 	ctx := t.Context()
 	sess, done, br := holdBoth(t, s, "")
 	if err := syscall.Kill(c.PID(), syscall.SIGKILL); err != nil {

@@ -14,16 +14,17 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/channel"
+	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/internal/treetest"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // newTreeServer is a test server whose host offers tree, serving p.
 func newTreeServer(t *testing.T, tree plugins.Tree, p plugins.Plugin) *testServer {
 	t.Helper()
-	settings := plugins.NewSettings(nil)
+	settings := pluginhost.NewSettings(nil)
 	pipes := make(chan core.Session, 16)
-	m := &plugins.Host{
+	m := &pluginhost.Host{
 		Services: settings,
 		Tree:     tree,
 		Sessions: pipeTransport(pipes),
@@ -38,7 +39,7 @@ func newTreeServer(t *testing.T, tree plugins.Tree, p plugins.Plugin) *testServe
 	}
 	ts := &testServer{settings: settings, mount: m, pipes: pipes, ended: make(map[string]int)}
 	m.OnSessionEnd(ts.sessionEnded)
-	table, err := m.Routes(t.Context(), []plugins.Entry{{Name: "channel", Plugin: p}})
+	table, err := m.Routes(t.Context(), []pluginhost.Entry{{Name: "channel", Plugin: p}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func newTreeServer(t *testing.T, tree plugins.Tree, p plugins.Plugin) *testServe
 // process.
 func channelTransports(t *testing.T) map[string]plugins.Plugin {
 	return map[string]plugins.Plugin{
-		"direct": channel.New(),
+		"direct": doors.New(),
 		"stream": load(t, Config{Name: "channel", Cmd: childCmd("channel")}),
 	}
 }

@@ -2,7 +2,8 @@
 // (RFC 6455): it turns a handshake request into a [core.Session] for a
 // session route, with the limits a public server needs on by default.
 //
-// Give it to the host as its [plugins.SessionTransport]:
+// Give it to the plugin host as its session transport
+// (pluginhost.SessionTransport, package github.com/reso-project/reso/plugins/pluginhost):
 //
 //	host.Sessions = websocket.New(websocket.Options{})
 //
@@ -20,13 +21,7 @@
 // batch goes to the network in one write.
 package websocket
 
-import (
-	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
-)
+import "github.com/reso-project/reso/core"
 
 // The package's contracts, named so the doc links above resolve.
-var (
-	_ plugins.SessionTransport = (*Transport)(nil)
-	_ core.BatchSender         = (*session)(nil)
-)
+var _ core.BatchSender = (*session)(nil)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/websocket"
 )
 
@@ -34,11 +35,11 @@ var echo = plugins.PluginFunc(func(context.Context, plugins.Services) ([]plugins
 // New gives the host its WebSocket door: session routes then accept
 // WebSocket handshakes, with the default limits.
 func ExampleNew() {
-	host := &plugins.Host{Services: plugins.NewSettings(nil), BodyLimit: 1 << 20}
+	host := &pluginhost.Host{Services: pluginhost.NewSettings(nil), BodyLimit: 1 << 20}
 	host.Sessions = websocket.New(websocket.Options{
 		Origins: []string{"https://app.example.org"},
 	})
-	table, err := host.Routes(context.Background(), []plugins.Entry{{Name: "echo", Plugin: echo}})
+	table, err := host.Routes(context.Background(), []pluginhost.Entry{{Name: "echo", Plugin: echo}})
 	if err != nil {
 		fmt.Println(err)
 		return

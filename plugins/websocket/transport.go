@@ -22,7 +22,8 @@ var (
 	ErrTooManyConnections = core.Status(http.StatusServiceUnavailable, "Too Many Connections")
 )
 
-// Transport is a [plugins.SessionTransport] over WebSocket. Its methods
+// Transport is a session transport over WebSocket (the
+// pluginhost.SessionTransport of package plugins/pluginhost). Its methods
 // are safe for concurrent use.
 type Transport struct {
 	opt      Options

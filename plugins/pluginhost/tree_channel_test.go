@@ -1,4 +1,4 @@
-package plugins_test
+package pluginhost_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/internal/treetest"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // TestTreeOfSessionEnd runs the host's tree service on package channel's
@@ -22,7 +23,7 @@ func TestTreeOfSessionEnd(t *testing.T) {
 	}
 	defer tree.Close()
 	p := make(pipes, 1)
-	h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: plugins.TreeOf(tree), Sessions: p}
+	h := &pluginhost.Host{Services: pluginhost.NewSettings(nil), Tree: pluginhost.TreeOf(tree), Sessions: p}
 	put := make(chan string, 1)
 	plugin := plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
 		tr := host.(plugins.Tree)
@@ -43,7 +44,7 @@ func TestTreeOfSessionEnd(t *testing.T) {
 			return nil // the client is left connected
 		})}}, nil
 	})
-	table, err := h.Routes(t.Context(), []plugins.Entry{{Name: "p", Plugin: plugin}})
+	table, err := h.Routes(t.Context(), []pluginhost.Entry{{Name: "p", Plugin: plugin}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,17 +85,17 @@ func TestTreeReadier(t *testing.T) {
 		tree  plugins.Tree
 		ready bool
 	}{
-		{"in process", plugins.TreeOf(tree), true},
+		{"in process", pluginhost.TreeOf(tree), true},
 		{"stand-in", treetest.New(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var offered plugins.Tree
-			h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: tc.tree, Sessions: make(pipes, 1)}
+			h := &pluginhost.Host{Services: pluginhost.NewSettings(nil), Tree: tc.tree, Sessions: make(pipes, 1)}
 			plugin := plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
 				offered = host.(plugins.Tree)
 				return nil, nil
 			})
-			if _, err := h.Routes(t.Context(), []plugins.Entry{{Name: "p", Plugin: plugin}}); err != nil {
+			if _, err := h.Routes(t.Context(), []pluginhost.Entry{{Name: "p", Plugin: plugin}}); err != nil {
 				t.Fatal(err)
 			}
 			c, err := offered.Connect(t.Context(), "c-"+tc.name, "")

@@ -1,19 +1,20 @@
-package plugins
+package pluginhost
 
 import (
 	"context"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/plugins"
 )
 
 // TreeOf returns t as the host service [Tree], for [Host].Tree.
-func TreeOf(t *channel.Tree) Tree { return channelTree{t} }
+func TreeOf(t *channel.Tree) plugins.Tree { return channelTree{t} }
 
 // channelTree adapts *channel.Tree to Tree.
 type channelTree struct{ t *channel.Tree }
 
 // Connect attaches a client to the tree.
-func (c channelTree) Connect(_ context.Context, id, identity string) (TreeClient, error) {
+func (c channelTree) Connect(_ context.Context, id, identity string) (plugins.TreeClient, error) {
 	cl, err := c.t.Connect(id, identity)
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func (c channelClient) Exec(ctx context.Context, msg []byte) error {
 }
 
 var (
-	_ Tree        = channelTree{}
-	_ TreeClient  = channelClient{}
-	_ TreeReadier = channelClient{}
+	_ plugins.Tree        = channelTree{}
+	_ plugins.TreeClient  = channelClient{}
+	_ plugins.TreeReadier = channelClient{}
 )

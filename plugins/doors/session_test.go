@@ -1,4 +1,4 @@
-package channel_test
+package doors_test
 
 import (
 	"context"
@@ -7,11 +7,12 @@ import (
 	"sync/atomic"
 	"testing"
 
-	tree "github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/channel"
+	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/internal/treetest"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 func send(t *testing.T, s core.Session, msg string) {
@@ -37,7 +38,7 @@ func expect(t *testing.T, s core.Session, want string) {
 // they caused, binary messages are ignored, the identity reaches the
 // tree, and the end of a session disconnects its client once.
 func TestSessionDoor(t *testing.T) {
-	s := newServer(t, channel.New())
+	s := newServer(t, doors.New())
 	a, doneA := s.session(t, "X-User", "ann@example.com")
 	b, doneB := s.session(t)
 	waitFor(t, 10e9, "both clients to connect", func() bool { return len(s.tree.Connected()) == 2 })
@@ -96,7 +97,7 @@ func notifyUntilDropped(t *testing.T, w core.Session, path string) {
 // not reading is closed with the tree's code and reason, while the writer
 // is never held up.
 func TestSessionSlowConsumer(t *testing.T) {
-	s := newServer(t, channel.New())
+	s := newServer(t, doors.New())
 	slow, done := s.session(t)
 	w, _ := s.session(t)
 	send(t, slow, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
@@ -122,11 +123,11 @@ func TestSessionSlowConsumer(t *testing.T) {
 // TestSessionTooBig checks that a message past MaxMessage closes the
 // session with 1009.
 func TestSessionTooBig(t *testing.T) {
-	s := newServer(t, &channel.Plugin{MaxMessage: 100})
+	s := newServer(t, &doors.Plugin{MaxMessage: 100})
 	c, done := s.session(t)
 	send(t, c, `{"method":"PUT","resource":"/r","msg_id":1,"entity":"`+strings.Repeat("x", 100)+`"}`)
 	_, err := c.Recv(context.WithoutCancel(t.Context()))
-	if code, reason := core.CloseStatus(err); code != channel.CloseTooBig || reason != "message too big" {
+	if code, reason := core.CloseStatus(err); code != doors.CloseTooBig || reason != "message too big" {
 		t.Errorf("closed with %d %q (%v)", code, reason, err)
 	}
 	<-done
@@ -162,7 +163,7 @@ type countingClient struct {
 	t *countingTree
 }
 
-func (c countingClient) Next(ctx context.Context, buf []tree.Frame) ([]tree.Frame, error) {
+func (c countingClient) Next(ctx context.Context, buf []channel.Frame) ([]channel.Frame, error) {
 	c.t.nexts.Add(1)
 	return c.TreeClient.Next(ctx, buf)
 }
@@ -185,17 +186,17 @@ func TestSessionWriters(t *testing.T) {
 	}{
 		{"pump", func(*testing.T) plugins.Tree { return treetest.New() }, false},
 		{"on demand", func(t *testing.T) plugins.Tree {
-			tr, err := tree.New(t.Context(), nil, tree.Options{QueueFrames: treetest.QueueLimit})
+			tr, err := channel.New(t.Context(), nil, channel.Options{QueueFrames: treetest.QueueLimit})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { tr.Close() })
-			return plugins.TreeOf(tr)
+			return pluginhost.TreeOf(tr)
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct := &countingTree{Tree: tc.tree(t)}
-			s := newServerOn(t, ct, channel.New())
+			s := newServerOn(t, ct, doors.New())
 			a, doneA := s.session(t)
 			b, doneB := s.session(t)
 			send(t, a, `{"method":"SUBSCRIBE","resource":"/r","msg_id":0}`)

@@ -1,4 +1,4 @@
-package plugins
+package pluginhost
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
 )
 
 // SessionTransport is the host's door for session routes: it owns the
@@ -125,9 +126,9 @@ func (m *Host) Close(ctx context.Context) error {
 	for _, e := range slices.Backward(entries) {
 		var err error
 		switch p := e.Plugin.(type) {
-		case Closer:
+		case plugins.Closer:
 			err = p.Close(ctx)
-		case Shutdowner:
+		case plugins.Shutdowner:
 			err = p.Shutdown(ctx)
 		}
 		if err != nil {
@@ -140,7 +141,7 @@ func (m *Host) Close(ctx context.Context) error {
 // sessionHandler adapts a session handler to net/http: the transport turns
 // the request into a session, the handler serves it, and the end hooks run
 // once when it is over.
-func (m *Host) sessionHandler(h core.SessionHandler, mode IdentityMode) http.Handler {
+func (m *Host) sessionHandler(h core.SessionHandler, mode plugins.IdentityMode) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m.Sessions == nil {
 			core.WriteError(w, r, ErrNoSessions)
@@ -149,7 +150,7 @@ func (m *Host) sessionHandler(h core.SessionHandler, mode IdentityMode) http.Han
 		// A clone: the session outlives the request (see below).
 		req := core.Prepare(r).Clone()
 		req.Body = nil
-		if mode != IdentityNone {
+		if mode != plugins.IdentityNone {
 			req.Identity = core.IdentityFromContext(r.Context())
 		}
 		id := newSessionID()

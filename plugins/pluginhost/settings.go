@@ -1,10 +1,12 @@
-package plugins
+package pluginhost
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/reso-project/reso/plugins"
 )
 
 // SettingsMap is an in-memory [Services] that offers [Settings]: a map of
@@ -50,6 +52,6 @@ func (s *SettingsMap) SetSetting(_ context.Context, name, value string) error {
 }
 
 var (
-	_ Services = (*SettingsMap)(nil)
-	_ Settings = (*SettingsMap)(nil)
+	_ plugins.Services = (*SettingsMap)(nil)
+	_ plugins.Settings = (*SettingsMap)(nil)
 )

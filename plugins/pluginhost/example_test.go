@@ -1,4 +1,4 @@
-package plugins_test
+package pluginhost_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/represent"
 )
 
@@ -32,11 +33,11 @@ var greeter = plugins.PluginFunc(func(_ context.Context, host plugins.Services) 
 // Host turns the ordered plugin list into a route table for core.Router:
 // the representation prefixes first, so /xml/hello reaches the greeter.
 func ExampleHost() {
-	m := &plugins.Host{
-		Services:  plugins.NewSettings(map[string]string{"name": "world"}),
+	m := &pluginhost.Host{
+		Services:  pluginhost.NewSettings(map[string]string{"name": "world"}),
 		BodyLimit: 1 << 20,
 	}
-	table, err := m.Routes(context.Background(), []plugins.Entry{
+	table, err := m.Routes(context.Background(), []pluginhost.Entry{
 		{Name: "represent", Plugin: represent.Plugin{}},
 		{Name: "greeter", Plugin: greeter},
 	})

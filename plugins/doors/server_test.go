@@ -1,4 +1,4 @@
-package channel_test
+package doors_test
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/internal/treetest"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // server is a reso server with the doors on the stand-in tree.
@@ -64,8 +65,8 @@ func newServer(t *testing.T, p plugins.Plugin) *server {
 func newServerOn(t *testing.T, tree plugins.Tree, p plugins.Plugin) *server {
 	t.Helper()
 	s := &server{pipes: make(chan core.Session, 8)}
-	h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: tree, Sessions: pipes(s.pipes), Optional: xUser, Challenge: challenge, BodyLimit: 1 << 10}
-	table, err := h.Routes(t.Context(), []plugins.Entry{{Name: "channel", Plugin: p}})
+	h := &pluginhost.Host{Services: pluginhost.NewSettings(nil), Tree: tree, Sessions: pipes(s.pipes), Optional: xUser, Challenge: challenge, BodyLimit: 1 << 10}
+	table, err := h.Routes(t.Context(), []pluginhost.Entry{{Name: "channel", Plugin: p}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-// Package channel is the plugin of the doors of the resource tree
+// Package doors is the plugin of the doors of the resource tree
 // (docs/channel.md; the tree itself is package
 // github.com/reso-project/reso/channel, which the host offers plugins as
 // the [plugins.Tree] service):
@@ -22,4 +22,4 @@
 // identity (its e-mail is the identity the tree sees), none leaves it
 // anonymous. The doors only translate: permissions, limits on
 // subscriptions and queues are the tree's.
-package channel
+package doors

@@ -1,4 +1,4 @@
-package channel
+package doors
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ var (
 //     JSON content, 400 Invalid Entity, else 400 and the reason in title
 //     case. A refusal of an anonymous caller answers 401 Unauthorized
 //     instead of 403, and the host adds the challenge
-//     (plugins.Host.Challenge).
+//     (pluginhost.Host.Challenge).
 //   - ?rules reads (GET) or changes (PUT, with a JSON object of "rules",
 //     "group" and "owner") the rules of the resource with the tree's RULES
 //     message (docs/channel.md#changing-rules-rules); it answers 200 and the
@@ -230,13 +230,17 @@ func StreamWanted(req *core.Request) (stream, full bool, err error) {
 }
 
 // resourcePath returns the tree path of the part of the request path
-// after /channel/: rooted, without a trailing slash. A path the tree
-// could misread (not UTF-8, or holding ? or # once decoded) is refused.
+// after /channel/, rooted: "" is the root. It changes nothing else, so
+// that the tree's parser alone decides which paths are valid, on every
+// door: /channel//b or /channel/b/ answer 400 Invalid Resource as
+// "//b" and "/b/" fail over the WebSocket. A path the tree would read
+// otherwise than the request meant (not UTF-8, or holding ? or # once
+// decoded) is refused here.
 func resourcePath(p string) (string, error) {
 	if !utf8.ValidString(p) || strings.ContainsAny(p, "?#") {
 		return "", errInvalidResource
 	}
-	return "/" + strings.TrimSuffix(strings.TrimPrefix(p, "/"), "/"), nil
+	return "/" + p, nil
 }
 
 // escapePath percent-encodes each segment of a tree path for a header.

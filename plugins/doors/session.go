@@ -1,11 +1,11 @@
-package channel
+package doors
 
 import (
 	"context"
 	"errors"
 	"sync"
 
-	tree "github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
@@ -102,7 +102,7 @@ type drainer struct {
 	wg      sync.WaitGroup
 
 	// Used by the running goroutine only.
-	frames []tree.Frame
+	frames []channel.Frame
 	msgs   []core.Message
 }
 
@@ -166,7 +166,7 @@ func (d *drainer) write() bool {
 			}
 		}
 		if err != nil {
-			var gone *tree.Gone
+			var gone *channel.Gone
 			if errors.As(err, &gone) {
 				_ = d.s.Close(gone.Code, gone.Reason)
 			}
@@ -192,7 +192,7 @@ func (d *drainer) stop() {
 // session is then closed with the tree's code and reason), a write fails
 // or ctx ends.
 func pump(ctx context.Context, c plugins.TreeClient, s core.Session) {
-	var frames []tree.Frame
+	var frames []channel.Frame
 	var msgs []core.Message
 	for {
 		var err error
@@ -209,7 +209,7 @@ func pump(ctx context.Context, c plugins.TreeClient, s core.Session) {
 			clear(frames)
 		}
 		if err != nil {
-			var gone *tree.Gone
+			var gone *channel.Gone
 			if errors.As(err, &gone) {
 				_ = s.Close(gone.Code, gone.Reason)
 			}

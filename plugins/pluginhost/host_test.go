@@ -1,4 +1,4 @@
-package plugins
+package pluginhost
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
 )
 
-func echoPlugin(mode IdentityMode) Plugin {
-	return PluginFunc(func(ctx context.Context, host Services) ([]Route, error) {
-		return []Route{
+func echoPlugin(mode plugins.IdentityMode) plugins.Plugin {
+	return plugins.PluginFunc(func(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
+		return []plugins.Route{
 			{Match: "GET /r/(?P<x>.*)", Rewrite: "GET /e/%(x)s"},
 			{Match: "GET,PUT /e/", Identity: mode, Handler: core.HandlerFunc(func(ctx context.Context, req *core.Request) (*core.Response, error) {
 				body, err := core.ReadBody(req.Body)
@@ -55,7 +56,7 @@ func call(rt http.Handler, method, target, body string) (int, string) {
 }
 
 func TestMountOrderRewriteAndBodyLimit(t *testing.T) {
-	rt := serve(t, &Host{Services: &SettingsMap{}, BodyLimit: 4}, Entry{Name: "echo", Plugin: echoPlugin(IdentityNone)})
+	rt := serve(t, &Host{Services: &SettingsMap{}, BodyLimit: 4}, Entry{Name: "echo", Plugin: echoPlugin(plugins.IdentityNone)})
 	cases := []struct {
 		method, target, body string
 		code                 int
@@ -93,33 +94,33 @@ func xUser(required bool) func(http.Handler) http.Handler {
 }
 
 func TestMountIdentity(t *testing.T) {
-	for _, mode := range []IdentityMode{IdentityOptional, IdentityRequired, IdentityMode(9)} {
+	for _, mode := range []plugins.IdentityMode{plugins.IdentityOptional, plugins.IdentityRequired, plugins.IdentityMode(9)} {
 		_, err := (&Host{Services: &SettingsMap{}}).Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(mode)}})
 		if err == nil || !strings.Contains(err.Error(), "p: route") {
 			t.Errorf("a route with identity %s without an authenticator: %v", mode, err)
 		}
 	}
 	m := &Host{Services: &SettingsMap{}, Require: xUser(true), Optional: xUser(false)}
-	if _, err := m.Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(IdentityMode(9))}}); err == nil {
+	if _, err := m.Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(plugins.IdentityMode(9))}}); err == nil {
 		t.Error("an unknown identity mode was mounted")
 	}
 	cases := []struct {
-		mode IdentityMode
+		mode plugins.IdentityMode
 		user string
 		code int
 		body string
 	}{
-		{IdentityRequired, "", 401, "401 Unauthorized\n"},
-		{IdentityRequired, "ann@example.org", 200, "GET y ann@example.org "},
-		{IdentityOptional, "", 200, "GET y - "},
-		{IdentityOptional, "ann@example.org", 200, "GET y ann@example.org "},
+		{plugins.IdentityRequired, "", 401, "401 Unauthorized\n"},
+		{plugins.IdentityRequired, "ann@example.org", 200, "GET y ann@example.org "},
+		{plugins.IdentityOptional, "", 200, "GET y - "},
+		{plugins.IdentityOptional, "ann@example.org", 200, "GET y ann@example.org "},
 		// A route without identity never sees one, even when some outer
 		// middleware put one in the context.
-		{IdentityNone, "ann@example.org", 200, "GET y - "},
+		{plugins.IdentityNone, "ann@example.org", 200, "GET y - "},
 	}
 	for _, c := range cases {
 		rt := serve(t, m, Entry{Name: "p", Plugin: echoPlugin(c.mode)})
-		if c.mode == IdentityNone {
+		if c.mode == plugins.IdentityNone {
 			rt2 := xUser(false)(rt)
 			w := httptest.NewRecorder()
 			r := httptest.NewRequest("GET", "/r/y", nil)
@@ -143,7 +144,9 @@ func TestMountIdentity(t *testing.T) {
 }
 
 func TestMountPluginError(t *testing.T) {
-	bad := PluginFunc(func(context.Context, Services) ([]Route, error) { return nil, errors.New("no routes today") })
+	bad := plugins.PluginFunc(func(context.Context, plugins.Services) ([]plugins.Route, error) {
+		return nil, errors.New("no routes today")
+	})
 	_, err := (&Host{Services: &SettingsMap{}}).Routes(context.Background(), []Entry{{Name: "bad", Plugin: bad}})
 	if err == nil || !strings.Contains(err.Error(), "bad: no routes today") {
 		t.Fatalf("%v", err)
@@ -151,11 +154,11 @@ func TestMountPluginError(t *testing.T) {
 }
 
 func TestSettingsReadOnly(t *testing.T) {
-	s := NewSettings(map[string]string{SettingHidden: "/state/reso.db", "directory": "."}, SettingHidden)
-	if err := s.SetSetting(t.Context(), SettingHidden, ""); err == nil {
+	s := NewSettings(map[string]string{plugins.SettingHidden: "/state/reso.db", "directory": "."}, plugins.SettingHidden)
+	if err := s.SetSetting(t.Context(), plugins.SettingHidden, ""); err == nil {
 		t.Error("a read-only setting was changed")
 	}
-	if v, _ := s.Setting(t.Context(), SettingHidden); v != "/state/reso.db" {
+	if v, _ := s.Setting(t.Context(), plugins.SettingHidden); v != "/state/reso.db" {
 		t.Errorf("hidden = %q", v)
 	}
 	if err := s.SetSetting(t.Context(), "directory", "/tmp"); err != nil {
@@ -174,7 +177,7 @@ func TestMountDefaultBodyLimit(t *testing.T) {
 		{"negative is none", -1, 200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rt := serve(t, &Host{Services: &SettingsMap{}, BodyLimit: c.limit}, Entry{Name: "echo", Plugin: echoPlugin(IdentityNone)})
+			rt := serve(t, &Host{Services: &SettingsMap{}, BodyLimit: c.limit}, Entry{Name: "echo", Plugin: echoPlugin(plugins.IdentityNone)})
 			if code, _ := call(rt, "PUT", "/e/x", big); code != c.code {
 				t.Errorf("PUT of %d bytes: %d, want %d", len(big), code, c.code)
 			}

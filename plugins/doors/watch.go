@@ -1,4 +1,4 @@
-package channel
+package doors
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	tree "github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
@@ -37,7 +37,7 @@ type watcher struct {
 	resource string // what GET reads
 	full     bool
 
-	buf      []tree.Frame
+	buf      []channel.Frame
 	pending  []core.Event
 	replies  int    // replies read: the first is SUBSCRIBE's, then GETs'
 	inflight int    // GETs sent and not answered
@@ -143,7 +143,7 @@ func (w *watcher) get(ctx context.Context) error {
 }
 
 // frame turns one frame into the events it gives.
-func (w *watcher) frame(f tree.Frame) {
+func (w *watcher) frame(f channel.Frame) {
 	if f.Seq != 0 {
 		w.lastSeq = f.Seq
 		if w.full {
@@ -172,7 +172,7 @@ func (w *watcher) frame(f tree.Frame) {
 	case r.code == "success":
 		state = r.object()
 	case r.reason == "not found":
-		state = []byte(`{"resource":` + string(tree.AppendString(nil, w.path)) + `,"type":null,"entity":null}`)
+		state = []byte(`{"resource":` + string(channel.AppendString(nil, w.path)) + `,"type":null,"entity":null}`)
 	default:
 		// Reading is no longer allowed: the stream ends.
 		w.err = io.EOF
@@ -212,7 +212,7 @@ func (w *watcher) Next(ctx context.Context) (core.Event, error) {
 			}
 		}
 		if err != nil && w.err == nil {
-			var gone *tree.Gone
+			var gone *channel.Gone
 			if errors.As(err, &gone) {
 				w.err = io.EOF
 			} else {

@@ -1,4 +1,4 @@
-package plugins_test
+package pluginhost_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/internal/treetest"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // pipes is a session transport whose client ends go to a channel.
@@ -29,7 +30,7 @@ func (p pipes) Accept(_ http.ResponseWriter, _ *http.Request, id string) (core.S
 func treeHost(t *testing.T, tree plugins.Tree) (http.Handler, pipes, <-chan string) {
 	t.Helper()
 	p := make(pipes, 4)
-	h := &plugins.Host{Services: plugins.NewSettings(nil), Tree: tree, Sessions: p}
+	h := &pluginhost.Host{Services: pluginhost.NewSettings(nil), Tree: tree, Sessions: p}
 	plugin := plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
 		tr, ok := host.(plugins.Tree)
 		if !ok {
@@ -51,7 +52,7 @@ func treeHost(t *testing.T, tree plugins.Tree) (http.Handler, pipes, <-chan stri
 			return nil
 		})}}, nil
 	})
-	table, err := h.Routes(t.Context(), []plugins.Entry{{Name: "p", Plugin: plugin}})
+	table, err := h.Routes(t.Context(), []pluginhost.Entry{{Name: "p", Plugin: plugin}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,9 +98,9 @@ func TestHostTreeSessionEnd(t *testing.T) {
 // TestHostWithoutTree checks that a host without a tree offers none, and
 // that WithTree keeps the settings of the services it extends.
 func TestHostWithoutTree(t *testing.T) {
-	h := &plugins.Host{Services: plugins.NewSettings(nil)}
+	h := &pluginhost.Host{Services: pluginhost.NewSettings(nil)}
 	var offered plugins.Services
-	_, err := h.Routes(t.Context(), []plugins.Entry{{Name: "p", Plugin: plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
+	_, err := h.Routes(t.Context(), []pluginhost.Entry{{Name: "p", Plugin: plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
 		offered = host
 		return nil, nil
 	})}})
@@ -112,7 +113,7 @@ func TestHostWithoutTree(t *testing.T) {
 	if _, ok := offered.(plugins.Settings); !ok {
 		t.Error("settings not offered")
 	}
-	only := plugins.WithTree(struct{}{}, treetest.New())
+	only := pluginhost.WithTree(struct{}{}, treetest.New())
 	if _, ok := only.(plugins.Settings); ok {
 		t.Error("WithTree offers settings the services did not have")
 	}

@@ -1,4 +1,4 @@
-package channel
+package doors
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	tree "github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 )
 
@@ -22,9 +22,9 @@ type message struct {
 func newMessage(method, resource string, id int) *message {
 	m := &message{b: make([]byte, 0, 64+len(resource))}
 	m.b = append(m.b, `{"method":`...)
-	m.b = tree.AppendString(m.b, method)
+	m.b = channel.AppendString(m.b, method)
 	m.b = append(m.b, `,"resource":`...)
-	m.b = tree.AppendString(m.b, resource)
+	m.b = channel.AppendString(m.b, resource)
 	m.b = append(m.b, `,"msg_id":`...)
 	m.b = strconv.AppendInt(m.b, int64(id), 10)
 	return m
@@ -33,7 +33,7 @@ func newMessage(method, resource string, id int) *message {
 // raw adds a field whose value is JSON already.
 func (m *message) raw(name string, v []byte) *message {
 	m.b = append(m.b, ',')
-	m.b = tree.AppendString(m.b, name)
+	m.b = channel.AppendString(m.b, name)
 	m.b = append(m.b, ':')
 	m.b = append(m.b, v...)
 	return m
@@ -62,7 +62,7 @@ type reply struct {
 
 // errBadReply is a reply the door cannot read: the tree broke its
 // contract.
-var errBadReply = errors.New("plugins/channel: the tree's reply is not a JSON object")
+var errBadReply = errors.New("doors: the tree's reply is not a JSON object")
 
 // parseReply reads a reply, keeping the order and bytes of its fields.
 func parseReply(data []byte) (*reply, error) {
@@ -113,7 +113,7 @@ func (r *reply) object() []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = tree.AppendString(b, f.name)
+		b = channel.AppendString(b, f.name)
 		b = append(b, ':')
 		b = append(b, f.value...)
 	}

@@ -1,17 +1,17 @@
-package channel_test
+package doors_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/reso-project/reso/plugins/channel"
+	"github.com/reso-project/reso/plugins/doors"
 )
 
 // TestDoor checks the HTTP door's translation both ways: the message it
 // builds from a request and the status line, headers and body it makes of
 // the reply.
 func TestDoor(t *testing.T) {
-	s := newServer(t, channel.New())
+	s := newServer(t, doors.New())
 	cases := []struct {
 		name                 string
 		method, target, body string
@@ -25,7 +25,7 @@ func TestDoor(t *testing.T) {
 			msg: `{"method":"PUT","resource":"/a","msg_id":1,"entity":{"x":1,"b":[2]}}`},
 		{name: "get", method: "GET", target: "/channel/a", status: "HTTP/1.1 200 OK", wantBody: `{"x":1,"b":[2]}`,
 			msg: `{"method":"GET","resource":"/a","msg_id":1}`},
-		{name: "identity", method: "GET", target: "/channel/a/", header: []string{"X-User", "ann@example.com"}, status: "HTTP/1.1 200 OK", wantBody: `{"x":1,"b":[2]}`,
+		{name: "identity", method: "GET", target: "/channel/a", header: []string{"X-User", "ann@example.com"}, status: "HTTP/1.1 200 OK", wantBody: `{"x":1,"b":[2]}`,
 			msg: `{"method":"GET","resource":"/a","msg_id":1}`, identity: "ann@example.com"},
 		{name: "query passes through", method: "GET", target: "/channel/a[x]?deep=2&like=a%25&expires=5&order=desc", status: "HTTP/1.1 200 OK", wantBody: `{"x":1,"b":[2]}`,
 			msg: `{"method":"GET","resource":"/a[x]?deep=2&like=a%25&order=desc","msg_id":1,"expires":5}`},
@@ -43,6 +43,10 @@ func TestDoor(t *testing.T) {
 		{name: "rules by POST", method: "POST", target: "/channel/a?rules", body: `{}`, status: "HTTP/1.1 405 Method Not Allowed"},
 		{name: "invalid resource from the tree", method: "GET", target: "/channel/a/../b", status: "HTTP/1.1 400 Invalid Resource"},
 		{name: "invalid resource in the door", method: "GET", target: "/channel/a%3Fb", status: "HTTP/1.1 400 Invalid Resource", wantBody: "400 Invalid Resource\n"},
+		{name: "trailing slash", method: "GET", target: "/channel/a/", status: "HTTP/1.1 400 Invalid Resource",
+			msg: `{"method":"GET","resource":"/a/","msg_id":1}`},
+		{name: "empty segment", method: "PUT", target: "/channel//a", body: `{}`, status: "HTTP/1.1 400 Invalid Resource",
+			msg: `{"method":"PUT","resource":"//a","msg_id":1,"entity":{}}`},
 		{name: "not UTF-8", method: "GET", target: "/channel/a%ff", status: "HTTP/1.1 400 Invalid Resource"},
 		{name: "invalid JSON", method: "PUT", target: "/channel/a", body: "{x", status: "HTTP/1.1 400 Invalid JSON content"},
 		{name: "too large", method: "PUT", target: "/channel/a", body: `"` + strings.Repeat("x", 2000) + `"`, status: "HTTP/1.1 413 Request Entity Too Large"},

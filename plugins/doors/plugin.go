@@ -1,4 +1,4 @@
-package channel
+package doors
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type Plugin struct {
 func New() *Plugin { return &Plugin{} }
 
 // errNoTree answers Routes when the host offers no tree.
-var errNoTree = errors.New("plugins/channel: the host offers no tree (plugins.Tree)")
+var errNoTree = errors.New("doors: the host offers no tree (plugins.Tree)")
 
 // Routes returns the session route at /channel and the HTTP door under
 // /channel/, both with an optional identity.

@@ -1,4 +1,4 @@
-package plugins
+package pluginhost
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
 )
 
 // DefaultBodyLimit is the request body cap of a [Host] whose BodyLimit is 0.
@@ -17,14 +18,14 @@ const DefaultBodyLimit = 1 << 20
 // Entry is a named plugin in the server's ordered plugin list.
 type Entry struct {
 	Name   string
-	Plugin Plugin
+	Plugin plugins.Plugin
 }
 
 // Host builds the route table of plugins, in list order: each plugin's
 // routes in the order it gives them.
 type Host struct {
 	// Services is offered to every plugin. Required.
-	Services Services
+	Services plugins.Services
 	// Require wraps the handler of a route whose Identity is
 	// [IdentityRequired] (auth.Required); it answers unauthenticated
 	// requests itself. Needed when a route requires an identity.
@@ -58,7 +59,7 @@ type Host struct {
 	// [WithTree]). A client that a plugin connects with a session's id is
 	// disconnected when that session ends, however it ends, even when the
 	// plugin's process died. Nil offers no tree.
-	Tree Tree
+	Tree plugins.Tree
 	// Logger receives what the host reports on its own, such as a session
 	// handler's panic; nil means slog.Default().
 	Logger *slog.Logger
@@ -110,7 +111,7 @@ func (m *Host) Routes(ctx context.Context, entries []Entry) ([]core.Route, error
 
 // services returns what the host offers plugins: Services, and the Tree
 // when one is set, whose clients the end of their session disconnects.
-func (m *Host) services() Services {
+func (m *Host) services() plugins.Services {
 	if m.Tree == nil {
 		return m.Services
 	}
@@ -125,14 +126,14 @@ func (m *Host) services() Services {
 }
 
 // wrap puts the authentication middleware of mode in front of h.
-func (m *Host) wrap(h http.Handler, mode IdentityMode) (http.Handler, error) {
+func (m *Host) wrap(h http.Handler, mode plugins.IdentityMode) (http.Handler, error) {
 	var mw func(http.Handler) http.Handler
 	switch mode {
-	case IdentityNone:
+	case plugins.IdentityNone:
 		return h, nil
-	case IdentityOptional:
+	case plugins.IdentityOptional:
 		mw = m.Optional
-	case IdentityRequired:
+	case plugins.IdentityRequired:
 		mw = m.Require
 	default:
 		return nil, fmt.Errorf("unknown identity mode %d", mode)
@@ -145,21 +146,21 @@ func (m *Host) wrap(h http.Handler, mode IdentityMode) (http.Handler, error) {
 
 // handler adapts a plugin handler to net/http: it caps the body, passes the
 // caller's identity from the request context and writes the response.
-func (m *Host) handler(h core.Handler, mode IdentityMode) http.Handler {
+func (m *Host) handler(h core.Handler, mode plugins.IdentityMode) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if limit := cmp.Or(m.BodyLimit, DefaultBodyLimit); limit > 0 && r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		req := core.Prepare(r)
 		req.Body = r.Body
-		if mode != IdentityNone {
+		if mode != plugins.IdentityNone {
 			req.Identity = core.IdentityFromContext(r.Context())
 		}
 		resp, err := h.Handle(r.Context(), req)
 		switch {
 		case err != nil:
 			if se, ok := core.AsStatus(err); ok && se.Code() == http.StatusUnauthorized &&
-				mode == IdentityOptional && req.Identity == nil && m.Challenge != nil {
+				mode == plugins.IdentityOptional && req.Identity == nil && m.Challenge != nil {
 				m.Challenge(w)
 			}
 			core.WriteError(w, r, err)

@@ -1,24 +1,24 @@
-package channel_test
+package doors_test
 
 import (
 	"strings"
 	"testing"
 
-	tree "github.com/reso-project/reso/channel"
-	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/channel"
+	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // TestDoorsOnTheTree runs the doors on package channel's tree: the
 // session door, the HTTP door and the GET kept open see each other's
 // changes with the shapes of docs/channel.md#the-websocket-door and §4.
 func TestDoorsOnTheTree(t *testing.T) {
-	tr, err := tree.New(t.Context(), nil, tree.Options{})
+	tr, err := channel.New(t.Context(), nil, channel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	s := newServerOn(t, plugins.TreeOf(tr), channel.New())
+	s := newServerOn(t, pluginhost.TreeOf(tr), doors.New())
 	a, doneA := s.session(t, "X-User", "ann@example.com")
 	send(t, a, `{"method":"SUBSCRIBE","resource":"/room","msg_id":1}`)
 	expect(t, a, `{"msg_id":1,"code":"success"}`)
