@@ -64,7 +64,8 @@ func (p *tab) until(cond string) {
 // other online and typing; reso is killed with -9 and started again on
 // the same database and address; both pages reconnect by themselves, and
 // show every message exactly once, those sent while one of them was still
-// away included.
+// away included. reso.js's watch follows the messages over EventSource on
+// both pages too: it resumes after a drop and reloads after the restart.
 func TestChatBrowser(t *testing.T) {
 	chromiumPath(t) // skips early without a browser
 	app, err := filepath.Abs("../examples/chat")
@@ -101,6 +102,45 @@ func TestChatBrowser(t *testing.T) {
 	b.eval(`chat.typing(), true`, "true")
 	a.until(`chat.typingText() === "bob is typing…"`)
 
+	// Both also follow the room's messages with reso.js's watch (a GET
+	// kept open over EventSource).
+	watchJS := `import("./reso.js").then((m) => {
+		window.seen = { states: [], notes: [], ids: [] };
+		m.watch("/channel/chat/rooms/" + chat.room() + "/messages", {
+			onState: (s, info) => {
+				seen.states.push(info.first);
+				seen.ids = Array.isArray(s.entity) ? [...s.entity] : [];
+			},
+			onNotification: (n) => {
+				seen.notes.push(n.seq);
+				if (n.create) seen.ids.push(n.create);
+			},
+		});
+		return true;
+	})`
+	a.eval(watchJS, "true")
+	b.eval(watchJS, "true")
+	a.until(`seen.states.length === 1`)
+	b.until(`seen.states.length === 1`)
+	a.eval(`chat.send("watched")`, "true")
+	want = append(want, "alice: watched")
+	a.until(`seen.notes.length === 1`)
+	b.until(`seen.notes.length === 1`)
+
+	// B's network drops for a while (the server stays): its WebSocket and
+	// its EventSource resume with what they missed, recovered, once.
+	proxy.setDown(true)
+	proxy.cut()
+	b.until(`chat.state() !== "open"`)
+	a.eval(`chat.send("during the drop")`, "true")
+	want = append(want, "alice: during the drop")
+	proxy.setDown(false)
+	b.until(msgs + ` === ` + jsonString(jsonList(want)))
+	b.until(`seen.notes.length === 2`)
+	// The EventSource resumed with Last-Event-ID: no second state.
+	b.eval(`JSON.stringify(seen.states)`, `"[true]"`)
+	b.eval(`seen.ids.length`, strconv.Itoa(len(want)))
+
 	// kill -9; B stays away while A comes back and writes.
 	proxy.setDown(true)
 	cs.server.kill()
@@ -123,6 +163,17 @@ func TestChatBrowser(t *testing.T) {
 	// Both are online again (their old presences went with the restart).
 	a.until(both)
 	b.until(both)
+
+	// After the restart each watch's stream could not resume, so it got
+	// the state again; with the notifications since, it knows every
+	// message once, and the notifications came once each, in seq order.
+	for _, p := range []*tab{a, b} {
+		p.until(`seen.states.length === 2`)
+		p.until(`seen.ids.length === ` + strconv.Itoa(len(want)))
+		p.eval(`new Set(seen.ids).size`, strconv.Itoa(len(want)))
+		p.eval(`seen.notes.every((s, i) => i === 0 || s > seen.notes[i - 1])`, "true")
+		p.eval(`JSON.stringify(seen.states)`, `"[true,false]"`)
+	}
 
 	// A third person's page, opened now, reads the same history.
 	c := openApp(t, browser, "C", "http://"+addr+path+"&name=carol")
