@@ -264,15 +264,12 @@ func (c *Client) run() {
 			attempt = 0
 			c.serve(conn)
 		}
-		if c.ctx.Err() != nil {
-			return
-		}
 		c.mu.Lock()
-		notify := c.setStateLocked(Reconnecting)
 		if c.state == Closed {
 			c.mu.Unlock()
 			return
 		}
+		notify := c.setStateLocked(Reconnecting)
 		c.mu.Unlock()
 		notify()
 		bound := c.opt.BackoffMin << min(attempt, 30)
@@ -336,11 +333,16 @@ func (c *Client) serve(conn *websocket.Conn) {
 	}
 	conn.CloseNow()
 	c.mu.Lock()
+	notify := func() {}
 	if c.conn == conn {
 		c.conn = nil
 		c.failLocked(ErrConnectionLost, false)
+		if c.state != Closed {
+			notify = c.setStateLocked(Reconnecting)
+		}
 	}
 	c.mu.Unlock()
+	notify()
 }
 
 // open writes the subscriptions' frames, then the queue (until it is
@@ -459,7 +461,7 @@ func (c *Client) Do(ctx context.Context, msg Message) (*Reply, error) {
 	case c.state == Closed:
 		c.mu.Unlock()
 		return nil, ErrClosed
-	case c.state != Open:
+	case c.state != Open || c.conn == nil:
 		switch {
 		case len(c.queue) < c.opt.Queue:
 			c.queue = append(c.queue, cl)
@@ -475,10 +477,11 @@ func (c *Client) Do(ctx context.Context, msg Message) (*Reply, error) {
 		c.registerLocked(cl)
 		conn := c.conn
 		c.mu.Unlock()
-		if err := c.write(ctx, conn, cl); err != nil && ctx.Err() != nil {
-			c.forget(cl)
-			return nil, ctx.Err()
-		}
+		// The connection's context, not the request's: a request given up
+		// on must not end the connection that others share (a write
+		// cancelled halfway would). A failed write ends the connection,
+		// which fails the request.
+		c.write(c.ctx, conn, cl)
 	}
 	select {
 	case r := <-cl.done:

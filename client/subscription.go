@@ -129,12 +129,12 @@ func (c *Client) Subscribe(ctx context.Context, resource string) (*Subscription,
 	c.subs[resource] = s
 	var cl *call
 	conn := c.conn
-	if c.state == Open {
+	if c.state == Open && conn != nil {
 		cl = c.subscribeCallLocked(s)
 	}
 	c.mu.Unlock()
 	if cl != nil {
-		c.write(ctx, conn, cl)
+		c.write(c.ctx, conn, cl)
 	}
 	select {
 	case <-s.ready:

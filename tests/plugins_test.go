@@ -125,7 +125,7 @@ func TestIsolateFlag(t *testing.T) {
 	if err == nil {
 		t.Fatal("reso started with an unknown -isolate name")
 	}
-	for _, w := range []string{`unknown plugin "nope"`, "represent, config, files, users, private, channel, call, console, www, or all"} {
+	for _, w := range []string{`unknown plugin "nope"`, "represent, config, files, users, private, channel, call, console, or all"} {
 		if !strings.Contains(string(out), w) {
 			t.Errorf("want %q in:\n%s", w, out)
 		}

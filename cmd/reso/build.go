@@ -92,6 +92,7 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 	if err != nil {
 		return nil, nil, err
 	}
+	entries = cfg.www.entries(entries)
 	hidden, err := hiddenFiles(cfg)
 	if err != nil {
 		return nil, nil, err

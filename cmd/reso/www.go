@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/www"
 )
 
@@ -48,6 +50,16 @@ func (o *wwwOptions) validate() error {
 // settings returns the host settings of the www plugin.
 func (o *wwwOptions) settings() map[string]string {
 	return map[string]string{www.SettingDir: o.dir, www.SettingPrefix: o.prefix}
+}
+
+// entries leaves the www plugin out of the bundled entries when -www is
+// off, so that it costs nothing (no process with -isolate all). It stays
+// in the list runPlugin serves from.
+func (o *wwwOptions) entries(es []pluginhost.Entry) []pluginhost.Entry {
+	if o.dir != "" {
+		return es
+	}
+	return slices.DeleteFunc(es, func(e pluginhost.Entry) bool { return e.Name == "www" })
 }
 
 // checkTable refuses a route table in which the app's prefix clashes
