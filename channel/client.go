@@ -159,6 +159,17 @@ func (c *Client) TryNext(buf []Frame) ([]Frame, error) {
 	return c.take(buf[:0])
 }
 
+// Err returns why the client ended, its *[Gone] ([ErrSlowConsumer],
+// Code 1000 after [Client.Disconnect], ...), or nil while it lives. Unlike
+// Next and TryNext it takes no frame: a drainer whose own consumer is
+// behind, and which therefore leaves the frames queued, still learns that
+// the tree dropped the client. Err is safe for concurrent use.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gone
+}
+
 // OnReady sets f (nil: none) to be called whenever frames are queued
 // while none were, and when the client ends, so that a drainer calling
 // [Client.TryNext] sees every frame and then the *[Gone] error. It may

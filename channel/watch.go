@@ -70,7 +70,8 @@ func (t *Tree) unsubscribeMsg(cl *caller, m *message, r resource) ([]byte, strin
 // notify runs NOTIFY: pass data to every subscriber of /p, changing
 // nothing. The notification gets a seq and enters the history even when
 // nobody receives it, so that a client subscribing again with "since"
-// gets it.
+// gets it; an offer ("offer": true) that no subscriber would receive
+// fails with no subscriber before it gets a seq, and leaves no trace.
 func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	if r.hasAttr || r.hasQuery {
 		return nil, reasonInvalidRes
@@ -83,6 +84,10 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	if reason := t.mayListen(cl, r.path, false, true); reason != "" {
 		t.mu.Unlock()
 		return nil, reason
+	}
+	if m.Offer && !t.reaches(r.path) {
+		t.mu.Unlock()
+		return nil, reasonNoSubscriber
 	}
 	seq := t.nextSeq()
 	sent := t.emit(r.path, r.path, nil, notifyNote(r.path, data.full, cl.from, seq), seq)

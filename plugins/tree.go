@@ -65,4 +65,9 @@ type TreeReadier interface {
 	// and by a goroutine that holds the tree's lock: it must return
 	// quickly and not call the client (start a goroutine that does).
 	OnReady(f func())
+	// Err returns the client's *channel.Gone once it is disconnected, nil
+	// while it lives, without taking frames: a drainer that leaves them
+	// queued while its own consumer catches up learns from it, when f is
+	// called, that the tree dropped the client (1008 "slow consumer").
+	Err() error
 }

@@ -148,3 +148,22 @@ func (p *probe) heapInuseKB() (int64, error) {
 	}
 	return 0, errors.New("heap profile: no HeapInuse line")
 }
+
+// fds is the count of open file descriptors of the server and its
+// descendants (plugin processes with reso -isolate), from /proc/PID/fd.
+func (p *probe) fds() (int64, error) {
+	if p.pid == 0 {
+		return 0, errors.New("no -pid")
+	}
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(p.pid) + "/fd")
+	if err != nil {
+		return 0, err
+	}
+	total := int64(len(ents))
+	for _, c := range descendants(p.pid, 0) {
+		if ents, err := os.ReadDir("/proc/" + strconv.Itoa(c) + "/fd"); err == nil {
+			total += int64(len(ents))
+		}
+	}
+	return total, nil
+}

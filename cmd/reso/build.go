@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/justinas/alice"
@@ -45,7 +46,7 @@ func bundled(cfg *options) ([]pluginhost.Entry, error) {
 		{Name: "private", Plugin: private.Plugin{}},
 		// After the example application's routes, which keep their order.
 		{Name: "channel", Plugin: doors.New()},
-		{Name: "call", Plugin: call.Plugin{}},
+		{Name: "call", Plugin: &call.Plugin{}},
 		{Name: "console", Plugin: console.Plugin{}},
 		// Last: its prefix must clash with no other route (-www-prefix).
 		{Name: "www", Plugin: www.Plugin{}},
@@ -102,11 +103,13 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		plugins.SettingHidden:    hidden,
 		call.SettingMaxExpires:   cfg.call.maxExpires.String(),
 		call.SettingWait:         cfg.call.wait.String(),
+		call.SettingWaitCount:    strconv.Itoa(cfg.call.waitCount),
+		call.SettingWaitBytes:    strconv.Itoa(cfg.call.waitBytes),
 	}
 	maps.Copy(settings, cfg.www.settings())
 	host := &pluginhost.Host{
 		Services: pluginhost.NewSettings(settings, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait,
-			www.SettingDir, www.SettingPrefix),
+			call.SettingWaitCount, call.SettingWaitBytes, www.SettingDir, www.SettingPrefix),
 		BodyLimit: cfg.bodyLimit,
 	}
 	a, closeAuth, err := setupAuth(ctx, cfg, host, logger)

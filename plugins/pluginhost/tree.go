@@ -122,6 +122,9 @@ func (c readyHostTreeClient) TryNext(buf []channel.Frame) ([]channel.Frame, erro
 // OnReady passes the call on.
 func (c readyHostTreeClient) OnReady(f func()) { c.r.OnReady(f) }
 
+// Err passes the call on.
+func (c readyHostTreeClient) Err() error { return c.r.Err() }
+
 var (
 	_ plugins.Services    = treeOnly{}
 	_ plugins.Tree        = treeOnly{}
