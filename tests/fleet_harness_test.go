@@ -109,7 +109,7 @@ func startFleetNamed(t *testing.T, nc *natstest.Cluster, name string, n int, arg
 	for i := range f.nodes {
 		f.launch(i)
 	}
-	f.proxy = newProxy(t, f)
+	f.proxy = newRRProxy(t, f)
 	return f
 }
 
@@ -157,8 +157,8 @@ type rrProxy struct {
 	next atomic.Uint64
 }
 
-// newProxy starts the proxy of f on a loopback port until t ends.
-func newProxy(t *testing.T, f *fleet) *rrProxy {
+// newRRProxy starts the proxy of f on a loopback port until t ends.
+func newRRProxy(t *testing.T, f *fleet) *rrProxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
