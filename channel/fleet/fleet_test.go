@@ -110,11 +110,12 @@ func (c *client) do(msg string) map[string]any {
 	}
 }
 
-// read returns the next frame, or nil after 15 s without one.
+// read returns the next frame, or nil after 30 s without one (a hang
+// guard: a write answers within 15 s, unavailable at worst).
 func (c *client) read() map[string]any {
 	c.t.Helper()
 	if len(c.queue) == 0 {
-		ctx, cancel := context.WithTimeout(c.t.Context(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(c.t.Context(), 30*time.Second)
 		defer cancel()
 		fs, err := c.c.Next(ctx, nil)
 		if err != nil {
