@@ -89,12 +89,12 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		return nil, nil, err
 	}
 	host := &pluginhost.Host{
-		Services: pluginhost.NewSettings(map[string]string{
+		Services: plugins.Services{Settings: pluginhost.NewSettings(map[string]string{
 			plugins.SettingDirectory: cfg.directory,
 			plugins.SettingHidden:    hidden,
 			call.SettingMaxExpires:   cfg.call.maxExpires.String(),
 			call.SettingWait:         cfg.call.wait.String(),
-		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait),
+		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait)},
 		BodyLimit: cfg.bodyLimit,
 	}
 	closeAuth, err := setupAuth(ctx, cfg, host, logger)

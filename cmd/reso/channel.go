@@ -11,6 +11,7 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
+	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/websocket"
 )
@@ -138,7 +139,7 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, logg
 		st.Close()
 		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
 	}
-	host.Tree = pluginhost.TreeOf(tree)
+	host.Services.Tree = doors.TreeOf(tree)
 	ws := websocket.New(c.transport())
 	host.Sessions = ws
 	if o := cfg.ops; o != nil {

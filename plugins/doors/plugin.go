@@ -26,13 +26,13 @@ type Plugin struct {
 func New() *Plugin { return &Plugin{} }
 
 // errNoTree answers Routes when the host offers no tree.
-var errNoTree = errors.New("doors: the host offers no tree (plugins.Tree)")
+var errNoTree = errors.New("doors: the host offers no tree (plugins.Services.Tree)")
 
 // Routes returns the session route at /channel and the HTTP door under
 // /channel/, both with an optional identity.
 func (p *Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
-	tree, ok := host.(plugins.Tree)
-	if !ok {
+	tree := host.Tree
+	if tree == nil {
 		return nil, errNoTree
 	}
 	maxMessage := p.MaxMessage

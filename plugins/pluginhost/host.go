@@ -24,7 +24,9 @@ type Entry struct {
 // Host builds the route table of plugins, in list order: each plugin's
 // routes in the order it gives them.
 type Host struct {
-	// Services is offered to every plugin. Required.
+	// Services is offered to every plugin. A client that a plugin connects
+	// to Services.Tree with a session's id is disconnected when that
+	// session ends, however it ends, even when the plugin's process died.
 	Services plugins.Services
 	// Require wraps the handler of a route whose Identity is
 	// [IdentityRequired] (auth.Required); it answers unauthenticated
@@ -54,12 +56,6 @@ type Host struct {
 	// KeepAlive is the silence after which an open stream gets a
 	// keep-alive (see core.StreamOptions); 0 means core.DefaultKeepAlive.
 	KeepAlive time.Duration
-	// Tree, when set, is the resource tree the host offers every plugin as
-	// the [Tree] service, next to the services of Services (see
-	// [WithTree]). A client that a plugin connects with a session's id is
-	// disconnected when that session ends, however it ends, even when the
-	// plugin's process died. Nil offers no tree.
-	Tree plugins.Tree
 	// Logger receives what the host reports on its own, such as a session
 	// handler's panic; nil means slog.Default().
 	Logger *slog.Logger
@@ -109,20 +105,14 @@ func (m *Host) Routes(ctx context.Context, entries []Entry) ([]core.Route, error
 	return table, nil
 }
 
-// services returns what the host offers plugins: Services, and the Tree
-// when one is set, whose clients the end of their session disconnects.
+// services returns what the host offers plugins: Services, with a Tree
+// whose clients the end of their session disconnects.
 func (m *Host) services() plugins.Services {
-	if m.Tree == nil {
-		return m.Services
+	s := m.Services
+	if s.Tree != nil {
+		s.Tree = hostTree{Tree: s.Tree, l: &m.live}
 	}
-	l := &m.live
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.tree == nil {
-		l.tree = newHostTree(m.Tree)
-		l.hooks = append(l.hooks, l.tree.end)
-	}
-	return WithTree(m.Services, l.tree)
+	return s
 }
 
 // wrap puts the authentication middleware of mode in front of h.

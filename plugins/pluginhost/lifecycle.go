@@ -38,7 +38,6 @@ type live struct {
 	hooks    []func(id string)
 	entries  []Entry
 	closed   bool
-	tree     *hostTree      // the Tree as offered, once Routes ran
 	running  sync.WaitGroup // session handlers
 }
 
@@ -206,7 +205,12 @@ func (m *Host) serveSession(ctx context.Context, h core.SessionHandler, req *cor
 		l.mu.Lock()
 		delete(l.sessions, ts.ID())
 		hooks := slices.Clone(l.hooks)
+		client := s.client
+		s.client = nil
 		l.mu.Unlock()
+		if client != nil {
+			client.Disconnect()
+		}
 		for _, f := range hooks {
 			f(ts.ID())
 		}
@@ -219,6 +223,7 @@ func (m *Host) serveSession(ctx context.Context, h core.SessionHandler, req *cor
 type hostSession struct {
 	core.Session
 	cancel context.CancelFunc
+	client plugins.TreeClient // the tree client of the session's id; guarded by live.mu
 	once   sync.Once
 	err    error
 }

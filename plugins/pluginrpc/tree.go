@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
@@ -61,8 +60,8 @@ func (t *treeClients) remove(id string, c plugins.TreeClient) {
 // TreeConnect attaches a client and streams its frames until the tree
 // disconnects it or the call ends; the client is disconnected either way.
 func (s *hostServer) TreeConnect(req *pluginv2.TreeConnectRequest, stream pluginv2.Host_TreeConnectServer) error {
-	tree, ok := s.host.(plugins.Tree)
-	if !ok {
+	tree := s.host.Tree
+	if tree == nil {
 		return stream.Send(&pluginv2.TreeFrames{Error: encodeError(errNoTree)})
 	}
 	ctx := stream.Context()
@@ -79,7 +78,7 @@ func (s *hostServer) TreeConnect(req *pluginv2.TreeConnectRequest, stream plugin
 	if err := stream.Send(&pluginv2.TreeFrames{}); err != nil {
 		return nil
 	}
-	var frames []channel.Frame
+	var frames []plugins.TreeFrame
 	var out []*pluginv2.TreeFrame
 	for {
 		frames, err = c.Next(ctx, frames)
@@ -95,7 +94,7 @@ func (s *hostServer) TreeConnect(req *pluginv2.TreeConnectRequest, stream plugin
 			clear(frames)
 		}
 		if err != nil {
-			var gone *channel.Gone
+			var gone *plugins.TreeGone
 			if errors.As(err, &gone) {
 				_ = stream.Send(&pluginv2.TreeFrames{Gone: &pluginv2.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)}})
 			}
@@ -127,8 +126,8 @@ func (s *hostServer) TreeDisconnect(_ context.Context, req *pluginv2.TreeDisconn
 
 // TreeCall executes one message without a client.
 func (s *hostServer) TreeCall(ctx context.Context, req *pluginv2.TreeCallRequest) (*pluginv2.TreeCallResponse, error) {
-	tree, ok := s.host.(plugins.Tree)
-	if !ok {
+	tree := s.host.Tree
+	if tree == nil {
 		return &pluginv2.TreeCallResponse{Error: encodeError(errNoTree)}, nil
 	}
 	reply, err := tree.Call(ctx, string(req.GetFrom()), string(req.GetIdentity()), req.GetMsg())
@@ -190,10 +189,10 @@ type remoteTreeClient struct {
 }
 
 // errHostGone ends a client whose call to the host broke.
-var errHostGone = &channel.Gone{Code: 1011, Reason: "tree unavailable"}
+var errHostGone = &plugins.TreeGone{Code: 1011, Reason: "tree unavailable"}
 
 // errDisconnected ends a client after Disconnect.
-var errDisconnected = &channel.Gone{Code: 1000, Reason: "disconnected"}
+var errDisconnected = &plugins.TreeGone{Code: 1000, Reason: "disconnected"}
 
 // Exec sends a message of the client to the host's tree.
 func (c *remoteTreeClient) Exec(ctx context.Context, msg []byte) error {
@@ -209,7 +208,7 @@ func (c *remoteTreeClient) Exec(ctx context.Context, msg []byte) error {
 
 // Next returns the frames of one message of the client's call; when ctx
 // ends, the call is cancelled (the host then disconnects the client).
-func (c *remoteTreeClient) Next(ctx context.Context, buf []channel.Frame) ([]channel.Frame, error) {
+func (c *remoteTreeClient) Next(ctx context.Context, buf []plugins.TreeFrame) ([]plugins.TreeFrame, error) {
 	buf = buf[:0]
 	if c.err != nil {
 		return buf, c.err
@@ -230,10 +229,10 @@ func (c *remoteTreeClient) Next(ctx context.Context, buf []channel.Frame) ([]cha
 		return buf, c.err
 	}
 	for _, f := range m.GetFrames() {
-		buf = append(buf, channel.Frame{Seq: f.GetSeq(), Data: f.GetData()})
+		buf = append(buf, plugins.TreeFrame{Seq: f.GetSeq(), Data: f.GetData()})
 	}
 	if g := m.GetGone(); g != nil {
-		c.err = &channel.Gone{Code: int(g.GetCode()), Reason: string(g.GetReason())}
+		c.err = &plugins.TreeGone{Code: int(g.GetCode()), Reason: string(g.GetReason())}
 		c.cancel()
 		if len(buf) == 0 {
 			return buf, c.err
