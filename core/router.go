@@ -398,6 +398,7 @@ func newRequest(r *http.Request) *Request {
 		Header:        r.Header,
 		Body:          r.Body,
 		ContentLength: contentLengthOf(r),
+		Identity:      IdentityFromContext(r.Context()),
 	}
 }
 

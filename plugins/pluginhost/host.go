@@ -89,7 +89,7 @@ func (m *Host) Routes(ctx context.Context, entries []Entry) ([]core.Route, error
 			if r.Handler != nil || r.Session != nil {
 				var h http.Handler
 				if r.Session != nil {
-					h = m.sessionHandler(r.Session, r.Identity)
+					h = m.sessionHandler(r.Session)
 				} else {
 					h = m.handler(r.Handler, r.Identity)
 				}
@@ -143,9 +143,6 @@ func (m *Host) handler(h core.Handler, mode plugins.IdentityMode) http.Handler {
 		}
 		req := core.Prepare(r)
 		req.Body = r.Body
-		if mode != plugins.IdentityNone {
-			req.Identity = core.IdentityFromContext(r.Context())
-		}
 		resp, err := h.Handle(r.Context(), req)
 		switch {
 		case err != nil:

@@ -140,7 +140,7 @@ func (m *Host) Close(ctx context.Context) error {
 // sessionHandler adapts a session handler to net/http: the transport turns
 // the request into a session, the handler serves it, and the end hooks run
 // once when it is over.
-func (m *Host) sessionHandler(h core.SessionHandler, mode plugins.IdentityMode) http.Handler {
+func (m *Host) sessionHandler(h core.SessionHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m.Sessions == nil {
 			core.WriteError(w, r, ErrNoSessions)
@@ -149,9 +149,6 @@ func (m *Host) sessionHandler(h core.SessionHandler, mode plugins.IdentityMode) 
 		// A clone: the session outlives the request (see below).
 		req := core.Prepare(r).Clone()
 		req.Body = nil
-		if mode != plugins.IdentityNone {
-			req.Identity = core.IdentityFromContext(r.Context())
-		}
 		id := newSessionID()
 		ts, err := m.Sessions.Accept(w, r, id)
 		if err != nil {
