@@ -28,7 +28,11 @@ type Request struct {
 	// Path is the remaining (percent-decoded) path after the part consumed
 	// by the matching route.
 	Path string
-	// Consumed is the part of the path consumed by the matching route.
+	// Consumed is the part of the path consumed before the handler: the
+	// prefix that a handler in front removed from the path the client sent
+	// (http.StripPrefix; see [Mount]), then the part the matching route
+	// consumed. Consumed+Path is the path as the client sees it, so an
+	// answer that names a path (a Location, a link) starts with Consumed.
 	Consumed string
 	// Query is the text after ? as sent (not decoded).
 	Query string

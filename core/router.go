@@ -394,6 +394,7 @@ func newRequest(r *http.Request) *Request {
 	return &Request{
 		Method:        r.Method,
 		Path:          r.URL.Path,
+		Consumed:      Mount(r),
 		Query:         r.URL.RawQuery,
 		Header:        r.Header,
 		Body:          r.Body,

@@ -42,6 +42,7 @@ func (x *reqState) start(r *http.Request) *Request {
 	x.req = Request{
 		Method:        r.Method,
 		Path:          r.URL.Path,
+		Consumed:      Mount(r),
 		Query:         r.URL.RawQuery,
 		Header:        r.Header,
 		Body:          r.Body,

@@ -1,8 +1,11 @@
 package doors
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"regexp"
+	"strings"
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
@@ -12,9 +15,15 @@ import (
 // Plugin.MaxMessage is 0: the WebSocket transport's read limit.
 const DefaultMaxMessage = 64 << 10
 
+// DefaultPrefix is where [Plugin] mounts the doors when its Prefix is "".
+const DefaultPrefix = "/channel"
+
 // Plugin is the doors of the resource tree. The zero value is ready, with
 // the defaults its fields name.
 type Plugin struct {
+	// Prefix is the path of the WebSocket door; the HTTP door serves the
+	// paths under it (Prefix + "/"). "" means DefaultPrefix.
+	Prefix string
 	// MaxMessage is the largest message, in bytes, a session client may
 	// send; a larger one closes the session with 1009 "message too big".
 	// The transport usually refuses such a message before it gets here. 0
@@ -28,8 +37,8 @@ func New() *Plugin { return &Plugin{} }
 // errNoTree answers Routes when the host offers no tree.
 var errNoTree = errors.New("doors: the host offers no tree (plugins.Services.Tree)")
 
-// Routes returns the session route at /channel and the HTTP door under
-// /channel/, both with an optional identity.
+// Routes returns the session route at the prefix (/channel) and the HTTP
+// door under it (/channel/), both with an optional identity.
 func (p *Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
 	tree := host.Tree
 	if tree == nil {
@@ -39,9 +48,10 @@ func (p *Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Rou
 	if maxMessage <= 0 {
 		maxMessage = DefaultMaxMessage
 	}
+	prefix := regexp.QuoteMeta(strings.TrimSuffix(cmp.Or(p.Prefix, DefaultPrefix), "/"))
 	return []plugins.Route{
-		{Match: `GET /channel(?:$|\?)`, Identity: plugins.IdentityOptional, Session: &Session{Tree: tree, MaxMessage: maxMessage}},
-		{Match: `GET,PUT,POST,DELETE /channel/`, Identity: plugins.IdentityOptional, Handler: &Door{Tree: tree}},
+		{Match: `GET ` + prefix + `(?:$|\?)`, Identity: plugins.IdentityOptional, Session: &Session{Tree: tree, MaxMessage: maxMessage}},
+		{Match: `GET,PUT,POST,DELETE ` + prefix + `/`, Identity: plugins.IdentityOptional, Handler: &Door{Tree: tree}},
 	}, nil
 }
 

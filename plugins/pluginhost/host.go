@@ -115,6 +115,26 @@ func (m *Host) services() plugins.Services {
 	return s
 }
 
+// HTTP returns h as an http.Handler that an embedding server mounts where
+// it likes, as the host serves a route's handler: the body capped at
+// BodyLimit, the caller's identity taken from the request's context
+// (core.NewIdentityContext, which the server's authentication middleware
+// calls; none makes the caller anonymous), a 401 answer to an anonymous
+// caller sent with the Challenge headers, a streamed answer ended by
+// GoAway.
+func (m *Host) HTTP(h core.Handler) http.Handler {
+	return m.handler(h, plugins.IdentityOptional)
+}
+
+// Session returns h as an http.Handler that an embedding server mounts
+// where it likes, as the host serves a session route: the Sessions
+// transport turns the request into a session, h serves it on a goroutine
+// of its own with the caller's identity from the request's context, the end
+// hooks run when it is over, and GoAway and Close end it.
+func (m *Host) Session(h core.SessionHandler) http.Handler {
+	return m.sessionHandler(h)
+}
+
 // wrap puts the authentication middleware of mode in front of h.
 func (m *Host) wrap(h http.Handler, mode plugins.IdentityMode) (http.Handler, error) {
 	var mw func(http.Handler) http.Handler
