@@ -11,8 +11,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
-
-	"github.com/reso-project/reso/core"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing.
@@ -55,7 +53,7 @@ func BenchmarkServeConfig(b *testing.B) {
 }
 
 // BenchmarkServeConfigWire measures GET /config over a loopback keep-alive
-// connection to the server cmd/reso runs (newServer on core.Listen), against
+// connection to the server cmd/reso runs (newServer: package server), against
 // the same server with a bare handler that writes the same bytes: the
 // difference of their allocations per request is what reso adds to
 // net/http's (and this light client's).
@@ -77,8 +75,8 @@ func BenchmarkServeConfigWire(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv, _ := newServer(cfg, c.h, discardLogger)
-			go srv.Serve(core.Listen(ln))
+			srv := newServer(cfg, c.h, discardLogger)
+			go srv.Serve(ln)
 			defer srv.Close()
 			conn, err := net.Dial("tcp", ln.Addr().String())
 			if err != nil {

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/server"
 )
 
 // listen binds the server's address.
@@ -35,7 +35,7 @@ func describeListen(err error) string {
 // in flight get cfg.shutdownTimeout to finish; those still running after it
 // are logged and cut, and serve returns nil.
 func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, logger *slog.Logger) error {
-	srv, inflight := newServer(cfg, h, logger)
+	srv := newServer(cfg, h, logger)
 	if g, ok := h.(interface{ GoAway() }); ok {
 		// Streams and sessions never finish by themselves: end them when
 		// shutdown begins, so that Shutdown can complete.
@@ -43,7 +43,7 @@ func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, l
 	}
 	logger.Info("reso listening", "addr", ln.Addr().String(), "tls", cfg.tls.enabled(), "version", versionString())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(core.Listen(cfg.tls.listener(ln))) }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
@@ -58,9 +58,9 @@ func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, l
 	defer cancel()
 	err := srv.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		for _, r := range inflight.list() {
-			logger.Warn("request cut at shutdown", "method", r.method, "path", r.path,
-				"client", r.client, "running", r.running.Round(time.Millisecond).String())
+		for _, r := range srv.InFlight() {
+			logger.Warn("request cut at shutdown", "method", r.Method, "path", r.Target,
+				"client", r.Client, "running", r.Running.Round(time.Millisecond).String())
 		}
 		srv.Close()
 		return nil
@@ -68,21 +68,8 @@ func serve(ctx context.Context, cfg *options, ln net.Listener, h http.Handler, l
 	return err
 }
 
-// newServer returns the http.Server serve runs, to be served on a listener
-// wrapped by core.Listen (over the TLS listener of cfg.tls.listener with
-// -tls-cert), and the requests it has in flight.
-func newServer(cfg *options, h http.Handler, logger *slog.Logger) (*http.Server, *inFlight) {
-	inflight := newInFlight()
-	srv := &http.Server{
-		Handler:           inflight.wrap(h),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       cfg.readTimeout,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ConnContext:       inflight.connContext,
-		ConnState:         inflight.connState,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	cfg.tls.setUp(srv)
-	return srv, inflight
+// newServer returns the server serve runs (package server: exact reason
+// phrases, TLS with -tls-cert, requests in flight).
+func newServer(cfg *options, h http.Handler, logger *slog.Logger) *server.Server {
+	return server.New(h, server.Options{TLS: cfg.tls.config(), ReadTimeout: cfg.readTimeout, Logger: logger})
 }

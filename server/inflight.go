@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/reso-project/reso/core"
 )
 
 // inFlight tracks the requests being served, to name those cut at
@@ -34,14 +32,13 @@ func newInFlight() *inFlight {
 	return &inFlight{conns: make(map[net.Conn]*slot), multi: make(map[*http.Request]time.Time)}
 }
 
-// connContext is the server's ConnContext: core's, plus the connection's
-// slot.
+// connContext adds the connection's slot to ctx, its context.
 func (f *inFlight) connContext(ctx context.Context, c net.Conn) context.Context {
 	s := &slot{}
 	f.mu.Lock()
 	f.conns[c] = s
 	f.mu.Unlock()
-	return context.WithValue(core.ConnContext(ctx, c), slotKey{}, s)
+	return context.WithValue(ctx, slotKey{}, s)
 }
 
 // connState is the server's ConnState: it forgets connections that are
@@ -81,19 +78,13 @@ func (f *inFlight) wrap(h http.Handler) http.Handler {
 	})
 }
 
-// cutRequest describes a request still running at the end of the grace
-// period.
-type cutRequest struct {
-	method, path, client string
-	running              time.Duration
-}
-
-func (f *inFlight) list() []cutRequest {
+// list returns the requests being served.
+func (f *inFlight) list() []Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []cutRequest
+	var out []Request
 	add := func(r *http.Request, start time.Time) {
-		out = append(out, cutRequest{method: r.Method, path: r.URL.RequestURI(), client: r.RemoteAddr, running: time.Since(start)})
+		out = append(out, Request{Method: r.Method, Target: r.URL.RequestURI(), Client: r.RemoteAddr, Running: time.Since(start)})
 	}
 	for _, s := range f.conns {
 		s.mu.Lock()

@@ -1,87 +1,45 @@
-package main
+package server
 
 import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"io"
 	"net"
 	"net/http"
 )
 
-// tlsOptions are the flags -tls-cert and -tls-key: with both, the server
-// answers HTTPS on -addr instead of plain HTTP.
-//
 // Over TLS reso speaks HTTP/1.1 only (ALPN "http/1.1"; no h2): HTTP/2 has no
 // reason phrase in its status, so "404 Not Logged In" or "400 Invalid Path"
 // would reach clients as a bare code, and exact reason phrases are part of
 // reso's wire contract (docs/wire.md). The cost is what HTTP/2 would bring:
 // one connection per concurrent request and no header compression.
-type tlsOptions struct {
-	cert, key string
-	pair      *tls.Certificate // loaded by validate
+
+// tlsConfig returns c for serving: a copy that offers HTTP/1.1 alone
+// (ALPN "http/1.1") and TLS 1.2 at least.
+func tlsConfig(c *tls.Config) *tls.Config {
+	c = c.Clone()
+	c.NextProtos = []string{"http/1.1"}
+	if c.MinVersion < tls.VersionTLS12 {
+		c.MinVersion = tls.VersionTLS12
+	}
+	return c
 }
 
-// tlsFlags declares -tls-cert and -tls-key on fs, filling o.
-func tlsFlags(fs *flag.FlagSet, o *tlsOptions) {
-	fs.StringVar(&o.cert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS (HTTP/1.1 only) on -addr; needs -tls-key")
-	fs.StringVar(&o.key, "tls-key", "", "PEM private key file of -tls-cert")
+// tlsListen returns a listener of TLS connections over ln, to be wrapped by
+// core.Listen: core's connection must see the plaintext status lines to put
+// the exact reason phrases in them, so it goes outside the TLS connection,
+// not inside.
+func tlsListen(ln net.Listener, config *tls.Config) net.Listener {
+	return &tlsListener{Listener: ln, config: config}
 }
 
-// enabled reports whether the server serves HTTPS.
-func (o *tlsOptions) enabled() bool { return o.pair != nil }
-
-// validate checks that -tls-cert and -tls-key come together and loads the
-// pair: a missing or unreadable file or a key that does not match the
-// certificate is a usage error.
-func (o *tlsOptions) validate() error {
-	switch {
-	case o.cert == "" && o.key == "":
-		return nil
-	case o.key == "":
-		return usagef("-tls-cert needs -tls-key")
-	case o.cert == "":
-		return usagef("-tls-key needs -tls-cert")
-	}
-	pair, err := tls.LoadX509KeyPair(o.cert, o.key)
-	if err != nil {
-		return usagef("-tls-cert %s, -tls-key %s: %s", o.cert, o.key, describe(err))
-	}
-	o.pair = &pair
-	return nil
-}
-
-// config returns the server's TLS configuration: the certificate and ALPN
-// "http/1.1" only.
-func (o *tlsOptions) config() *tls.Config {
-	return &tls.Config{
-		Certificates: []tls.Certificate{*o.pair},
-		NextProtos:   []string{"http/1.1"},
-		MinVersion:   tls.VersionTLS12,
-	}
-}
-
-// listener returns ln itself without TLS, else a listener of TLS
-// connections over ln, to be wrapped by core.Listen: core's connection
-// must see the plaintext status lines to put the exact reason phrases in
-// them, so it goes outside the TLS connection, not inside.
-func (o *tlsOptions) listener(ln net.Listener) net.Listener {
-	if !o.enabled() {
-		return ln
-	}
-	return &tlsListener{Listener: ln, config: o.config()}
-}
-
-// setUp makes srv serve TLS connections of a listener from listener:
-// HTTP/1.1 only, and requests get r.TLS. net/http fills r.TLS only for a
-// connection that is a *tls.Conn itself, and ours is wrapped by
-// core.Listen, so the connection's TLS state is put in its context and
-// copied to each request before any other handler sees it.
-func (o *tlsOptions) setUp(srv *http.Server) {
-	if !o.enabled() {
-		return
-	}
+// tlsSetUp makes srv serve TLS connections of tlsListen: HTTP/1.1 only,
+// and requests get r.TLS. net/http fills r.TLS only for a connection that
+// is a *tls.Conn itself, and ours is wrapped by core.Listen, so the
+// connection's TLS state is put in its context and copied to each request
+// before any other handler sees it.
+func tlsSetUp(srv *http.Server) {
 	// An empty, non-nil map turns net/http's automatic HTTP/2 off.
 	srv.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
 	next := srv.ConnContext
