@@ -1,11 +1,11 @@
-package main
+package app
 
 import (
 	"runtime/debug"
 	"strings"
 )
 
-// version is set at build time with -ldflags "-X main.version=...". It is
+// version is set at build time with -ldflags "-X github.com/reso-project/reso/app.version=...". It is
 // shown when the build carries no module version or VCS revision.
 var version = "dev"
 

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/justinas/alice"
@@ -24,28 +25,44 @@ import (
 	"github.com/reso-project/reso/plugins/users"
 )
 
-// bundled returns the bundled plugins in the route order of the example
-// application (docs/wire.md#example-routes).
-func bundled(cfg *options) ([]pluginhost.Entry, error) {
-	u := users.Plugin{}
-	if cfg != nil && cfg.users != "" {
-		list, err := users.Load(cfg.users)
-		if err != nil {
-			return nil, err
-		}
-		u.Users = list
-	}
+// Bundled returns the plugins bundled with reso, in the route order of the
+// example application (docs/wire.md#example-routes), for [Main]. The users
+// plugin gets the records of -users when the program runs.
+func Bundled() []pluginhost.Entry {
 	return []pluginhost.Entry{
 		{Name: "represent", Plugin: represent.Plugin{}},
 		{Name: "config", Plugin: config.Plugin{}},
 		{Name: "files", Plugin: files.Plugin{}},
-		{Name: "users", Plugin: u},
+		{Name: "users", Plugin: users.Plugin{}},
 		{Name: "private", Plugin: private.Plugin{}},
 		// After the example application's routes, which keep their order.
 		{Name: "channel", Plugin: doors.New()},
 		{Name: "call", Plugin: call.Plugin{}},
 		{Name: "console", Plugin: console.Plugin{}},
-	}, nil
+	}
+}
+
+// compiledPlugins returns the compiled-in plugins of cfg (Bundled when none were
+// given), with the records of -users given to the users plugin.
+func compiledPlugins(cfg *options) ([]pluginhost.Entry, error) {
+	entries := slices.Clone(cfg.compiled)
+	if entries == nil {
+		entries = Bundled()
+	}
+	if cfg.users == "" {
+		return entries, nil
+	}
+	list, err := users.Load(cfg.users)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range entries {
+		if u, ok := e.Plugin.(users.Plugin); ok {
+			u.Users = list
+			entries[i].Plugin = u
+		}
+	}
+	return entries, nil
 }
 
 // hiddenFiles returns the value of plugins.SettingHidden: the absolute
@@ -80,7 +97,7 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 			closers[i]()
 		}
 	}
-	entries, err := bundled(cfg)
+	entries, err := compiledPlugins(cfg)
 	if err != nil {
 		return nil, nil, err
 	}

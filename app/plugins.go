@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -218,7 +218,7 @@ func (o optionalPlugin) Routes(ctx context.Context, host plugins.Services) ([]pl
 
 // runPlugin serves a bundled plugin to the parent reso that started this
 // process (reso -isolate): reso plugin NAME [-users FILE].
-func runPlugin(_ context.Context, args []string, stderr io.Writer) error {
+func runPlugin(_ context.Context, args []string, stderr io.Writer, compiled []pluginhost.Entry) error {
 	fs := flag.NewFlagSet("reso plugin", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	usersFile := fs.String("users", "", "JSON file with the user records (the users plugin)")
@@ -237,7 +237,7 @@ func runPlugin(_ context.Context, args []string, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("plugin %s: unexpected argument %q", name, fs.Arg(0))
 	}
-	entries, err := bundled(&options{users: *usersFile})
+	entries, err := compiledPlugins(&options{users: *usersFile, compiled: compiled})
 	if err != nil {
 		return fmt.Errorf("plugin %s: %w", name, err)
 	}
@@ -247,7 +247,7 @@ func runPlugin(_ context.Context, args []string, stderr io.Writer) error {
 		for i, e := range entries {
 			names[i] = e.Name
 		}
-		return fmt.Errorf("plugin: unknown plugin %q (bundled plugins: %s)", name, strings.Join(names, ", "))
+		return fmt.Errorf("plugin: unknown plugin %q (compiled-in plugins: %s)", name, strings.Join(names, ", "))
 	}
 	if err := pluginrpc.Serve(entries[i].Plugin); err != nil {
 		return fmt.Errorf("plugin %s: %w", name, err)

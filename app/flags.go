@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // options holds the command-line flags of the server.
@@ -19,6 +21,7 @@ type options struct {
 	login           string
 	loginSet        bool // -login was given explicitly
 	users           string
+	compiled        []pluginhost.Entry // the plugins compiled in (Main's)
 	directory       string
 	bodyLimit       int64
 	readTimeout     time.Duration
