@@ -105,13 +105,15 @@ func TestServe(t *testing.T) {
 			}
 			close(release)
 			<-done
-			if got := srv.InFlight(); len(got) != 0 {
-				t.Errorf("in flight after the answer: %+v", got)
-			}
 			if err := srv.Shutdown(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			<-wentAway
+			// Shutdown returned once every connection was idle: the
+			// handlers have returned.
+			if got := srv.InFlight(); len(got) != 0 {
+				t.Errorf("in flight after shutdown: %+v", got)
+			}
 		})
 	}
 }
