@@ -52,8 +52,9 @@ type IdentityMode uint8
 
 // Identity modes of a [Route].
 const (
-	// IdentityNone runs the handler without a check; core.Request.Identity
-	// is nil.
+	// IdentityNone runs the handler without a check of the host's;
+	// core.Request.Identity is nil unless the server's own middleware, in
+	// front of the route table, named a caller.
 	IdentityNone IdentityMode = iota
 	// IdentityOptional runs the handler for anonymous callers (no
 	// credentials sent; Identity nil, no challenge, no cookie) and known
