@@ -15,20 +15,33 @@ import (
 // setupAuth opens the login records (-db), loads the instance secret
 // (-secret-file), applies -login, configures login throttling
 // (-login-attempts, -login-backoff) and sets the authenticator on host for the
-// routes that require or take an identity.
-func setupAuth(ctx context.Context, cfg *options, host *pluginhost.Host, logger *slog.Logger) (func(), error) {
+// routes that require or take an identity. It follows the store's log of
+// removed users and changed passwords (reso user in another process
+// included) until the returned function stops it and closes the store.
+func setupAuth(ctx context.Context, cfg *options, host *pluginhost.Host, logger *slog.Logger) (*auth.Authenticator, func(), error) {
 	a, closeStore, err := openAuth(ctx, cfg.db, cfg.secretFile, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := exampleUser(ctx, a, cfg, logger); err != nil {
 		closeStore()
-		return nil, err
+		return nil, nil, err
 	}
 	host.Require = auth.Required(a)
 	host.Optional = auth.Optional(a)
 	host.Challenge = a.Challenge
-	return closeStore, nil
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = a.Watch(wctx, 0)
+	}()
+	a.OnEnd(func(email string) { logger.Info("sessions ended", "email", email) })
+	return a, func() {
+		stop()
+		<-watched
+		closeStore()
+	}, nil
 }
 
 // openAuth opens the store at db (created 0600 when missing) and an

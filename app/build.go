@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/justinas/alice"
@@ -37,7 +38,7 @@ func Bundled() []pluginhost.Entry {
 		{Name: "private", Plugin: private.Plugin{}},
 		// After the example application's routes, which keep their order.
 		{Name: "channel", Plugin: doors.New()},
-		{Name: "call", Plugin: call.Plugin{}},
+		{Name: "call", Plugin: &call.Plugin{}},
 		{Name: "console", Plugin: console.Plugin{}},
 	}
 }
@@ -111,15 +112,17 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 			plugins.SettingHidden:    hidden,
 			call.SettingMaxExpires:   cfg.call.maxExpires.String(),
 			call.SettingWait:         cfg.call.wait.String(),
-		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait)},
+			call.SettingWaitCount:    strconv.Itoa(cfg.call.waitCount),
+			call.SettingWaitBytes:    strconv.Itoa(cfg.call.waitBytes),
+		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait, call.SettingWaitCount, call.SettingWaitBytes)},
 		BodyLimit: cfg.bodyLimit,
 	}
-	closeAuth, err := setupAuth(ctx, cfg, host, logger)
+	a, closeAuth, err := setupAuth(ctx, cfg, host, logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	closers = append(closers, closeAuth)
-	closeChannel, err := setupChannel(ctx, cfg, host, logger)
+	closeChannel, err := setupChannel(ctx, cfg, host, a, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
+	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/websocket"
@@ -116,8 +117,9 @@ func (c *channelOptions) transport() websocket.Options {
 // setupChannel opens the tree over the channel's tables in the -db file
 // (opened by the login store before it) and gives the host the tree and
 // the WebSocket transport of session routes. The returned function closes
-// the tree (its clients get 1001) and then the store.
-func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, logger *slog.Logger) (func(), error) {
+// the tree (its clients get 1001) and then the store. The clients of a
+// user whose sessions a ends (removed, or a new password) are ended.
+func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *auth.Authenticator, logger *slog.Logger) (func(), error) {
 	c := &cfg.channel
 	rules, err := c.rules()
 	if err != nil {
@@ -140,6 +142,7 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, logg
 		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
 	}
 	host.Services.Tree = doors.TreeOf(tree)
+	a.OnEnd(tree.EndIdentity)
 	ws := websocket.New(c.transport())
 	host.Sessions = ws
 	if o := cfg.ops; o != nil {

@@ -162,26 +162,58 @@ func joinFields(fs []field) []byte {
 	return append(b, '}')
 }
 
-// publicEntity returns e without its private top-level fields (names
-// starting with '_'); e itself when it has none or is not an object.
+// publicEntity returns e without its private fields, those whose names
+// start with '_', at any depth: in the object itself and in every object
+// nested in it, in objects and arrays alike. It returns e itself when
+// there is none.
 func publicEntity(e []byte) []byte {
-	if len(e) == 0 || e[0] != '{' || bytes.IndexByte(e, '_') < 0 && bytes.IndexByte(e, '\\') < 0 {
+	if len(e) == 0 || e[0] != '{' && e[0] != '[' || bytes.IndexByte(e, '_') < 0 && bytes.IndexByte(e, '\\') < 0 {
 		return e
 	}
-	fs, err := fields(e)
-	if err != nil {
-		return e
+	p := appendPublic(make([]byte, 0, len(e)), e)
+	if len(p) == len(e) {
+		return e // nothing was left out
 	}
-	kept := fs[:0:0]
-	for _, f := range fs {
-		if !f.private() {
-			kept = append(kept, f)
+	return p
+}
+
+// appendPublic appends the compact JSON value v without its private
+// fields at any depth.
+func appendPublic(b, v []byte) []byte {
+	switch {
+	case len(v) > 1 && v[0] == '{':
+		fs, err := fields(v)
+		if err != nil {
+			return append(b, v...)
 		}
+		b = append(b, '{')
+		first := true
+		for _, f := range fs {
+			if f.private() {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(b, f.key...)
+			b = append(b, ':')
+			b = appendPublic(b, f.val)
+		}
+		return append(b, '}')
+	case len(v) > 1 && v[0] == '[':
+		b = append(b, '[')
+		for i := 1; i < len(v) && v[i] != ']'; {
+			j := skipValue(v, i)
+			if i > 1 {
+				b = append(b, ',')
+			}
+			b = appendPublic(b, v[i:j])
+			i = j + 1
+		}
+		return append(b, ']')
 	}
-	if len(kept) == len(fs) {
-		return e
-	}
-	return joinFields(kept)
+	return append(b, v...)
 }
 
 // mergeEntity returns old with the top-level fields of upd merged in:

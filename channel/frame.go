@@ -22,3 +22,7 @@ func (g *Gone) Error() string { return "channel: disconnected: " + g.Reason }
 // ErrSlowConsumer disconnects a client whose queue of frames is full: it
 // does not read fast enough, and the tree never waits for it.
 var ErrSlowConsumer error = &Gone{Code: 1008, Reason: "slow consumer"}
+
+// ErrSessionEnded disconnects the clients of a user whose sessions ended
+// (see [Tree.EndIdentity]).
+var ErrSessionEnded error = &Gone{Code: 1008, Reason: "session ended"}

@@ -43,11 +43,15 @@ func FuzzExec(f *testing.F) {
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		var fields map[string]json.RawMessage
 		wantID := []byte(nil)
+		badID := false // a msg_id that is not a scalar: refused
 		if json.Unmarshal(msg, &fields) == nil && utf8.Valid(msg) && fields != nil {
 			if id, ok := fields["msg_id"]; ok && string(id) != "null" {
 				var b bytes.Buffer
 				json.Compact(&b, id)
 				wantID = b.Bytes()
+				if wantID[0] == '[' || wantID[0] == '{' {
+					wantID, badID = nil, true
+				}
 			}
 		}
 		c.Exec(context.Background(), msg)
@@ -62,9 +66,12 @@ func FuzzExec(f *testing.F) {
 				if wantID != nil && !bytes.Equal(m["msg_id"], wantID) {
 					t.Fatalf("reply %s to msg_id %s", fr, wantID)
 				}
+				if badID && (m["msg_id"] != nil || string(m["reason"]) != `"invalid msg_id"`) {
+					t.Fatalf("reply %s to %q", fr, msg)
+				}
 			}
 		}
-		if replies > 1 || wantID != nil && replies != 1 {
+		if replies > 1 || (wantID != nil || badID) && replies != 1 {
 			t.Fatalf("%d replies to %q", replies, msg)
 		}
 		if r := tr.Call(context.Background(), "h", "", msg); !json.Valid(r) {

@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"unicode/utf8"
@@ -30,6 +31,7 @@ const (
 	reasonInvalidRules   = "invalid rules"
 	reasonInvalidGroup   = "invalid group"
 	reasonInvalidOwner   = "invalid owner"
+	reasonInvalidMsgID   = "invalid msg_id"
 )
 
 // message is one client message of docs/channel.md#the-websocket-door. Unknown fields are
@@ -50,10 +52,13 @@ type message struct {
 	Rules      *string         `json:"rules"`
 	Group      json.RawMessage `json:"group"`
 	Owner      *string         `json:"owner"`
+	Offer      bool            `json:"offer"`
 }
 
 // parseMessage decodes one frame. On failure it returns the reason and
-// the message as far as it could be read (its msg_id when it could).
+// the message as far as it could be read: its msg_id whenever one could
+// be read, whatever else is wrong (nested too deep, a field of the wrong
+// type, broken JSON after it), unless the msg_id itself is not a scalar.
 func parseMessage(data []byte) (*message, string) {
 	m := &message{}
 	i := 0
@@ -66,12 +71,24 @@ func parseMessage(data []byte) (*message, string) {
 	if err := json.Unmarshal(data, m); err != nil {
 		var te *json.UnmarshalTypeError
 		if !errors.As(err, &te) {
-			return &message{}, reasonInvalidJSON
+			id, ok := msgID(readMsgID(data))
+			if !ok {
+				return &message{}, reasonInvalidMsgID
+			}
+			return &message{MsgID: id}, reasonInvalidJSON
 		}
-		m.MsgID = scalarOrNil(m.MsgID)
+		id, ok := msgID(m.MsgID)
+		if !ok {
+			return &message{}, reasonInvalidMsgID
+		}
+		m.MsgID = id
 		return m, reasonInvalidField
 	}
-	m.MsgID = scalarOrNil(m.MsgID)
+	id, ok := msgID(m.MsgID)
+	if !ok {
+		return &message{}, reasonInvalidMsgID
+	}
+	m.MsgID = id
 	switch {
 	case m.Method == "":
 		return m, reasonMissingMethod
@@ -81,14 +98,60 @@ func parseMessage(data []byte) (*message, string) {
 	return m, ""
 }
 
-// scalarOrNil returns id compacted, or nil when it is absent or null.
-func scalarOrNil(id json.RawMessage) json.RawMessage {
+// msgID returns id compacted, or nil when it is absent or null; ok is
+// false when it is not a scalar (an array or an object).
+func msgID(id json.RawMessage) (json.RawMessage, bool) {
 	if id == nil || string(id) == "null" {
-		return nil
+		return nil, true
 	}
 	c, err := compactJSON(id)
 	if err != nil {
+		return nil, true
+	}
+	if c[0] == '[' || c[0] == '{' {
+		return nil, false
+	}
+	return c, true
+}
+
+// readMsgID returns the value of the top-level field msg_id of data, a
+// JSON object that json.Unmarshal refused, as far as it can be read: the
+// fields are skipped token by token, which no nesting depth stops. The
+// last msg_id read wins, as in json.Unmarshal; nil when there is none.
+func readMsgID(data []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil
 	}
-	return c
+	var id json.RawMessage
+	for {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return id
+		}
+		if key == "msg_id" {
+			var v json.RawMessage
+			if dec.Decode(&v) != nil {
+				return id
+			}
+			id = v
+			continue
+		}
+		for depth := 0; ; {
+			t, err := dec.Token()
+			if err != nil {
+				return id
+			}
+			switch t {
+			case json.Delim('{'), json.Delim('['):
+				depth++
+			case json.Delim('}'), json.Delim(']'):
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+	}
 }

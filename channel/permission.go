@@ -1,7 +1,5 @@
 package channel
 
-import "strings"
-
 // Admin is the identity of the administrator, who may do everything
 // everywhere (docs/channel.md#operations-and-callers). A door must give it
 // to the administrator alone: reso's authenticator refuses a login record
@@ -63,18 +61,6 @@ type access struct {
 // existing node on the way down; a missing node passes on what its parent
 // has. Called with the lock.
 func (t *Tree) accessAt(a *access, path string) {
-	t.accessWithin(a, path, len(path))
-}
-
-// accessAbove fills a with the access at path as if no resource were
-// there: what path inherits, without what its own node adds.
-func (t *Tree) accessAbove(a *access, path string) {
-	t.accessWithin(a, path, strings.LastIndexByte(path, '/'))
-}
-
-// accessWithin fills a with the access at path, taking into account the
-// nodes of path[:end] only.
-func (t *Tree) accessWithin(a *access, path string, end int) {
 	*a = access{rule: *t.opt.Rules.of("")}
 	if path == "/" {
 		return
@@ -84,10 +70,7 @@ func (t *Tree) accessWithin(a *access, path string, end int) {
 		if i < len(path) && path[i] != '/' {
 			continue
 		}
-		var n *node
-		if i <= end {
-			n = t.nodes[path[:i]]
-		}
+		n := t.nodes[path[:i]]
 		if n == nil {
 			if top {
 				a.rule = *t.opt.Rules.of(path[1:i])
@@ -189,26 +172,82 @@ func (t *Tree) permit(identity string, ops Ops, path string) bool {
 	return a.allows(identity, ops)
 }
 
+// seen fills a with the access a caller is judged by at path for what
+// would tell whether a resource exists (docs/channel.md#hidden-resources),
+// and reports whether identity may read there. It is the access at path
+// when identity may read there. Otherwise it is the access at path as if
+// the first resource on the way that identity may not read were missing,
+// and everything below it with it (which is what a missing resource
+// implies): the access at that resource's parent. Called with the lock.
+func (t *Tree) seen(a *access, identity, path string) bool {
+	t.accessAt(a, path)
+	if a.allows(identity, OpRead) {
+		return true
+	}
+	*a = access{rule: *t.opt.Rules.of("")}
+	if path == "/" {
+		return false
+	}
+	var b access
+	for i, top := 1, true; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		if top {
+			// The top-level path as if it did not exist.
+			a.rule = *t.opt.Rules.of(path[1:i])
+			top = false
+		}
+		n := t.nodes[path[:i]]
+		if n == nil {
+			return false
+		}
+		b = *a
+		t.descend(&b, n)
+		if !b.allows(identity, OpRead) {
+			return false
+		}
+		*a = b
+	}
+	return false
+}
+
 // readDenied returns the failure of a read of path that identity may not
-// do, or "" when it may. It is "not found" when only what the resource
-// itself adds (its rule, its group) denies the read, which is what a read
-// answers where no resource is, and "forbidden" when the read would be
-// denied there anyway. So a denied read never tells whether the resource
-// exists. Called with the lock.
+// do, or "" when it may: "not found" when the read would be allowed were
+// the resources identity may not read missing, which is what a read of a
+// missing resource answers, and "forbidden" when it would be denied
+// anyway. So a denied read never tells whether a resource the caller may
+// not read exists. Called with the lock.
 func (t *Tree) readDenied(identity, path string) string {
 	if identity == Admin {
 		return ""
 	}
 	var a access
-	t.accessAt(&a, path)
-	if a.allows(identity, OpRead) {
+	switch {
+	case t.seen(&a, identity, path):
 		return ""
-	}
-	if path != "/" {
-		t.accessAbove(&a, path)
-		if a.allows(identity, OpRead) {
-			return reasonNotFound
-		}
+	case a.allows(identity, OpRead):
+		return reasonNotFound
 	}
 	return reasonForbidden
+}
+
+// shows reports whether n, which identity may read with access a there,
+// shows to it as a resource: a node with an entity does, and one without
+// only when one of its children shows. A node that exists only for
+// children the caller may not read is missing to it. Called with the
+// lock.
+func (t *Tree) shows(identity string, n *node, a *access) bool {
+	if n.entity != nil || n == t.root || identity == Admin {
+		return true
+	}
+	var ca access
+	for c := n.first; c != nil; c = c.next {
+		ca = *a
+		t.descend(&ca, c)
+		if ca.allows(identity, OpRead) && t.shows(identity, c, &ca) {
+			return true
+		}
+	}
+	return false
 }

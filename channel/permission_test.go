@@ -69,17 +69,33 @@ func TestPermissionMatrix(t *testing.T) {
 					if op.exists {
 						must(t, cs.self, `{"method":"PUT","resource":"/m/r/x","entity":1,"persistent":true,"msg_id":0}`)
 					}
-					must(t, cs.self, fmt.Sprintf(`{"method":"RULES","resource":"/m/r","rules":"%s:%s","msg_id":0}`, allowed, op.letter))
+					rule := allowed + ":" + op.letter
+					if op.letter == "s" {
+						// Everyone reads, so that /m/r is not hidden and
+						// SUBSCRIBE is judged by its own letter.
+						rule = ""
+						for _, k := range kinds {
+							rule += " " + k + ":r"
+							if k == allowed {
+								rule += "s"
+							}
+						}
+					}
+					must(t, cs.self, fmt.Sprintf(`{"method":"RULES","resource":"/m/r","rules":"%s","msg_id":0}`, strings.TrimSpace(rule)))
 					c := map[string]*Client{"self": cs.self, "group": cs.group, "auth": cs.auth, "anon": cs.anon, "admin": cs.admin}[who]
 					got := ex(t, c, op.msg)
 					ok := strings.Contains(got, `"code":"success"`)
 					if want := who == allowed || who == "admin"; ok != want {
 						t.Fatalf("%s: %s", op.msg, got)
 					}
-					// The rule is on /m/r, x's parent: a denied read of x
-					// is forbidden too, not hidden.
+					// The rule is on /m/r, x's parent, which the caller may
+					// not read: a denied read of x answers as if /m/r, and
+					// so x, did not exist; any other denial is forbidden.
 					if !ok {
 						want := `{"msg_id":1,"code":"failed","reason":"forbidden"}`
+						if op.letter == "r" {
+							want = `{"msg_id":1,"code":"failed","reason":"not found"}`
+						}
 						if got != want {
 							t.Fatalf("%s: %s, want %s", op.msg, got, want)
 						}
@@ -109,10 +125,10 @@ func TestNarrowing(t *testing.T) {
 			t.Errorf("anon GET %s: %s", p, got)
 		}
 	}
-	// Below x, the parent denies too: forbidden, whether or not there is
+	// Below x, as if x were not there: not found, whether or not there is
 	// anything.
 	for _, p := range []string{"/m/r/x/y", "/m/r/x/nothing"} {
-		if got := ex(t, cs.anon, `{"method":"GET","resource":"`+p+`","msg_id":1}`); got != `{"msg_id":1,"code":"failed","reason":"forbidden"}` {
+		if got := ex(t, cs.anon, `{"method":"GET","resource":"`+p+`","msg_id":1}`); got != `{"msg_id":1,"code":"failed","reason":"not found"}` {
 			t.Errorf("anon GET %s: %s", p, got)
 		}
 	}

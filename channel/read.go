@@ -22,6 +22,13 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 	if n == nil {
 		return nil, reasonNotFound
 	}
+	var ls *lister
+	if n.entity == nil || r.hasQuery {
+		ls = t.lister(cl.identity, n)
+		if n.entity == nil && !t.shows(cl.identity, n, &ls.a) {
+			return nil, reasonNotFound
+		}
+	}
 	b := replyStart(m.MsgID, len(m.Resource)+len(n.pub)+32)
 	b = append(b, `,"resource":`...)
 	b = AppendString(b, m.Resource)
@@ -30,7 +37,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 		if n.entity == nil || r.attr[0] == '_' {
 			return nil, reasonNotFound
 		}
-		v, ok := entityField(n.entity, r.attr)
+		v, ok := entityField(n.pub, r.attr)
 		if !ok {
 			return nil, reasonNotFound
 		}
@@ -38,7 +45,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 		b = append(b, v...)
 	case r.hasQuery:
 		b = append(b, `,"type":"`+defaultType+`","entity":`...)
-		b = t.appendChildren(b, t.lister(cl.identity, n), l)
+		b = t.appendChildren(b, ls, l)
 	case n.entity != nil:
 		b = append(b, `,"type":`...)
 		b = AppendString(b, n.typ)
@@ -46,7 +53,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 		b = append(b, n.pub...)
 	default:
 		b = append(b, `,"type":"`+defaultType+`","entity":`...)
-		b = appendChildIDs(b, t.lister(cl.identity, n))
+		b = appendChildIDs(b, ls)
 	}
 	return append(b, '}'), ""
 }
@@ -68,14 +75,15 @@ func (t *Tree) lister(identity string, n *node) *lister {
 	return l
 }
 
-// sees reports whether the caller may read c, a child of l.n.
+// sees reports whether the caller may read c, a child of l.n, and c
+// shows to it (a node without entity only for children it may read).
 func (l *lister) sees(c *node) bool {
 	if l.identity == Admin {
 		return true
 	}
 	a := l.a
 	l.t.descend(&a, c)
-	return a.allows(l.identity, OpRead)
+	return a.allows(l.identity, OpRead) && l.t.shows(l.identity, c, &a)
 }
 
 // child returns the lister of c, a child of l.n.

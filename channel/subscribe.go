@@ -94,6 +94,27 @@ func (t *Tree) unsubscribe(c *Client, path string) {
 	}
 }
 
+// reaches reports whether a notification of res about res would reach a
+// subscriber now: one of its subscribers may read it. Called with the
+// lock.
+func (t *Tree) reaches(res string) bool {
+	l := t.subs[res]
+	if l == nil {
+		return false
+	}
+	var a access
+	t.accessAt(&a, res)
+	if a.everyone(OpRead) {
+		return len(l.cs) > 0
+	}
+	for _, c := range l.cs {
+		if a.delivers(c) {
+			return true
+		}
+	}
+	return false
+}
+
 // emit records the notification data to the subscribers of res in the
 // history and queues it to every subscriber of res that may read about,
 // the resource the notification is about (docs/channel.md#denials); it

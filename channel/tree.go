@@ -266,6 +266,26 @@ func (t *Tree) Disconnect(id string) {
 	}
 }
 
+// EndIdentity ends every client of identity, as [Client.Disconnect] does
+// but with [ErrSessionEnded]: the user was removed or its password changed
+// (docs/channel.md#lifecycle). The anonymous identity "" ends nobody.
+func (t *Tree) EndIdentity(identity string) {
+	if identity == "" {
+		return
+	}
+	t.mu.RLock()
+	var cs []*Client
+	for _, c := range t.clients {
+		if c.identity == identity {
+			cs = append(cs, c)
+		}
+	}
+	t.mu.RUnlock()
+	for _, c := range cs {
+		c.end(ErrSessionEnded)
+	}
+}
+
 // Call executes one message for a caller without a connection (the HTTP
 // door) and returns its reply, always one, with or without msg_id. What
 // it creates is persistent, unless the message has "expires" (seconds):

@@ -151,7 +151,12 @@ var scenarios = []struct {
 		{"c1", `{"msg_id":9,"method":"FROB","resource":"/x"}`, map[string]string{"c1": `{"msg_id":9,"code":"failed","reason":"unknown method"}`}},
 		{"c1", `{"msg_id":10,"method":"GET","resource":5}`, map[string]string{"c1": `{"msg_id":10,"code":"failed","reason":"invalid field"}`}},
 		{"c1", `{"method":"FROB","resource":"/x"}`, nil},
-		{"c1", `{"msg_id":11,"method":"PUT","resource":"/x","entity":{"a":}}`, map[string]string{"c1": `{"code":"failed","reason":"invalid JSON"}`}},
+		{"c1", `{"msg_id":11,"method":"PUT","resource":"/x","entity":{"a":}}`, map[string]string{"c1": `{"msg_id":11,"code":"failed","reason":"invalid JSON"}`}},
+		{"c1", `{"method":"PUT","resource":"/x","entity":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `,"msg_id":12}`, map[string]string{"c1": `{"msg_id":12,"code":"failed","reason":"invalid JSON"}`}},
+		{"c1", `{"msg_id":"a","msg_id":13,"method":"PUT","resource":"/x","entity":[1,}`, map[string]string{"c1": `{"msg_id":13,"code":"failed","reason":"invalid JSON"}`}},
+		{"c1", `{"msg_id":[1],"method":"GET","resource":"/x"}`, map[string]string{"c1": `{"code":"failed","reason":"invalid msg_id"}`}},
+		{"c1", `{"msg_id":{"a":1},"method":"GET","resource":5}`, map[string]string{"c1": `{"code":"failed","reason":"invalid msg_id"}`}},
+		{"c1", `{"msg_id":{"a":1},"method":"GET","resource":"/x","entity":{"a":}}`, map[string]string{"c1": `{"code":"failed","reason":"invalid msg_id"}`}},
 	}},
 	{"invalid resources", []step{
 		{"c1", `{"msg_id":1,"method":"GET","resource":"a"}`, map[string]string{"c1": `{"msg_id":1,"code":"failed","reason":"invalid resource"}`}},

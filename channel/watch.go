@@ -15,7 +15,7 @@ func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string)
 	c := cl.c
 	recovered := false
 	t.mu.Lock()
-	if reason := t.mayListen(cl, r.path, m.Stream); reason != "" {
+	if reason := t.mayListen(cl, r.path, m.Stream, false); reason != "" {
 		t.mu.Unlock()
 		return nil, reason
 	}
@@ -70,7 +70,8 @@ func (t *Tree) unsubscribeMsg(cl *caller, m *message, r resource) ([]byte, strin
 // notify runs NOTIFY: pass data to every subscriber of /p, changing
 // nothing. The notification gets a seq and enters the history even when
 // nobody receives it, so that a client subscribing again with "since"
-// gets it.
+// gets it; an offer ("offer": true) that no subscriber would receive
+// fails with no subscriber before it gets a seq, and leaves no trace.
 func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	if r.hasAttr || r.hasQuery {
 		return nil, reasonInvalidRes
@@ -80,9 +81,13 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 		return nil, reasonInvalidEntity
 	}
 	t.mu.Lock()
-	if reason := t.mayListen(cl, r.path, false); reason != "" {
+	if reason := t.mayListen(cl, r.path, false, true); reason != "" {
 		t.mu.Unlock()
 		return nil, reason
+	}
+	if m.Offer && !t.reaches(r.path) {
+		t.mu.Unlock()
+		return nil, reasonNoSubscriber
 	}
 	seq := t.nextSeq()
 	sent := t.emit(r.path, r.path, nil, notifyNote(r.path, data.full, cl.from, seq), seq)
@@ -96,17 +101,34 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 }
 
 // mayListen returns why cl may not subscribe to path or NOTIFY it ("" when
-// it may): the subscribe right, or for a stream (a GET kept open) the
-// read right, denied as a read is; t.mu is held.
-func (t *Tree) mayListen(cl *caller, path string, stream bool) string {
+// it may), t.mu held. A SUBSCRIBE (notify false) is judged as a read
+// would be (see seen): on a resource the caller may not read it answers
+// what it answers where no resource is, and then delivers nothing about
+// it (each notification is judged at delivery). It needs the subscribe
+// right there, or for a stream (a GET kept open) the read right, denied
+// as a read is. NOTIFY passes data to the resource's subscribers: it
+// needs the subscribe right at the resource itself, like a write.
+func (t *Tree) mayListen(cl *caller, path string, stream, notify bool) string {
 	if reason := t.usable(cl); reason != "" {
 		return reason
 	}
-	if stream {
-		return t.readDenied(cl.identity, path)
+	if cl.identity == Admin {
+		return ""
 	}
-	if !t.permit(cl.identity, OpSubscribe, path) {
-		return reasonForbidden
+	var a access
+	if notify {
+		t.accessAt(&a, path)
+		if !a.allows(cl.identity, OpSubscribe) {
+			return reasonForbidden
+		}
+		return ""
 	}
-	return ""
+	read := t.seen(&a, cl.identity, path)
+	switch {
+	case stream && (read || a.allows(cl.identity, OpRead)):
+		return ""
+	case !stream && a.allows(cl.identity, OpSubscribe):
+		return ""
+	}
+	return reasonForbidden
 }

@@ -94,8 +94,12 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration, o *o
 		typ = defaultType
 	}
 	seq := t.nextSeq()
+	fresh := n == nil
 	n = t.ensure(r.path, seq)
-	if !exists && n.creator == "" {
+	if fresh {
+		// Only a resource that did not exist gets a creator: a node that
+		// exists for its children keeps its own, so no one gains rights
+		// over them by creating it (docs/channel.md#creators-and-owners).
 		n.creator = cl.identity
 	}
 	t.setEntity(n, typ, e, cl, m.Persistent, lease, o)

@@ -15,10 +15,12 @@ import (
 // The cells of one rule live under R = /<top>/<door>-<op>-<kind>, created
 // by ann (so ann is "self" there), with the group [bob] and one existing
 // child e-<caller kind> per caller, so the callers never touch each
-// other's resources. The rule is set on R, so that a denied read of a
-// child is "forbidden" (the parent denies it too); the row read-hidden
-// sets it on each child instead, where a denied read answers "not found",
-// exactly as for a resource that does not exist.
+// other's resources. The rule is set on R; the row read-hidden sets it on
+// each child instead. Either way a denied read answers "not found" and a
+// stream starts as on a missing resource, exactly as where no resource is
+// (docs/channel.md#hidden-resources): a caller who may not read R may not
+// read anything below it, which is then missing to it. The row subscribe
+// lets every kind read R, so that SUBSCRIBE is judged by its own letter.
 //
 // Doors and the cells they do not have:
 //   - ws, the WebSocket: every operation. NOTIFY is checked as "subscribe"
@@ -36,17 +38,20 @@ func TestChannelRulesMatrix(t *testing.T) {
 		onTarget   bool // the rule is on R/e-<kind>, not on R
 		doors      []string
 		deniedRead bool // a denial of this row reads "not found"
+		readAll    bool // the rule lets every kind read too
+		deniedOK   bool // a denial answers success, as on a missing resource
 	}
 	ops := []op{
 		{name: "create", letter: "c", doors: []string{"ws", "http"}},      // PUT of a new child
 		{name: "create-post", letter: "c", doors: []string{"ws", "http"}}, // POST: judged at the new child
-		{name: "read", letter: "r", doors: []string{"ws", "http", "watch", "sse"}},
+		{name: "read", letter: "r", deniedRead: true, doors: []string{"ws", "http", "watch", "sse"}},
 		{name: "read-hidden", letter: "r", onTarget: true, deniedRead: true, doors: []string{"ws", "http", "watch", "sse"}},
 		{name: "update", letter: "u", doors: []string{"ws", "http"}},
 		{name: "delete", letter: "d", doors: []string{"ws", "http"}},
-		{name: "subscribe", letter: "s", doors: []string{"ws"}}, // no HTTP door: SUBSCRIBE is a WebSocket method
-		// SUBSCRIBE with "stream": true is checked as a read.
-		{name: "subscribe-stream", letter: "r", doors: []string{"ws"}},
+		{name: "subscribe", letter: "s", readAll: true, doors: []string{"ws"}}, // no HTTP door: SUBSCRIBE is a WebSocket method
+		// SUBSCRIBE with "stream": true is checked as a read: denied, it
+		// succeeds as on a missing resource and delivers nothing.
+		{name: "subscribe-stream", letter: "r", deniedOK: true, doors: []string{"ws"}},
 		{name: "notify", letter: "s", doors: []string{"ws"}}, // no HTTP door: NOTIFY is a WebSocket method
 	}
 	doors := []string{"ws", "http", "watch", "sse"}
@@ -84,6 +89,18 @@ func TestChannelRulesMatrix(t *testing.T) {
 				}
 				for _, rule := range callers {
 					ruleText := rule.kind + ":" + o.letter
+					if o.readAll {
+						ruleText = ""
+						for _, k := range callers {
+							if ruleText != "" {
+								ruleText += " "
+							}
+							ruleText += k.kind + ":r"
+							if k.kind == rule.kind {
+								ruleText += o.letter
+							}
+						}
+					}
 					R := top + "/" + door + "-" + o.name + "-" + rule.kind
 					rs.must(ann, "PUT", R, `{"cell":1}`, "200 OK")
 					for _, c := range callers {
@@ -99,6 +116,9 @@ func TestChannelRulesMatrix(t *testing.T) {
 						} else {
 							eff += k.kind + ":-"
 						}
+					}
+					if o.readAll {
+						eff = ruleText
 					}
 					if o.onTarget {
 						rs.setRules(ann, R, `{"group":["`+bob.email+`"]}`)
@@ -153,7 +173,7 @@ func TestChannelRulesMatrix(t *testing.T) {
 									message, success = msg("NOTIFY", target, n, `"data":{"k":"`+c.kind+`"}`), okReply(n, `"sent_count":1`)
 								}
 								want := failReply(n, denial)
-								if allowed {
+								if allowed || o.deniedOK {
 									want = success
 								}
 								wantCall(t, ws, message, want)
@@ -220,7 +240,19 @@ func TestChannelRulesMatrix(t *testing.T) {
 										t.Errorf("the stream's first message %s, want the state of %s", first, target)
 									}
 								case o.deniedRead:
-									wantHTTP(t, response{StatusLine: s.Resp.StatusLine, Header: s.Resp.Header}, "404 Not Found", "-")
+									// As on a missing resource.
+									if s.Resp.StatusLine != "HTTP/1.1 200 OK" {
+										t.Fatalf("the stream: %q, want 200 OK", s.Resp.StatusLine)
+									}
+									first := ""
+									if door == "sse" {
+										first = s.event().Data
+									} else {
+										first = s.line()
+									}
+									if want := `{"resource":` + jsonString(target) + `,"type":null,"entity":null}`; first != want {
+										t.Errorf("the stream's first message %s, want %s", first, want)
+									}
 								default:
 									wantDenied(t, response{StatusLine: s.Resp.StatusLine, Header: s.Resp.Header}, c)
 								}

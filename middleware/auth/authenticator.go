@@ -88,6 +88,9 @@ type Authenticator struct {
 	cache          *cache
 	throttle       *throttle  // nil when off
 	wmu            sync.Mutex // serializes store writes with their cache updates
+
+	emu   sync.Mutex // serializes the calls of onEnd
+	onEnd []func(email string)
 }
 
 // New returns an authenticator for cfg, or an error when cfg is incomplete.

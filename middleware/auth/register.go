@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Register registers email with password in the authenticator's realm and
@@ -39,6 +40,7 @@ func (a *Authenticator) RegisterHash(ctx context.Context, email, hash string) (i
 	case err != nil && !errors.Is(err, ErrNoRecord):
 		return 0, readError(ctx, err)
 	}
+	existed := err == nil && old.Hash != hash
 	// From here on the registration is a write that runs to its end.
 	ctx, cancel := writeContext(ctx)
 	defer cancel()
@@ -50,11 +52,21 @@ func (a *Authenticator) RegisterHash(ctx context.Context, email, hash string) (i
 		return 0, fmt.Errorf("auth: register %q: store returned id %d", email, id)
 	}
 	rec := Record{ID: id, Email: email, Realm: a.realm, Hash: hash, Token: makeToken(a.secret, id, a.now())}
+	for at := a.now(); existed && rec.Token == old.Token; {
+		// A token is its record's and its second's: issued in the same
+		// second as the old one, it would keep the old sessions.
+		at = at.Add(time.Second)
+		rec.Token = makeToken(a.secret, id, at)
+	}
 	if err := a.store.SetToken(ctx, id, rec.Token); err != nil {
 		a.cache.drop(id)
 		return 0, err
 	}
 	a.cache.put(rec)
+	if existed {
+		// A new password for an existing record: its sessions ended.
+		a.endedHere(email)
+	}
 	return id, nil
 }
 

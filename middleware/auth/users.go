@@ -36,8 +36,8 @@ func (a *Authenticator) Lookup(ctx context.Context, email string) (Record, error
 }
 
 // Remove deletes the login record of email: its sessions end at once in this
-// process (other processes sharing the store notice at their next check of
-// the record, see the cache). It returns [ErrNoRecord] when there is none.
+// process, and in every process that watches the store
+// ([Authenticator.Watch]), which tells its [Authenticator.OnEnd] functions. It returns [ErrNoRecord] when there is none.
 // The store must implement [Remover].
 func (a *Authenticator) Remove(ctx context.Context, email string) error {
 	r, ok := a.store.(Remover)
@@ -54,5 +54,6 @@ func (a *Authenticator) Remove(ctx context.Context, email string) error {
 		return fmt.Errorf("auth: remove %q: %w", email, err)
 	}
 	a.cache.drop(id)
+	a.endedHere(email)
 	return nil
 }

@@ -91,11 +91,14 @@ func expires(r core.Record, max time.Duration) (int64, error) {
 	switch x := v.(type) {
 	case int64:
 		n = x
-	case float64:
-		if x != math.Trunc(x) || x < 1 { // a whole number past int64: the most
+	case float64: // 2.0, 1e1, or a whole number past int64
+		if x != math.Trunc(x) || x < 1 {
 			return 0, errExpires
 		}
 		n = math.MaxInt64
+		if x < math.MaxInt64 {
+			n = int64(x)
+		}
 	default:
 		return 0, errExpires
 	}

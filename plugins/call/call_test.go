@@ -3,6 +3,7 @@ package call
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,14 @@ func TestExpires(t *testing.T) {
 		{`{"expires": 60}`, 24 * time.Hour, 60, false},
 		{`{"expires": 7200}`, time.Hour, 3600, false},
 		{`{"expires": 1e30}`, time.Hour, 3600, false},
+		{`{"expires": 2.0}`, time.Hour, 2, false},
+		{`{"expires": 1e1}`, time.Hour, 10, false},
+		{`{"expires": 1E+1}`, time.Hour, 10, false},
+		{`{"expires": 60.000}`, 24 * time.Hour, 60, false},
+		{`{"expires": 9.2e18}`, time.Hour, 3600, false},
+		{`{"expires": 0.5e1}`, time.Hour, 5, false},
+		{`{"expires": 1.0e-1}`, time.Hour, 0, true},
+		{`{"expires": true}`, time.Hour, 0, true},
 		{`{"expires": 0}`, time.Hour, 0, true},
 		{`{"expires": -5}`, time.Hour, 0, true},
 		{`{"expires": 1.5}`, time.Hour, 0, true},
@@ -58,6 +67,7 @@ func TestSegments(t *testing.T) {
 
 // fixture is the plugin's handlers on a tree in memory.
 type fixture struct {
+	p      *Plugin
 	tr     *channel.Tree
 	routes map[string]core.Handler // by the first segment of the route: login, call, user
 }
@@ -68,11 +78,13 @@ func newFixture(t *testing.T, settings map[string]string) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	rs, err := Plugin{}.Routes(context.Background(), plugins.Services{Settings: pluginhost.NewSettings(settings), Tree: doors.TreeOf(tr)})
+	p := &Plugin{}
+	rs, err := p.Routes(context.Background(), plugins.Services{Settings: pluginhost.NewSettings(settings), Tree: doors.TreeOf(tr)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{tr: tr, routes: make(map[string]core.Handler)}
+	t.Cleanup(func() { p.Close(context.Background()) })
+	f := &fixture{p: p, tr: tr, routes: make(map[string]core.Handler)}
 	for _, r := range rs {
 		for _, name := range []string{"login", "call", "user"} {
 			if strings.Contains(r.Match, " /"+name) {
@@ -152,11 +164,11 @@ func TestWaiting(t *testing.T) {
 }
 
 // TestWaitingBounds checks that the waiting invitations of one target are
-// bounded.
+// bounded in count.
 func TestWaitingBounds(t *testing.T) {
 	f := newFixture(t, nil)
 	f.do(t, "bob@x", "POST", "login", "bob@x", `{"contact": "sip:bob"}`)
-	for i := range maxWaitingPerTarget {
+	for i := range DefaultWaitCount {
 		if code, _ := f.do(t, "ann@x", "SEND", "login", "bob@x", `{"command": "invite"}`); code != 202 {
 			t.Fatalf("SEND %d: %d", i, code)
 		}
@@ -195,5 +207,96 @@ func TestDeliveredDoNotCrowd(t *testing.T) {
 	}
 	if code, reason := f.do(t, "ann@x", "CANCEL", "login", "bob@x/"+last, ""); code != 409 {
 		t.Errorf("CANCEL of the last delivered: %d %s", code, reason)
+	}
+}
+
+// TestWaitingBytes checks that the waiting invitations of one target are
+// bounded in bytes, the others' bound apart, and that a withdrawn one
+// gives its bytes back.
+func TestWaitingBytes(t *testing.T) {
+	body := `{"command": "invite", "url": "` + strings.Repeat("x", 20) + `"}`
+	v, err := core.DecodeJSON([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := len(core.AppendJSON(nil, v)) // as it waits
+	f := newFixture(t, map[string]string{SettingWaitBytes: strconv.Itoa(2*size + size/2), SettingWaitCount: "1000"})
+	f.do(t, "bob@x", "POST", "login", "bob@x", `{"contact": "sip:bob"}`)
+	f.do(t, "cat@x", "POST", "login", "cat@x", `{"contact": "sip:cat"}`)
+	var ids []string
+	for range 2 {
+		code, b := f.do(t, "ann@x", "SEND", "login", "bob@x", body)
+		if code != 202 {
+			t.Fatalf("SEND: %d %s", code, b)
+		}
+		ids = append(ids, b[strings.Index(b, `"id": "`)+7:strings.LastIndex(b, `"`)])
+	}
+	if code, reason := f.do(t, "ann@x", "SEND", "login", "bob@x", body); code != 503 || reason != "Waiting Messages Too Large" {
+		t.Errorf("past the bytes: %d %s", code, reason)
+	}
+	if code, reason := f.do(t, "ann@x", "SEND", "login", "cat@x", body); code != 202 {
+		t.Errorf("another target: %d %s", code, reason)
+	}
+	if code, reason := f.do(t, "ann@x", "CANCEL", "login", "bob@x/"+ids[0], ""); code != 200 {
+		t.Fatalf("CANCEL: %d %s", code, reason)
+	}
+	if code, reason := f.do(t, "ann@x", "SEND", "login", "bob@x", body); code != 202 {
+		t.Errorf("after a CANCEL: %d %s", code, reason)
+	}
+}
+
+// TestCloseStopsRetry checks that Close stops the retry loop of the
+// invitations waiting, and waits for it.
+func TestCloseStopsRetry(t *testing.T) {
+	f := newFixture(t, map[string]string{SettingWait: "1h"})
+	f.do(t, "bob@x", "POST", "login", "bob@x", `{"contact": "sip:bob"}`)
+	if code, _ := f.do(t, "ann@x", "SEND", "login", "bob@x", `{"command": "invite"}`); code != 202 {
+		t.Fatalf("SEND: %d", code)
+	}
+	w := f.p.waiting[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := f.p.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if code, _ := f.do(t, "ann@x", "SEND", "login", "bob@x", `{"command": "invite"}`); code != 202 {
+		t.Fatalf("SEND after Close: %d", code)
+	}
+	w.mu.Lock()
+	running := w.running
+	w.mu.Unlock()
+	if running {
+		t.Error("the retry loop runs after Close")
+	}
+}
+
+// TestRetryTurns checks that the retry loop offers at most
+// maxTargetsPerRound targets a round, each in turn.
+func TestRetryTurns(t *testing.T) {
+	w := newWaiting(store{}, time.Hour, 1, 1)
+	n := 2*maxTargetsPerRound + maxTargetsPerRound/2
+	for i := range n {
+		target := "u" + strconv.Itoa(i)
+		w.pending[target] = &queue{msgs: []*message{{target: target}}}
+	}
+	seen := map[string]int{}
+	for round := range 6 {
+		got := w.turn()
+		if want := min(maxTargetsPerRound, n); len(got) != want {
+			t.Fatalf("round %d: %d targets, want %d", round, len(got), want)
+		}
+		for _, msgs := range got {
+			seen[msgs[0].target]++
+		}
+		if round == 2 {
+			if len(seen) != n {
+				t.Fatalf("after 3 rounds %d targets had their turn, want %d", len(seen), n)
+			}
+		}
+	}
+	for target, k := range seen {
+		if k < 2 || k > 3 {
+			t.Errorf("%s offered %d times in 6 rounds", target, k)
+		}
 	}
 }

@@ -4,24 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/reso-project/reso/core"
-)
-
-// Bounds of the invitations waiting for a session.
-const (
-	maxWaitingPerTarget = 64
-	maxWaiting          = 10000
-	// maxRemembered bounds the messages remembered, delivered ones
-	// included, so that CANCEL can tell delivered from unknown; past it
-	// the oldest are forgotten before their time.
-	maxRemembered = 100000
-	// retryEvery is how often a waiting invitation is offered again to
-	// the target's WebSocket subscribers.
-	retryEvery = 250 * time.Millisecond
 )
 
 // send answers SEND /login/<email> (docs/call.md#invitations-send-and-cancel):
@@ -51,7 +38,10 @@ func (h *handler) send(ctx context.Context, req *core.Request, who, email string
 		return nil, errNotLoggedIn
 	}
 	data := core.AppendJSON(nil, r)
-	m := &message{id: newID(), target: email, sender: who, data: data}
+	m, err := newMessage(email, who, data)
+	if err != nil {
+		return nil, err
+	}
 	sent, err := h.waiting.offer(ctx, m)
 	if err != nil {
 		return nil, err
@@ -78,187 +68,26 @@ func (h *handler) cancel(ctx context.Context, req *core.Request, who string, adm
 // message is one invitation sent with SEND.
 type message struct {
 	id, target, sender string
-	data               []byte
-	delivered          bool
-	deadline           time.Time
+	// wire is the NOTIFY that offers it to the target's sessions, an
+	// offer: the tree sends it only when a session receives it, so a
+	// message that waits leaves nothing in the tree's history. nil once
+	// delivered.
+	wire     []byte
+	size     int // the bytes of the invitation, counted while it waits
+	deadline time.Time
+
+	delivered bool
+	sending   bool // an offer of it is under way, w.mu released
 }
 
-// waiting keeps the invitations no session has taken yet, and for as
-// long, the ones delivered or withdrawn (so that CANCEL can tell), each
-// for at most wait. It offers the waiting ones again every retryEvery,
-// and at once when a GET kept open of their target starts.
-type waiting struct {
-	st   store
-	wait time.Duration
-
-	mu       sync.Mutex
-	byID     map[string]*message // every message still remembered
-	order    []*message          // the same, oldest first: by deadline
-	pending  map[string][]*message
-	npending int
-	running  bool // the retry loop runs
-}
-
-func newWaiting(st store, wait time.Duration) *waiting {
-	return &waiting{st: st, wait: wait, byID: make(map[string]*message), pending: make(map[string][]*message)}
-}
-
-// offer sends m to the target's sessions and reports whether any took
-// it; a taken message is remembered as delivered.
-func (w *waiting) offer(ctx context.Context, m *message) (bool, error) {
-	r, err := w.st.do(ctx, m.sender, msg{Method: "NOTIFY", Resource: "/login/" + m.target, Data: m.data})
+// newMessage returns the message data from sender to target, with a
+// fresh id.
+func newMessage(target, sender string, data []byte) (*message, error) {
+	wire, err := json.Marshal(msg{Method: "NOTIFY", Resource: "/login/" + target, MsgID: 1, Data: data, Offer: true})
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	if r.Code != "success" || r.SentCount == 0 {
-		return false, nil
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	m.delivered = true
-	w.remember(m, time.Now())
-	return true, nil
-}
-
-// remember keeps m for the wait from now, forgetting the messages whose
-// time is over and, past maxRemembered, the oldest. w.mu is held.
-func (w *waiting) remember(m *message, now time.Time) {
-	w.forget(now)
-	for len(w.order) >= maxRemembered {
-		w.drop(w.order[0])
-	}
-	m.deadline = now.Add(w.wait)
-	w.byID[m.id] = m
-	w.order = append(w.order, m)
-}
-
-// hold keeps m waiting; 503 when too many wait.
-func (w *waiting) hold(m *message) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now := time.Now()
-	w.forget(now)
-	if w.npending >= maxWaiting || len(w.pending[m.target]) >= maxWaitingPerTarget {
-		return errTooManyWait
-	}
-	w.remember(m, now)
-	w.pending[m.target] = append(w.pending[m.target], m)
-	w.npending++
-	if !w.running {
-		w.running = true
-		go w.retry()
-	}
-	return nil
-}
-
-// withdraw ends the wait of message id to target, on behalf of who.
-func (w *waiting) withdraw(target, id, who string, admin bool) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.forget(time.Now())
-	m := w.byID[id]
-	if m == nil || m.target != target {
-		return errNotFound
-	}
-	if m.sender != who && !admin {
-		return errForbidden
-	}
-	if m.delivered {
-		return errDelivered
-	}
-	delete(w.byID, id) // its place in order goes with its deadline
-	w.unqueue(m)
-	return nil
-}
-
-// unqueue takes m out of the pending ones. w.mu is held.
-func (w *waiting) unqueue(m *message) {
-	q := w.pending[m.target]
-	for i, x := range q {
-		if x == m {
-			q = append(q[:i:i], q[i+1:]...)
-			w.npending--
-			break
-		}
-	}
-	if len(q) == 0 {
-		delete(w.pending, m.target)
-	} else {
-		w.pending[m.target] = q
-	}
-}
-
-// forget drops the messages whose time is over: the oldest ones, all
-// waiting the same time. w.mu is held.
-func (w *waiting) forget(now time.Time) {
-	for len(w.order) > 0 && now.After(w.order[0].deadline) {
-		w.drop(w.order[0])
-	}
-}
-
-// drop forgets the oldest message m. w.mu is held.
-func (w *waiting) drop(m *message) {
-	w.order[0] = nil
-	w.order = w.order[1:]
-	if w.byID[m.id] != m {
-		return // withdrawn already
-	}
-	delete(w.byID, m.id)
-	if !m.delivered {
-		w.unqueue(m)
-	}
-}
-
-// flush offers the waiting messages of target now: a GET kept open of it
-// has just started.
-func (w *waiting) flush(target string) {
-	w.mu.Lock()
-	q := append([]*message(nil), w.pending[target]...)
-	w.mu.Unlock()
-	for _, m := range q {
-		w.deliver(m)
-	}
-}
-
-// deliver offers the waiting message m again and marks it delivered when
-// a session took it. It holds w.mu meanwhile, so that a CANCEL never
-// withdraws a message being delivered, and a message goes out once.
-func (w *waiting) deliver(m *message) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.byID[m.id] != m || m.delivered {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	r, err := w.st.do(ctx, m.sender, msg{Method: "NOTIFY", Resource: "/login/" + m.target, Data: m.data})
-	if err != nil || r.Code != "success" || r.SentCount == 0 {
-		return
-	}
-	m.delivered = true
-	w.unqueue(m)
-}
-
-// retry offers the waiting messages every retryEvery while any wait.
-func (w *waiting) retry() {
-	for {
-		time.Sleep(retryEvery)
-		w.mu.Lock()
-		w.forget(time.Now())
-		var all []*message
-		for _, q := range w.pending {
-			all = append(all, q...)
-		}
-		if len(all) == 0 {
-			w.running = false
-			w.mu.Unlock()
-			return
-		}
-		w.mu.Unlock()
-		for _, m := range all {
-			w.deliver(m)
-		}
-	}
+	return &message{id: newID(), target: target, sender: sender, wire: wire, size: len(data)}, nil
 }
 
 // newID returns a fresh id: 16 random hex digits.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reso-project/reso/channel"
@@ -22,20 +24,32 @@ const (
 	// SettingWait is how long an invitation no session has taken waits, a
 	// Go duration (default [DefaultWait]).
 	SettingWait = "call-wait"
+	// SettingWaitCount is how many invitations may wait for one user, a
+	// positive integer (default [DefaultWaitCount]).
+	SettingWaitCount = "call-wait-count"
+	// SettingWaitBytes is how many bytes of invitations may wait for one
+	// user, a positive integer (default [DefaultWaitBytes]).
+	SettingWaitBytes = "call-wait-bytes"
 )
 
 // Defaults of the plugin's settings and lifetimes.
 const (
 	DefaultMaxExpires = 24 * time.Hour
 	DefaultWait       = 30 * time.Second
+	DefaultWaitCount  = 64
+	DefaultWaitBytes  = 1 << 20
 	// DefaultExpires is the lifetime of a contact, call or participant
 	// that asks for none.
 	DefaultExpires = time.Hour
 )
 
 // Plugin is the call-control plugin. Its zero value is ready: it reads
-// its settings from the host.
-type Plugin struct{}
+// its settings from the host. Use it by pointer: Close stops what Routes
+// started.
+type Plugin struct {
+	mu      sync.Mutex
+	waiting []*waiting // of every Routes call
+}
 
 // handler serves the plugin's routes.
 type handler struct {
@@ -47,13 +61,13 @@ type handler struct {
 // Routes returns the routes of /login/, /call and /user, all requiring
 // an identity. It gives the tree's top-level paths /login, /call and
 // /user their rules.
-func (Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
+func (p *Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
 	t := host.Tree
 	if t == nil {
 		return nil, errors.New("call: the host offers no tree")
 	}
 	h := &handler{st: store{t}, maxExpires: DefaultMaxExpires}
-	wait := DefaultWait
+	wait, count, size := DefaultWait, DefaultWaitCount, DefaultWaitBytes
 	if s := host.Settings; s != nil {
 		var err error
 		if h.maxExpires, err = duration(ctx, s, SettingMaxExpires, DefaultMaxExpires); err != nil {
@@ -62,11 +76,20 @@ func (Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Rout
 		if wait, err = duration(ctx, s, SettingWait, DefaultWait); err != nil {
 			return nil, err
 		}
+		if count, err = positive(ctx, s, SettingWaitCount, DefaultWaitCount); err != nil {
+			return nil, err
+		}
+		if size, err = positive(ctx, s, SettingWaitBytes, DefaultWaitBytes); err != nil {
+			return nil, err
+		}
 	}
-	h.waiting = newWaiting(h.st, wait)
 	if err := h.setup(ctx); err != nil {
 		return nil, err
 	}
+	h.waiting = newWaiting(h.st, wait, count, size)
+	p.mu.Lock()
+	p.waiting = append(p.waiting, h.waiting)
+	p.mu.Unlock()
 	return []plugins.Route{
 		{Match: `GET,PUT,POST,DELETE,SEND,CANCEL /login/`, Identity: plugins.IdentityRequired, Handler: core.HandlerFunc(h.login)},
 		{Match: `GET,PUT,POST,DELETE /call(?:/|$|\?)`, Identity: plugins.IdentityRequired, Handler: core.HandlerFunc(h.call)},
@@ -88,6 +111,38 @@ func duration(ctx context.Context, s plugins.Settings, name string, def time.Dur
 		return 0, fmt.Errorf("call: setting %s: %q is not a positive duration", name, v)
 	}
 	return d, nil
+}
+
+// positive reads the setting name as a positive integer; "" is def.
+func positive(ctx context.Context, s plugins.Settings, name string, def int) (int, error) {
+	v, err := s.Setting(ctx, name)
+	if err != nil {
+		return 0, fmt.Errorf("call: setting %s: %w", name, err)
+	}
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("call: setting %s: %q is not a positive integer", name, v)
+	}
+	return n, nil
+}
+
+// Close stops the retry of the invitations waiting (plugins.Closer):
+// those still waiting are dropped.
+func (p *Plugin) Close(ctx context.Context) error {
+	p.mu.Lock()
+	ws := p.waiting
+	p.waiting = nil
+	p.mu.Unlock()
+	var errs []error
+	for _, w := range ws {
+		if err := w.close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // topRules are the rules the plugin gives its top-level paths
@@ -129,6 +184,7 @@ var (
 	errCommand       = core.Status(http.StatusBadRequest, "Invalid Command")
 	errExpires       = core.Status(http.StatusBadRequest, "Invalid Expires")
 	errTooManyWait   = core.Status(http.StatusServiceUnavailable, "Too Many Waiting Messages")
+	errWaitTooLarge  = core.Status(http.StatusServiceUnavailable, "Waiting Messages Too Large")
 	errMissingFields = map[string]core.StatusError{
 		"contact": core.Status(http.StatusBadRequest, "Missing Contact"),
 		"session": core.Status(http.StatusBadRequest, "Missing Session"),
@@ -163,4 +219,7 @@ func caller(req *core.Request) (email string, admin bool) {
 	return req.Identity.Email, req.Identity.Email == channel.Admin
 }
 
-var _ plugins.Plugin = Plugin{}
+var (
+	_ plugins.Plugin = (*Plugin)(nil)
+	_ plugins.Closer = (*Plugin)(nil)
+)

@@ -22,6 +22,7 @@ type msg struct {
 	Expires    float64         `json:"expires,omitempty"`
 	Rules      *string         `json:"rules,omitempty"`
 	Owner      string          `json:"owner,omitempty"`
+	Offer      bool            `json:"offer,omitempty"`
 }
 
 // reply is the tree's reply to a msg, the fields the plugin reads.
@@ -52,6 +53,11 @@ func (s store) do(ctx context.Context, from string, m msg) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.send(ctx, from, b)
+}
+
+// send sends the message b, encoded already, as do does.
+func (s store) send(ctx context.Context, from string, b []byte) (*reply, error) {
 	data, err := s.t.Call(ctx, from, channel.Admin, b)
 	if err != nil {
 		if _, ok := core.AsStatus(err); ok {

@@ -234,13 +234,17 @@ func StreamWanted(req *core.Request) (stream, full bool, err error) {
 }
 
 // resourcePath returns the tree path of the part of the request path
-// after /channel/: rooted, without a trailing slash. A path the tree
-// could misread (not UTF-8, or holding ? or # once decoded) is refused.
+// after /channel/, rooted: "" is the root. It changes nothing else, so
+// that the tree's parser alone decides which paths are valid, on every
+// door: /channel//b or /channel/b/ answer 400 Invalid Resource as
+// "//b" and "/b/" fail over the WebSocket. A path the tree would read
+// otherwise than the request meant (not UTF-8, or holding ? or # once
+// decoded) is refused here.
 func resourcePath(p string) (string, error) {
 	if !utf8.ValidString(p) || strings.ContainsAny(p, "?#") {
 		return "", errInvalidResource
 	}
-	return "/" + strings.TrimSuffix(strings.TrimPrefix(p, "/"), "/"), nil
+	return "/" + p, nil
 }
 
 // location returns the path of the child id of the tree path path, as the

@@ -18,6 +18,7 @@ import (
 type conn struct {
 	net.Conn
 	timeout time.Duration // for one write
+	frames  frames        // what the peer sent, as far as the library hides it
 
 	mu     sync.Mutex
 	corked *[]byte // the frames gathered while corked; nil when not
@@ -29,6 +30,13 @@ var corkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return
 
 // maxPooledCork is the largest buffer put back in corkBuffers.
 const maxPooledCork = 64 << 10
+
+// Read reads from the peer, following the frames read.
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.frames.feed(p[:n])
+	return n, err
+}
 
 // Write sends p, or gathers it while corked.
 func (c *conn) Write(p []byte) (int, error) {
@@ -101,7 +109,7 @@ func (h *hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h.conn = &conn{Conn: nc, timeout: h.timeout}
+	h.conn = &conn{Conn: nc, timeout: h.timeout, frames: newFrames()}
 	return h.conn, brw, nil
 }
 

@@ -46,6 +46,7 @@ func newSession(t *Transport, id string, ws *websocket.Conn, nc *conn) *session 
 	s := &session{t: t, id: id, ws: ws, nc: nc}
 	ws.SetReadLimit(t.opt.ReadLimit)
 	ws.SetPongHandler(func(string) error { s.alive(); return nil })
+	ws.SetCloseHandler(s.peerClosed)
 	ws.SetPingHandler(func(data string) error {
 		s.alive()
 		// An error here means the write side is gone, which the next
@@ -75,6 +76,18 @@ func (s *session) alive() {
 	if s.err == nil {
 		_ = s.nc.SetReadDeadline(time.Now().Add(s.t.opt.PongTimeout))
 	}
+}
+
+// peerClosed answers the peer's close frame: with the peer's code, or
+// none when it gave none, as the library would; with 1002 when its
+// payload was a single byte, which the library reads as no code at all
+// (RFC 6455 §5.5.1: a code is two bytes).
+func (s *session) peerClosed(code int, _ string) error {
+	if code == websocket.CloseNoStatusReceived && s.nc.frames.closeLen == 1 {
+		code = websocket.CloseProtocolError
+	}
+	_ = s.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Time{})
+	return nil
 }
 
 // sendPing pings the peer and schedules the next ping.
@@ -120,6 +133,11 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 			// Closed by this side while the message came in.
 			return core.Message{}, ce
 		}
+		if typ == websocket.TextMessage && !utf8.Valid(data) {
+			// RFC 6455 §8.1: fail the connection.
+			s.end(&core.CloseError{Code: websocket.CloseInvalidFramePayloadData, Reason: "invalid UTF-8"}, true, false)
+			return core.Message{}, s.closed()
+		}
 		s.alive()
 		return core.Message{Binary: typ == websocket.BinaryMessage, Data: data}, nil
 	}
@@ -136,13 +154,23 @@ func (s *session) readFailed(err error) *core.CloseError {
 	var ce *websocket.CloseError
 	var ne net.Error
 	switch {
+	case errors.As(err, &ce) && ce.Code == websocket.CloseNoStatusReceived && s.nc.frames.closeLen == 1:
+		// peerClosed answered 1002 already.
+		s.end(&core.CloseError{Code: websocket.CloseProtocolError, Reason: "protocol error"}, false, false)
 	case errors.As(err, &ce):
-		// The library answered the peer's close frame already.
+		// peerClosed answered the peer's close frame already.
 		s.end(&core.CloseError{Code: ce.Code, Reason: ce.Text}, false, false)
+	case errors.Is(err, websocket.ErrReadLimit) && s.nc.frames.badLen:
+		// A 64-bit length with its top bit set (RFC 6455 §5.2), which the
+		// library fails as too big without a close frame: close with
+		// 1002 at once; what follows is read away before closing.
+		s.end(&core.CloseError{Code: websocket.CloseProtocolError, Reason: "protocol error"}, true, true)
 	case errors.Is(err, websocket.ErrReadLimit):
-		// The library sent 1009; the rest of the message is still on its
-		// way, so the closing goroutine reads it away before closing.
-		s.end(&core.CloseError{Code: websocket.CloseMessageTooBig, Reason: "message too big"}, false, true)
+		// The library sent 1009, unless the length overflowed its count
+		// (the frame is sent again, the library refuses a second); the
+		// rest of the message is still on its way, so the closing
+		// goroutine reads it away before closing.
+		s.end(&core.CloseError{Code: websocket.CloseMessageTooBig, Reason: "message too big"}, true, true)
 	case errors.As(err, &ne) && ne.Timeout():
 		s.end(&core.CloseError{Code: core.CloseAbnormal, Reason: "peer not responding"}, false, false)
 	default:

@@ -422,3 +422,35 @@ func TestConcurrentSendBatchRecv(t *testing.T) {
 	}
 	eventually(t, "connection released", func() bool { return tr.Open() == 0 })
 }
+
+// TestProtocolErrors checks that what the library lets through or
+// answers without a code fails the session with RFC 6455's code, on both
+// sides: a text message that is not UTF-8 (1007), a close frame of one
+// byte and a 64-bit length with its top bit set (1002).
+func TestProtocolErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		raw  []byte // written under the client library
+		code int
+	}{
+		{"text not UTF-8", []byte{0x81, 0x82, 0, 0, 0, 0, 'a', 0xff}, websocket.CloseInvalidFramePayloadData},
+		{"close of one byte", []byte{0x88, 0x81, 0, 0, 0, 0, 3}, websocket.CloseProtocolError},
+		{"length top bit", []byte{0x82, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}, websocket.CloseProtocolError},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, ch := served(t, New(Options{}))
+			cl := mustDial(t, srv)
+			s := recvSession(t, ch)
+			if _, err := cl.UnderlyingConn().Write(c.raw); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.Recv(context.Background())
+			if code, _ := core.CloseStatus(err); code != c.code {
+				t.Errorf("server Recv: %v, want close %d", err, c.code)
+			}
+			if _, _, err := cl.ReadMessage(); closeCode(err) != c.code {
+				t.Errorf("client read: %v, want close %d", err, c.code)
+			}
+		})
+	}
+}

@@ -106,6 +106,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if _, err := w.ExecContext(ctx, schema); err != nil {
 		return fail(err)
 	}
+	if _, err := w.ExecContext(ctx, changesSchema); err != nil {
+		return fail(err)
+	}
 	if !mem {
 		var mode string
 		if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {

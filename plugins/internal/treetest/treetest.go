@@ -210,7 +210,7 @@ func (t *Tree) exec(c *Client, from string, raw []byte) []byte {
 	}
 	path, _, _ := strings.Cut(m.Resource, "?")
 	path, _, _ = strings.Cut(path, "[")
-	if !strings.HasPrefix(path, "/") || strings.Contains(path, "..") || strings.Contains(path, "//") {
+	if !strings.HasPrefix(path, "/") || strings.Contains(path, "..") || strings.Contains(path, "//") || len(path) > 1 && strings.HasSuffix(path, "/") {
 		return failed(m.MsgID, "invalid resource")
 	}
 	if strings.HasPrefix(path, "/forbidden") {

@@ -1,0 +1,116 @@
+package auth
+
+import (
+	"context"
+	"time"
+)
+
+// Change is an entry of a [Changer]'s log: a login record that was
+// removed or given a new password, which ends its sessions.
+type Change struct {
+	Seq   int64 // the entry's place in the log, increasing
+	ID    int64 // the record's id
+	Email string
+	Realm string
+}
+
+// Changer is a [Store] that logs the changes that end sessions, whoever
+// made them: this process, another process writing the same database
+// (reso user remove), another server sharing the store. Every
+// authenticator over the store follows the log with
+// [Authenticator.Watch], so the same event reaches each of them; a store
+// shared by a fleet offers the same log.
+type Changer interface {
+	// LastChange returns the seq of the last entry logged, 0 when none.
+	LastChange(ctx context.Context) (int64, error)
+	// Changes returns the entries after seq, oldest first; it may
+	// return fewer than there are (the caller asks again).
+	Changes(ctx context.Context, after int64) ([]Change, error)
+}
+
+// DefaultWatchInterval is how often [Authenticator.Watch] reads the
+// store's log when its interval is 0.
+const DefaultWatchInterval = 250 * time.Millisecond
+
+// OnEnd registers f to be told the e-mail of a user whose sessions ended
+// because its record was removed or given a new password, in this realm:
+// its cookies and tokens are already refused when f runs, and f ends what
+// the authenticator cannot, such as the user's open connections. f is
+// called from one goroutine at a time and must not block. Register the
+// functions before serving.
+//
+// With a store that is a [Changer] the events come from its log, read by
+// [Authenticator.Watch], whoever made the change; with another store,
+// from this authenticator's own [Authenticator.Remove] and
+// [Authenticator.Register].
+func (a *Authenticator) OnEnd(f func(email string)) {
+	a.emu.Lock()
+	a.onEnd = append(a.onEnd, f)
+	a.emu.Unlock()
+}
+
+// ended tells the OnEnd functions that the sessions of email ended.
+func (a *Authenticator) ended(email string) {
+	a.emu.Lock()
+	defer a.emu.Unlock()
+	for _, f := range a.onEnd {
+		f(email)
+	}
+}
+
+// endedHere reports the end of email's sessions made by this
+// authenticator when no log will report it.
+func (a *Authenticator) endedHere(email string) {
+	if _, ok := a.store.(Changer); !ok {
+		a.ended(email)
+	}
+}
+
+// Watch follows the log of a store that is a [Changer] until ctx ends,
+// reading it every interval (0: [DefaultWatchInterval]): for each record
+// of this realm removed or given a new password, by any writer, it forgets
+// the record (so its cookies and tokens are checked against the store,
+// which refuses them) and tells the [Authenticator.OnEnd] functions. With
+// another store it returns nil at once. Read errors are retried at the
+// next tick; it returns ctx's error.
+func (a *Authenticator) Watch(ctx context.Context, interval time.Duration) error {
+	ch, ok := a.store.(Changer)
+	if !ok {
+		return nil
+	}
+	if interval <= 0 {
+		interval = DefaultWatchInterval
+	}
+	last, err := ch.LastChange(ctx)
+	for err != nil {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+		last, err = ch.LastChange(ctx)
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		for {
+			cs, err := ch.Changes(ctx, last)
+			if err != nil || len(cs) == 0 {
+				break
+			}
+			for _, c := range cs {
+				last = c.Seq
+				if c.Realm != a.realm {
+					continue
+				}
+				a.cache.drop(c.ID)
+				a.ended(c.Email)
+			}
+		}
+	}
+}
