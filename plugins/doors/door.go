@@ -91,7 +91,7 @@ type Door struct {
 
 // Handle answers one request of the HTTP door.
 func (d *Door) Handle(ctx context.Context, req *core.Request) (*core.Response, error) {
-	path, err := resourcePath(req.Path)
+	path, err := resourcePath(doorPath(req))
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +231,17 @@ func StreamWanted(req *core.Request) (stream, full bool, err error) {
 		return false, false, err
 	}
 	return q.watch || core.EventStream(req.Header), q.full, nil
+}
+
+// doorPath returns the part of the path of req after the door's mount and
+// the slash that follows it: req.Path when the mount consumed that slash
+// (a route of /channel/), else req.Path without its first slash (a door
+// mounted with http.StripPrefix("/rt/channel", ...), or at the root).
+func doorPath(req *core.Request) string {
+	if strings.HasSuffix(req.Consumed, "/") {
+		return req.Path
+	}
+	return strings.TrimPrefix(req.Path, "/")
 }
 
 // resourcePath returns the tree path of the part of the request path
