@@ -1,6 +1,6 @@
 module github.com/reso-project/reso
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/chromedp/chromedp v0.23.0

@@ -114,7 +114,8 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 			call.SettingWait:         cfg.call.wait.String(),
 			call.SettingWaitCount:    strconv.Itoa(cfg.call.waitCount),
 			call.SettingWaitBytes:    strconv.Itoa(cfg.call.waitBytes),
-		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait, call.SettingWaitCount, call.SettingWaitBytes)},
+			doors.SettingMaxMessage:  strconv.FormatInt(cfg.channel.readLimit, 10),
+		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait, call.SettingWaitCount, call.SettingWaitBytes, doors.SettingMaxMessage)},
 		BodyLimit: cfg.bodyLimit,
 	}
 	a, closeAuth, err := setupAuth(ctx, cfg, host, logger)

@@ -29,14 +29,20 @@ type channelOptions struct {
 	queueBytes     int
 	subscriptions  int
 	history        int
+	historyBytes   int
 	historyAge     time.Duration
 	rulesFile      string
 }
 
+// maxReadLimit bounds -channel-read-limit: a message, and the reply or
+// notification that carries it back, crosses the boundary of an isolated
+// plugin in one gRPC message (at most 4 MiB).
+const maxReadLimit = 1 << 20
+
 // channelFlags declares the channel's flags on fs.
 func channelFlags(fs *flag.FlagSet, c *channelOptions) {
 	fs.StringVar(&c.origins, "channel-origin", "", "origins allowed on a WebSocket handshake besides the server's own host, separated by commas: example.org, *.example.org, http://localhost:3000, or * for any (default: same host only)")
-	fs.Int64Var(&c.readLimit, "channel-read-limit", websocket.DefaultReadLimit, "largest WebSocket message in bytes (a larger one closes the connection with 1009)")
+	fs.Int64Var(&c.readLimit, "channel-read-limit", websocket.DefaultReadLimit, fmt.Sprintf("largest WebSocket message in bytes, at most %d (a larger one closes the connection with 1009)", maxReadLimit))
 	fs.IntVar(&c.maxConnections, "channel-max-connections", websocket.DefaultMaxConnections, "most open WebSocket connections (past it 503 Too Many Connections)")
 	c.ping = websocket.DefaultPingInterval
 	fs.Var(durationFlag{&c.ping}, "channel-ping", "interval of WebSocket pings to an idle peer")
@@ -46,6 +52,7 @@ func channelFlags(fs *flag.FlagSet, c *channelOptions) {
 	fs.IntVar(&c.queueBytes, "channel-queue-bytes", channel.DefaultQueueBytes, "most bytes queued for one client (as -channel-queue)")
 	fs.IntVar(&c.subscriptions, "channel-subscriptions", channel.DefaultSubscriptions, "most subscriptions of one client")
 	fs.IntVar(&c.history, "channel-history", channel.DefaultHistoryCount, "notifications kept for replay after a reconnect")
+	fs.IntVar(&c.historyBytes, "channel-history-bytes", channel.DefaultHistoryBytes, "most bytes of the notifications kept for replay")
 	c.historyAge = channel.DefaultHistoryAge
 	fs.Var(durationFlag{&c.historyAge}, "channel-history-age", "greatest age of a notification kept for replay")
 	fs.StringVar(&c.rulesFile, "channel-rules", "", "file with the permission rules of the channel's top-level paths, one 'PATH RULE' per line (default: every caller may do everything; see docs/channel.md#permissions)")
@@ -80,10 +87,14 @@ func (c *channelOptions) validate() error {
 		{"-channel-queue-bytes", int64(c.queueBytes)},
 		{"-channel-subscriptions", int64(c.subscriptions)},
 		{"-channel-history", int64(c.history)},
+		{"-channel-history-bytes", int64(c.historyBytes)},
 	} {
 		if v.n <= 0 {
 			return usagef("%s must be a positive number", v.name)
 		}
+	}
+	if c.readLimit > maxReadLimit {
+		return usagef("-channel-read-limit must be at most %d", maxReadLimit)
 	}
 	if c.ping == 0 || c.historyAge == 0 {
 		return usagef("-channel-ping and -channel-history-age must be more than 0")
@@ -134,6 +145,7 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 		QueueBytes:    c.queueBytes,
 		Subscriptions: c.subscriptions,
 		HistoryCount:  c.history,
+		HistoryBytes:  c.historyBytes,
 		HistoryAge:    c.historyAge,
 		Rules:         rules,
 	})

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Server memory of N idle WebSocket connections (default 10,000), each
 # subscribed to its own resource: RSS in total and per connection against a
-# baseline measured first in the same run, heap in use and goroutines, and
-# the load client's own RSS. Target (issue 9): under 200 MB for 10,000
-# connections (aim: under 20 KB each).
+# baseline measured first in the same run, heap in use (as found, and after
+# a collection) and goroutines, and the load client's own RSS. reso runs with
+# -admin-addr (metrics on), as operators run it. Target (issue 20): at most
+# 16 KiB of RSS and 8 KiB of heap per connection at 10,000.
 #   bench/channel-idle.sh [client flags...] [-- reso flags...]
 #   e.g. bench/channel-idle.sh -n 10000 -settle 2s
 #        SERVER_FLAGS='-channel-max-connections 20000' bench/channel-idle.sh

@@ -77,7 +77,7 @@ func validIdentity(s string) bool {
 // of /p (docs/channel.md#changing-rules-rules). Only the administrator
 // and the owners of /p (self there) may, and not on a top-level path but
 // the administrator; anyone else is refused whether or not /p exists.
-func (t *Tree) rulesMsg(cl *caller, m *message, r resource, o *op) ([]byte, string) {
+func (t *Tree) rulesMsg(cl *caller, m *message, r resource) ([]byte, string) {
 	if r.path == "/" || r.hasAttr || r.hasQuery {
 		return nil, reasonInvalidRes
 	}
@@ -85,36 +85,62 @@ func (t *Tree) rulesMsg(cl *caller, m *message, r resource, o *op) ([]byte, stri
 	if reason != "" {
 		return nil, reason
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if reason := t.usable(cl); reason != "" {
-		return nil, reason
-	}
-	var a access
-	t.accessAt(&a, r.path)
-	if cl.identity != Admin && (cl.identity == "" || a.kind(cl.identity) != Self) {
-		return nil, reasonForbidden
-	}
-	n := t.lookup(r.path)
-	if n == nil {
-		return nil, reasonNotFound
-	}
-	if ch.hasChange {
-		if ch.setRule {
-			n.rule = ch.rule
+	var stored []byte // the reply of a stored change, made when it is applied
+	reply, reason := t.run(func() outcome {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if reason := t.usable(cl); reason != "" {
+			return fail(reason)
 		}
-		if ch.setGroup {
-			n.group = ch.group
+		touch := 0
+		if ch.hasChange {
+			touch = touchRules
 		}
-		if ch.owner != "" {
-			n.creator = ch.owner
+		if w := t.conflict(r.path, touch); w != nil {
+			return outcome{wait: w}
 		}
-		if n.stored {
-			t.savePut(n.record(), o)
-		}
+		var a access
 		t.accessAt(&a, r.path)
+		if cl.identity != Admin && (cl.identity == "" || a.kind(cl.identity) != Self) {
+			return fail(reasonForbidden)
+		}
+		n := t.lookup(r.path)
+		if n == nil {
+			return fail(reasonNotFound)
+		}
+		if !ch.hasChange {
+			return outcome{reply: appendACL(replyStart(m.MsgID, 128), n, &a)}
+		}
+		next := *n
+		ch.applyTo(&next)
+		if recs := planRecord(n, &next); t.keeps(recs) {
+			return outcome{b: t.propose(r.path, recs, false, cl.c, func(uint64) {
+				ch.applyTo(n)
+				t.accessAt(&a, r.path)
+				stored = appendACL(replyStart(m.MsgID, 128), n, &a)
+			})}
+		}
+		ch.applyTo(n)
+		t.accessAt(&a, r.path)
+		return outcome{reply: appendACL(replyStart(m.MsgID, 128), n, &a)}
+	})
+	if reply == nil && reason == "" {
+		reply = stored
 	}
-	return appendACL(replyStart(m.MsgID, 128), n, &a), ""
+	return reply, reason
+}
+
+// applyTo makes the change in n.
+func (ch *aclChange) applyTo(n *node) {
+	if ch.setRule {
+		n.rule = ch.rule
+	}
+	if ch.setGroup {
+		n.group = ch.group
+	}
+	if ch.owner != "" {
+		n.creator = ch.owner
+	}
 }
 
 // appendACL appends the fields of a RULES reply about n, whose access is

@@ -16,6 +16,7 @@ type Client struct {
 
 	// Guarded by the tree's lock.
 	ended bool
+	pend  *batch // of the last change it proposed, until its end
 	subs  map[string]struct{}
 	owned map[*node]struct{}
 	// member memoizes whether identity is in group, the last group it was
@@ -159,6 +160,17 @@ func (c *Client) TryNext(buf []Frame) ([]Frame, error) {
 	return c.take(buf[:0])
 }
 
+// Err returns why the client ended, its *[Gone] ([ErrSlowConsumer],
+// Code 1000 after [Client.Disconnect], ...), or nil while it lives. Unlike
+// Next and TryNext it takes no frame: a drainer whose own consumer is
+// behind, and which therefore leaves the frames queued, still learns that
+// the tree dropped the client. Err is safe for concurrent use.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gone
+}
+
 // OnReady sets f (nil: none) to be called whenever frames are queued
 // while none were, and when the client ends, so that a drainer calling
 // [Client.TryNext] sees every frame and then the *[Gone] error. It may
@@ -188,13 +200,7 @@ func (c *Client) OnReady(f func()) {
 // waits for other clients. ctx is not consulted yet: every step is
 // bounded.
 func (c *Client) Exec(ctx context.Context, msg []byte) {
-	id, reply, b := c.t.exec(&caller{c: c, from: c.id, identity: c.identity}, msg, false)
-	if b != nil {
-		<-b.done
-		if b.err != nil {
-			reply = failedReply(id, reasonStore)
-		}
-	}
+	reply := c.t.exec(&caller{c: c, from: c.id, identity: c.identity}, msg, false)
 	if reply != nil {
 		c.push(Frame{Data: reply})
 	}
@@ -218,7 +224,6 @@ func (c *Client) end(gone error) {
 	c.signal()
 
 	t := c.t
-	var o op
 	t.mu.Lock()
 	if c.ended {
 		t.mu.Unlock()
@@ -229,12 +234,41 @@ func (c *Client) end(gone error) {
 	for p := range c.subs {
 		t.unsubscribe(c, p)
 	}
-	for n := range c.owned {
-		t.removeEntity(n, c.id, &o)
+	for {
+		var w <-chan struct{}
+		if b := c.pend; b != nil {
+			// A change the client proposed is applied (or dropped)
+			// first: it may leave the client a resource to remove.
+			c.pend, w = nil, b.done
+		} else {
+			w = t.removeOwned(c)
+		}
+		if w == nil {
+			break
+		}
+		t.mu.Unlock()
+		<-w
+		t.mu.Lock()
 	}
 	c.owned = nil
 	t.mu.Unlock()
-	if o.b != nil {
-		t.kickCommitter()
+}
+
+// removeOwned removes the entities c owns. It returns what it must wait
+// for before going on, nil once done. Called with the lock.
+func (t *Tree) removeOwned(c *Client) <-chan struct{} {
+	for n := range c.owned {
+		if w := t.conflict(n.path, touchRemove); w != nil {
+			return w
+		}
+		out := t.remove(n, c.id, nil)
+		if out.wait != nil {
+			return out.wait
+		}
+		if out.b != nil { // stored: it leaves c.owned once applied
+			delete(c.owned, n)
+			t.kickCommitter()
+		}
 	}
+	return nil
 }

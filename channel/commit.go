@@ -3,49 +3,194 @@ package channel
 import (
 	"context"
 	"sort"
+	"time"
 )
 
-// batch is one group commit: the changes to persistent resources made
-// since the previous one, saved in one Store.Save. done is closed once it
-// is saved (or failed, err then set).
+// A change to the tree takes three steps, the shape a replicated log
+// needs too (a node applies a change once the log has it):
+//
+//  1. propose: under the lock, the message is checked against the tree
+//     as every client sees it, and the records the store must keep are
+//     computed (plan*, node.go). The tree does not change yet.
+//  2. store: the committer gives each change of the batch proposed
+//     meanwhile its seq, in the order proposed, and saves their records
+//     in one [Store.Save] (group commit), with a mark past those seqs.
+//  3. apply: under the lock, the changes of the saved batch are made in
+//     that order and send their notifications. The replies of their
+//     callers come after.
+//
+// A change that touches no record (a transient one) skips the store: it
+// is applied at once, when proposed. A batch whose Save fails is
+// dropped: none of its changes is applied, and their callers get "store
+// failed"; their seqs are never used.
+//
+// A change waiting in a batch marks what it read and what it will write
+// (batch.hot, kids, below). An operation that would read or write a
+// marked part of the tree waits until that batch is applied or dropped,
+// then starts over: every change applies to the tree it was checked
+// against, and a failed batch invalidates no other change. A change
+// applied at once also waits while the batch being saved, whose seqs are
+// lower, notifies about the same resources (batch.notes), so that every
+// subscriber gets the notifications of a resource in the order of their
+// seq.
+
+// change is one proposed change: the records it changes (a record with
+// Created 0 is of a node it creates, and gets its seq) and how to apply
+// it, given its seq (0 for a change that sends no notification).
+type change struct {
+	recs  journal
+	emits bool
+	seq   uint64
+	apply func(seq uint64)
+}
+
+// batch is one group commit: changes proposed while the previous batch
+// was being saved, saved in one Store.Save and then applied. done is
+// closed once the batch is applied, or dropped with err set.
 type batch struct {
-	changes map[string]*Record // path -> record; nil record: delete
-	done    chan struct{}
-	err     error
+	changes []change
+	// hot are the paths whose node the changes create, change or remove;
+	// kids the parents of those (their children change); below the
+	// ancestors of the paths the changes are about (their rules were
+	// judged); notes the resources the changes notify about.
+	hot, kids, below, notes map[string]struct{}
+	done                    chan struct{}
+	err                     error
 }
 
-// op is what an operation carries while it runs under the tree's lock:
-// the batch its persistent changes joined, if any.
-type op struct {
-	b *batch
+// outcome is what one attempt of an operation under the lock gives: its
+// reply or failure reason, or what it must wait for before it starts
+// over (wait), or the batch its change joined (b).
+type outcome struct {
+	reply  []byte
+	reason string
+	wait   <-chan struct{}
+	b      *batch
 }
 
-// pending returns the batch that changes join now. Called with the lock.
-func (t *Tree) pending() *batch {
-	if t.pend == nil {
-		t.pend = &batch{changes: make(map[string]*Record), done: make(chan struct{})}
+// fail returns the outcome of a failed operation.
+func fail(reason string) outcome { return outcome{reason: reason} }
+
+// run runs attempt until it no longer has to wait, then waits for the
+// batch its change joined, if any: the reply comes after the change is
+// stored and applied (its notifications sent), or fails with "store
+// failed" when the store failed.
+func (t *Tree) run(attempt func() outcome) ([]byte, string) {
+	for {
+		out := attempt()
+		if out.wait != nil {
+			t.counts.waits.Add(1)
+			<-out.wait
+			continue
+		}
+		if out.b != nil {
+			t.kickCommitter()
+			<-out.b.done
+			if out.b.err != nil {
+				return nil, reasonStore
+			}
+		}
+		return out.reply, out.reason
 	}
-	return t.pend
 }
 
-// savePut schedules r to be stored with the next group commit.
-func (t *Tree) savePut(r Record, o *op) {
-	if t.st == nil {
-		return
+// propose adds a change about path to the pending batch: recs are
+// stored, then apply runs under the lock; emits tells whether it sends
+// notifications (about path and its parent), and so takes a seq. by is
+// the client that proposed it (nil: none), whose end waits for the
+// batch. Called with the lock.
+func (t *Tree) propose(path string, recs journal, emits bool, by *Client, apply func(seq uint64)) *batch {
+	b := t.pend
+	if b == nil {
+		b = &batch{
+			hot: make(map[string]struct{}), kids: make(map[string]struct{}),
+			below: make(map[string]struct{}), notes: make(map[string]struct{}),
+			done: make(chan struct{}),
+		}
+		t.pend = b
 	}
-	b := t.pending()
-	b.changes[r.Path] = &r
-	o.b = b
+	b.changes = append(b.changes, change{recs: recs, emits: emits, apply: apply})
+	mark := func(p string) {
+		b.hot[p] = struct{}{}
+		if p != "/" {
+			pp, _ := parentPath(p)
+			b.kids[pp] = struct{}{}
+		}
+	}
+	mark(path)
+	for p := range recs {
+		mark(p)
+	}
+	for p := path; p != "/"; {
+		p, _ = parentPath(p)
+		b.below[p] = struct{}{}
+	}
+	if emits {
+		b.notes[path] = struct{}{}
+		pp, _ := parentPath(path)
+		b.notes[pp] = struct{}{}
+	}
+	if by != nil {
+		by.pend = b
+	}
+	return b
 }
 
-// saveDelete schedules the removal of the record at path.
-func (t *Tree) saveDelete(path string, o *op) {
-	if t.st == nil {
-		return
+// Kinds of access an operation checks against the waiting changes.
+const (
+	// touchRemove: the operation may remove nodes or records at or above
+	// its path, which depends on their children.
+	touchRemove = 1 << iota
+	// touchRules: the operation changes the rules, group or owner of its
+	// path, on which the changes below it were judged.
+	touchRules
+)
+
+// conflict returns what an operation on path must wait for before it
+// runs: the done channel of a waiting batch that marked what it reads or
+// writes, or nil. touch is a set of touch* bits. Called with the lock.
+func (t *Tree) conflict(path string, touch int) <-chan struct{} {
+	for _, b := range [2]*batch{t.saving, t.pend} {
+		if b == nil {
+			continue
+		}
+		for p := path; ; p, _ = parentPath(p) {
+			if _, ok := b.hot[p]; ok {
+				return b.done
+			}
+			if _, ok := b.kids[p]; ok && touch&touchRemove != 0 {
+				return b.done
+			}
+			if p == "/" {
+				break
+			}
+		}
+		if _, ok := b.below[path]; ok && touch&touchRules != 0 {
+			return b.done
+		}
 	}
-	b := t.pending()
-	b.changes[path] = nil
-	o.b = b
+	return nil
+}
+
+// behind returns what a change applied at once must wait for so as not
+// to notify before changes with lower seqs: the done channel of the batch
+// being saved when it notifies about path (or, with parent set, about
+// path's parent), nil otherwise. Called with the lock.
+func (t *Tree) behind(path string, parent bool) <-chan struct{} {
+	b := t.saving
+	if b == nil || len(b.notes) == 0 {
+		return nil
+	}
+	if _, ok := b.notes[path]; ok {
+		return b.done
+	}
+	if parent && path != "/" {
+		pp, _ := parentPath(path)
+		if _, ok := b.notes[pp]; ok {
+			return b.done
+		}
+	}
+	return nil
 }
 
 // kickCommitter wakes the committer after a batch got changes.
@@ -54,6 +199,48 @@ func (t *Tree) kickCommitter() {
 	case t.kick <- struct{}{}:
 	default:
 	}
+}
+
+// seqBlock is how many seqs the store's mark reaches past those handed
+// out (see takeSeq).
+const seqBlock = 1 << 16
+
+// retryPause is the pause of the committer after a failed Save that
+// operations wait for, before it tries again.
+const retryPause = 100 * time.Millisecond
+
+// room reports whether a seq may be handed out now; when not, the
+// operation waits for roomWait. Seqs must keep increasing across a crash,
+// or a client that saw seqs of changes never stored would be told after
+// a restart that its "since" was recovered, and given the same numbers
+// for other changes. So a seq is handed out only once the store keeps a
+// mark (its lastSeq) at or past it. The committer renews the mark in the
+// background when half of the block is used, so that no operation waits
+// for it while the store keeps up. Called with the lock.
+func (t *Tree) room() bool {
+	// A closed tree still removes the resources of the clients it ends,
+	// whatever becomes of the store: its final Save keeps its last seq.
+	return t.st == nil || t.seq < t.saved || t.closed
+}
+
+// roomWait returns a channel closed when the committer has tried to save
+// a new mark, and wakes it. Called with the lock.
+func (t *Tree) roomWait() <-chan struct{} {
+	if t.roomCh == nil {
+		t.roomCh = make(chan struct{})
+	}
+	t.kickCommitter()
+	return t.roomCh
+}
+
+// takeSeq hands out the next seq to a change applied at once; room must
+// hold. Called with the lock.
+func (t *Tree) takeSeq() uint64 {
+	t.seq++
+	if t.st != nil && t.seq+seqBlock/2 > t.saved {
+		t.kickCommitter()
+	}
+	return t.seq
 }
 
 // commitLoop is the one goroutine that saves batches: while one Save
@@ -68,45 +255,79 @@ func (t *Tree) commitLoop() {
 			t.commit(true)
 			return
 		}
-		t.commit(false)
-	}
-}
-
-// commit saves the pending batch and the seq reservation (see nextSeq);
-// final saves the last seq itself, so that seq continues without a gap
-// after a clean restart.
-func (t *Tree) commit(final bool) {
-	t.mu.Lock()
-	b, seq := t.pend, t.reserved
-	if final {
-		seq = t.seq
-	}
-	t.pend = nil
-	renew := seq > t.saved
-	t.mu.Unlock()
-	if b == nil && !final && !renew {
-		return
-	}
-	var puts []Record
-	var dels []string
-	if b != nil {
-		for p, r := range b.changes {
-			if r == nil {
-				dels = append(dels, p)
-			} else {
-				puts = append(puts, *r)
+		if !t.commit(false) {
+			// Operations wait for a mark: try again after a pause.
+			select {
+			case <-time.After(retryPause):
+				t.kickCommitter()
+			case <-t.quit:
 			}
 		}
 	}
-	// Parents before children, in a stable order, for stores that care.
-	sort.Slice(puts, func(i, j int) bool { return puts[i].Path < puts[j].Path })
-	sort.Strings(dels)
-	err := t.st.Save(context.Background(), seq, puts, dels)
-	if err == nil && !final {
-		t.mu.Lock()
-		t.saved = max(t.saved, seq)
-		t.mu.Unlock()
+}
+
+// commit gives the changes of the pending batch their seqs, saves their
+// records with a mark past the seqs handed out, then applies them; final
+// saves the last seq itself, so that seq continues without a gap after a
+// clean restart. It reports false when a Save failed that operations
+// wait for.
+func (t *Tree) commit(final bool) bool {
+	t.mu.Lock()
+	b := t.pend
+	t.pend, t.saving = nil, b
+	recs := journal{}
+	first := t.seq
+	if b != nil {
+		for i := range b.changes {
+			ch := &b.changes[i]
+			if ch.emits {
+				t.seq++
+				ch.seq = t.seq
+			}
+			for p, r := range ch.recs {
+				if r != nil && r.Created == 0 {
+					r.Created = ch.seq
+				}
+				recs[p] = r
+			}
+		}
 	}
+	assigned := t.seq
+	mark := t.seq + seqBlock
+	if final {
+		mark = t.seq
+	}
+	renew := t.seq+seqBlock/2 > t.saved || t.roomCh != nil
+	t.mu.Unlock()
+	if b == nil && !final && !renew {
+		return true
+	}
+	puts, dels := recs.split()
+	err := t.st.Save(context.Background(), mark, puts, dels)
+
+	t.mu.Lock()
+	if err == nil {
+		t.saved = max(t.saved, mark)
+	}
+	if b != nil {
+		if err == nil {
+			for _, ch := range b.changes {
+				ch.apply(ch.seq)
+			}
+		} else if t.seq == assigned {
+			t.seq = first // none handed out since: as if the batch never came
+		}
+		t.saving = nil
+		// Only done and err are read from now on (a client keeps its
+		// last batch until its end): let go of the rest.
+		b.changes, b.hot, b.kids, b.below, b.notes = nil, nil, nil, nil, nil
+	}
+	waited := t.roomCh != nil
+	if waited {
+		close(t.roomCh)
+		t.roomCh = nil
+	}
+	t.mu.Unlock()
 	if b != nil {
 		b.err = err
 		close(b.done)
@@ -114,4 +335,22 @@ func (t *Tree) commit(final bool) {
 	if final {
 		t.closeErr = err
 	}
+	return err == nil || !waited
+}
+
+// split returns the records of j to put and the paths to delete, parents
+// before children in a stable order, for stores that care.
+func (j journal) split() ([]Record, []string) {
+	var puts []Record
+	var dels []string
+	for p, r := range j {
+		if r == nil {
+			dels = append(dels, p)
+		} else {
+			puts = append(puts, *r)
+		}
+	}
+	sort.Slice(puts, func(i, j int) bool { return puts[i].Path < puts[j].Path })
+	sort.Strings(dels)
+	return puts, dels
 }

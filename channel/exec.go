@@ -12,36 +12,31 @@ type caller struct {
 // maxLease bounds the "expires" of a Call.
 const maxLease = 365 * 24 * time.Hour
 
-// exec runs one message. It returns the message's msg_id (nil when it
-// had none) and the reply to send: always one for a Call (call set), for
-// a client only when the message has a msg_id or is a bad frame. b is
-// the group commit the message's persistent changes joined, if any: the
-// reply goes out once it is saved.
-func (t *Tree) exec(cl *caller, data []byte, call bool) (msgID, reply []byte, b *batch) {
+// exec runs one message. It returns the reply to send: always one for a Call (call set), for
+// a client only when the message has a msg_id or is a bad frame. A change
+// to a persistent resource returns once it is stored and applied (see
+// propose), so the reply follows the notifications it caused.
+func (t *Tree) exec(cl *caller, data []byte, call bool) []byte {
 	m, reason := parseMessage(data)
 	if reason != "" {
-		return m.MsgID, failedReply(m.MsgID, reason), nil
+		return failedReply(m.MsgID, reason)
 	}
-	var o op
-	reply, reason = t.dispatch(cl, m, call, &o)
-	if o.b != nil {
-		t.kickCommitter()
-	}
+	reply, reason := t.dispatch(cl, m, call)
 	if m.MsgID == nil && !call {
-		return nil, nil, o.b
+		return nil
 	}
 	if reason != "" {
-		return m.MsgID, failedReply(m.MsgID, reason), o.b
+		return failedReply(m.MsgID, reason)
 	}
 	if reply == nil {
 		reply = successReply(m.MsgID)
 	}
-	return m.MsgID, reply, o.b
+	return reply
 }
 
 // dispatch runs a parsed message by its method; it returns the success
 // reply, or the reason of the failure.
-func (t *Tree) dispatch(cl *caller, m *message, call bool, o *op) ([]byte, string) {
+func (t *Tree) dispatch(cl *caller, m *message, call bool) ([]byte, string) {
 	r, ok := parseResource(m.Resource)
 	if !ok {
 		return nil, reasonInvalidRes
@@ -58,11 +53,11 @@ func (t *Tree) dispatch(cl *caller, m *message, call bool, o *op) ([]byte, strin
 	case "GET":
 		return t.get(cl, m, r)
 	case "PUT":
-		return t.put(cl, m, r, lease, o)
+		return t.put(cl, m, r, lease)
 	case "POST":
-		return t.post(cl, m, r, lease, o)
+		return t.post(cl, m, r, lease)
 	case "DELETE":
-		return t.delete(cl, m, r, o)
+		return t.delete(cl, r)
 	case "SUBSCRIBE":
 		return t.subscribeMsg(cl, m, r)
 	case "UNSUBSCRIBE":
@@ -70,7 +65,7 @@ func (t *Tree) dispatch(cl *caller, m *message, call bool, o *op) ([]byte, strin
 	case "NOTIFY":
 		return t.notify(cl, m, r)
 	case "RULES":
-		return t.rulesMsg(cl, m, r, o)
+		return t.rulesMsg(cl, m, r)
 	}
 	return nil, reasonUnknownMethod
 }

@@ -12,13 +12,15 @@ type histEntry struct {
 }
 
 // history is the bounded record of recent notifications (docs/channel.md#replay-after-a-reconnect): a
-// ring of at most max entries, none older than age. Guarded by the tree's
-// lock.
+// ring of at most max entries holding at most maxBytes of notifications,
+// none older than age. Guarded by the tree's lock.
 type history struct {
-	buf     []histEntry
-	head, n int
-	max     int
-	age     time.Duration
+	buf      []histEntry
+	head, n  int
+	max      int
+	maxBytes int
+	bytes    int // of the notifications held
+	age      time.Duration
 	// lost is the greatest seq whose notifications are no longer all
 	// held: evicted ones, or the last seq before a restart.
 	lost uint64
@@ -27,11 +29,14 @@ type history struct {
 // add records a notification, evicting the oldest ones beyond the bounds.
 func (h *history) add(e histEntry) {
 	h.trim(e.at)
-	if h.max <= 0 {
-		h.lost = e.seq
+	if h.max <= 0 || len(e.data) > h.maxBytes {
+		h.lost = max(h.lost, e.seq)
 		return
 	}
 	if h.n == h.max {
+		h.evict()
+	}
+	for h.n > 0 && h.bytes+len(e.data) > h.maxBytes {
 		h.evict()
 	}
 	if h.n == len(h.buf) {
@@ -39,6 +44,7 @@ func (h *history) add(e histEntry) {
 	}
 	h.buf[(h.head+h.n)%len(h.buf)] = e
 	h.n++
+	h.bytes += len(e.data)
 }
 
 // grow enlarges the ring up to max entries, keeping their order.
@@ -54,6 +60,7 @@ func (h *history) grow() {
 func (h *history) evict() {
 	e := &h.buf[h.head]
 	h.lost = max(h.lost, e.seq)
+	h.bytes -= len(e.data)
 	*e = histEntry{}
 	h.head = (h.head + 1) % len(h.buf)
 	h.n--

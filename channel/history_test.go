@@ -102,3 +102,38 @@ func TestReplayBeyondQueue(t *testing.T) {
 		t.Errorf("replay past the queue's bytes: %q", got)
 	}
 }
+
+// TestHistoryBytes: the history holds at most HistoryBytes of
+// notifications; a replay from before what it holds, or of a
+// notification larger than the bound, answers recovered false.
+func TestHistoryBytes(t *testing.T) {
+	tr := newTree(t, nil, Options{HistoryBytes: 1000})
+	ctx := context.Background()
+	c := connect(t, tr, "c", "")
+	big := `"` + strings.Repeat("x", 300) + `"`
+	for range 5 { // seq 1..5, about 360 bytes each: the history keeps 4 and 5
+		c.Exec(ctx, []byte(`{"method":"NOTIFY","resource":"/h","data":`+big+`}`))
+	}
+	drain(t, c)
+	for _, tc := range []struct {
+		since  uint64
+		want   string
+		frames int
+	}{
+		{2, `{"msg_id":1,"code":"success","recovered":false}`, 0},
+		{3, `{"msg_id":1,"code":"success","recovered":true}`, 2},
+		{4, `{"msg_id":1,"code":"success","recovered":true}`, 1},
+	} {
+		c.Exec(ctx, fmt.Appendf(nil, `{"method":"SUBSCRIBE","resource":"/h","since":%d,"msg_id":1}`, tc.since))
+		got := drain(t, c)
+		if len(got) != tc.frames+1 || got[len(got)-1] != tc.want {
+			t.Errorf("since %d: %q", tc.since, got)
+		}
+	}
+	c.Exec(ctx, []byte(`{"method":"NOTIFY","resource":"/h","data":"`+strings.Repeat("y", 1000)+`"}`))
+	drain(t, c)
+	c.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":"/h","since":5,"msg_id":1}`))
+	if got := drain(t, c); len(got) != 1 || got[0] != `{"msg_id":1,"code":"success","recovered":false}` {
+		t.Errorf("after a notification past the bound: %q", got)
+	}
+}

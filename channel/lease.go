@@ -14,15 +14,24 @@ func (t *Tree) startLease(n *node, d time.Duration) {
 // expire deletes n's leased entity with notifications, unless the lease
 // id was renewed, released or the tree closed meanwhile.
 func (t *Tree) expire(n *node, id uint64) {
-	var o op
-	t.mu.Lock()
-	if t.closed || n.lease == nil || n.leaseID != id || t.nodes[n.path] != n {
+	for {
+		t.mu.Lock()
+		if t.closed || n.lease == nil || n.leaseID != id || t.nodes[n.path] != n {
+			t.mu.Unlock()
+			return
+		}
+		w := t.conflict(n.path, touchRemove)
+		if w == nil {
+			out := t.remove(n, "", nil)
+			w = out.wait
+			if out.b != nil {
+				t.kickCommitter()
+			}
+		}
 		t.mu.Unlock()
-		return
-	}
-	t.removeEntity(n, "", &o)
-	t.mu.Unlock()
-	if o.b != nil {
-		t.kickCommitter()
+		if w == nil {
+			return
+		}
+		<-w
 	}
 }

@@ -1,6 +1,10 @@
 package channel
 
-import "time"
+import (
+	"bytes"
+	"slices"
+	"time"
+)
 
 // node is one resource of the tree. Every field is guarded by the tree's
 // lock. A node without entity exists only while it has children (or is
@@ -77,10 +81,10 @@ func (n *node) unlink(c *node) {
 
 // prune removes n and then its ancestors while they have neither entity
 // nor children.
-func (t *Tree) prune(n *node, o *op) {
+func (t *Tree) prune(n *node, j journal) {
 	for n != t.root && n.entity == nil && n.first == nil {
 		if n.stored {
-			t.unstore(n, o)
+			t.unstore(n, j)
 		}
 		p := n.parent
 		p.unlink(n)
@@ -107,15 +111,43 @@ func (n *node) record() Record {
 	return r
 }
 
+// journal collects the store changes of the tree's bookkeeping (store,
+// unstore): load saves them as its repairs. A change to the tree plans
+// its records before it is applied (planSet, planRemove, planRecord) and
+// applies itself with a nil journal.
+type journal map[string]*Record
+
+// put records that r is to be kept.
+func (j journal) put(r Record) {
+	if j != nil {
+		j[r.Path] = &r
+	}
+}
+
+// putNode records that the record of n is to be kept; a nil journal
+// does not build it.
+func (j journal) putNode(n *node) {
+	if j != nil {
+		j.put(n.record())
+	}
+}
+
+// del records that the record at path is to be removed.
+func (j journal) del(path string) {
+	if j != nil {
+		j[path] = nil
+	}
+}
+
 // store records n and its ancestors not yet stored; n holds a persistent
 // entity.
-func (t *Tree) store(n *node, o *op) {
-	t.savePut(n.record(), o)
+func (t *Tree) store(n *node, j journal) {
+	j.putNode(n)
 	for a := n; a != t.root && !a.stored; a = a.parent {
 		a.stored = true
 		a.parent.storedKids++
 		if a != n {
-			t.savePut(a.record(), o)
+			j.putNode(a)
 		}
 	}
 }
@@ -123,15 +155,100 @@ func (t *Tree) store(n *node, o *op) {
 // unstore updates the store when n no longer holds a persistent entity:
 // a record without entity while stored children need it, none otherwise
 // (and then maybe none for its ancestors either).
-func (t *Tree) unstore(n *node, o *op) {
+func (t *Tree) unstore(n *node, j journal) {
 	for n != t.root && n.stored && !n.persist {
 		if n.storedKids > 0 {
-			t.savePut(n.record(), o)
+			j.putNode(n)
 			return
 		}
-		t.saveDelete(n.path, o)
+		j.del(n.path)
 		n.stored = false
 		n.parent.storedKids--
 		n = n.parent
 	}
+}
+
+// planSet returns the records that giving a node an entity changes, as
+// store and unstore will once it is applied: cur is the node now (nil
+// when there is none at path), next the node as it will be (its entity,
+// creator and persist set). The records of the nodes it creates have
+// Created 0: the committer gives them the change's seq. nil means no
+// record changes. Called with the lock.
+func (t *Tree) planSet(path string, cur, next *node) journal {
+	if next.persist {
+		j := journal{}
+		j.put(next.record())
+		for p := path; ; {
+			p, _ = parentPath(p)
+			if p == "/" {
+				break
+			}
+			a := t.nodes[p]
+			if a == nil {
+				j.put(Record{Path: p}) // as ensure creates it
+				continue
+			}
+			if a.stored {
+				break
+			}
+			j.put(a.record())
+		}
+		return j
+	}
+	if cur == nil || !cur.stored {
+		return nil
+	}
+	return t.planUnstore(cur, next)
+}
+
+// planRemove returns the records that removing n's entity changes, as
+// removeEntity will; nil means none. Called with the lock.
+func (t *Tree) planRemove(n *node) journal {
+	if !n.stored {
+		return nil
+	}
+	next := *n
+	next.typ, next.entity, next.pub, next.persist = "", nil, nil, false
+	return t.planUnstore(n, &next)
+}
+
+// planUnstore returns the records unstore changes when the stored node
+// cur becomes next, which holds no persistent entity: a record without
+// entity when it has stored children and the record differs, otherwise
+// the removal of its record and of those of its ancestors that it leaves
+// without stored children or entity.
+func (t *Tree) planUnstore(cur, next *node) journal {
+	if cur.storedKids > 0 {
+		r := next.record()
+		if sameRecord(r, cur.record()) {
+			return nil
+		}
+		return journal{r.Path: &r}
+	}
+	j := journal{cur.path: nil}
+	for a := cur.parent; a != t.root && a.storedKids == 1 && !a.persist; a = a.parent {
+		j.del(a.path)
+	}
+	return j
+}
+
+// planRecord returns the record of next, the node n will be once its
+// rules, group or owner change, when n is stored and the record differs;
+// nil otherwise.
+func planRecord(n, next *node) journal {
+	if !n.stored {
+		return nil
+	}
+	r := next.record()
+	if sameRecord(r, n.record()) {
+		return nil
+	}
+	return journal{r.Path: &r}
+}
+
+// sameRecord reports whether a and b hold the same.
+func sameRecord(a, b Record) bool {
+	return a.Path == b.Path && a.Type == b.Type && bytes.Equal(a.Entity, b.Entity) &&
+		(a.Entity == nil) == (b.Entity == nil) && a.Creator == b.Creator && a.Rule == b.Rule &&
+		slices.Equal(a.Group, b.Group) && (a.Group == nil) == (b.Group == nil) && a.Created == b.Created
 }

@@ -15,13 +15,19 @@ type Record struct {
 	Created uint64   // seq of its creation: children are listed in creation order
 }
 
-// Store keeps the persistent resources of a [Tree] and a seq that no seq
-// the tree handed out exceeds: a reservation while it runs, the last seq
-// once it is closed. The tree calls Save from one goroutine at a time.
+// Store keeps the persistent resources of a [Tree] and a mark that no
+// seq the tree hands out passes. The tree calls Save from one goroutine
+// at a time (its committer), with the records of a batch of changes
+// (group commit), and applies those changes (makes them visible, sends
+// their notifications, then the replies) only once Save returned nil; a
+// Save that fails drops the batch, as if its messages had never come. So
+// a Store that replicates (a log every node applies in its order) only
+// has to return from Save once the batch is in the log.
 type Store interface {
-	// Load returns every record and the last seq saved.
+	// Load returns every record and the last mark saved.
 	Load(ctx context.Context) (records []Record, lastSeq uint64, err error)
 	// Save replaces or adds puts, removes the records at the paths in
-	// deletes and records lastSeq, all in one transaction.
+	// deletes and records the mark lastSeq, all in one transaction: all
+	// of it is kept, or none.
 	Save(ctx context.Context, lastSeq uint64, puts []Record, deletes []string) error
 }

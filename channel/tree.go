@@ -17,6 +17,7 @@ type Options struct {
 	QueueBytes    int              // most bytes queued for one client (default 4 MiB)
 	Subscriptions int              // most subscriptions of one client (default 1024)
 	HistoryCount  int              // notifications kept for replay (default 50000)
+	HistoryBytes  int              // and the bytes they hold at most (default 64 MiB)
 	HistoryAge    time.Duration    // and their greatest age (default 10m)
 	Rules         *Rules           // rules of the top-level paths; nil: open to all
 	Now           func() time.Time // clock for tests; default time.Now
@@ -28,6 +29,7 @@ const (
 	DefaultQueueBytes    = 4 << 20
 	DefaultSubscriptions = 1024
 	DefaultHistoryCount  = 50000
+	DefaultHistoryBytes  = 64 << 20
 	DefaultHistoryAge    = 10 * time.Minute
 )
 
@@ -46,18 +48,22 @@ type Tree struct {
 
 	mu     sync.RWMutex
 	closed bool
-	seq    uint64
-	// reserved is the seq the store is asked to keep as the last one
-	// handed out, ahead of seq (see nextSeq); saved is what it has kept.
-	reserved, saved uint64
-	root            *node
-	nodes           map[string]*node
-	subs            map[string]*subList
-	clients         map[string]*Client
-	leases          map[*node]struct{}
-	hist            history
-	pend            *batch
-	counts          counters
+	seq    uint64 // the last seq handed out
+	// saved is the mark the store keeps, which no seq handed out passes
+	// (see room).
+	saved   uint64
+	root    *node
+	nodes   map[string]*node
+	subs    map[string]*subList
+	clients map[string]*Client
+	leases  map[*node]struct{}
+	hist    history
+	// pend gathers the changes proposed while saving is being saved (see
+	// propose); roomCh is closed when the committer has tried to save a
+	// new mark.
+	pend, saving *batch
+	roomCh       chan struct{}
+	counts       counters
 
 	kick      chan struct{}
 	quit      chan struct{}
@@ -81,6 +87,9 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 	if opt.HistoryCount <= 0 {
 		opt.HistoryCount = DefaultHistoryCount
 	}
+	if opt.HistoryBytes <= 0 {
+		opt.HistoryBytes = DefaultHistoryBytes
+	}
 	if opt.HistoryAge <= 0 {
 		opt.HistoryAge = DefaultHistoryAge
 	}
@@ -97,7 +106,7 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		subs:      make(map[string]*subList),
 		clients:   make(map[string]*Client),
 		leases:    make(map[*node]struct{}),
-		hist:      history{max: opt.HistoryCount, age: opt.HistoryAge},
+		hist:      history{max: opt.HistoryCount, maxBytes: opt.HistoryBytes, age: opt.HistoryAge},
 		kick:      make(chan struct{}, 1),
 		quit:      make(chan struct{}),
 		committed: make(chan struct{}),
@@ -160,52 +169,26 @@ func (t *Tree) load(ctx context.Context) error {
 	}
 	// Ancestors the store did not list are stored from now on, and nodes
 	// left with neither entity nor children go.
-	var o op
+	j := journal{}
 	for _, n := range t.nodes {
 		if n.stored && n.parent != nil && n.parent != t.root && !n.parent.stored {
-			t.store(n.parent, &o)
+			t.store(n.parent, j)
 		}
 	}
 	for _, n := range t.nodes {
 		if t.nodes[n.path] == n {
-			t.prune(n, &o)
+			t.prune(n, j)
 		}
 	}
 	t.hist.lost = t.seq
-	// The first reservation of seqs (see nextSeq), with the repairs.
-	t.reserved = t.seq + seqBlock
-	var puts []Record
-	var dels []string
-	if o.b != nil {
-		t.pend = nil
-		puts, dels = recordsOf(o.b), deletesOf(o.b)
-	}
-	if err := t.st.Save(ctx, t.reserved, puts, dels); err != nil {
+	// The first mark of seqs (see room), with the repairs.
+	mark := t.seq + seqBlock
+	puts, dels := j.split()
+	if err := t.st.Save(ctx, mark, puts, dels); err != nil {
 		return fmt.Errorf("channel: load: %w", err)
 	}
-	t.saved = t.reserved
+	t.saved = mark
 	return nil
-}
-
-// recordsOf and deletesOf split a batch for a direct Save.
-func recordsOf(b *batch) []Record {
-	var rs []Record
-	for _, r := range b.changes {
-		if r != nil {
-			rs = append(rs, *r)
-		}
-	}
-	return rs
-}
-
-func deletesOf(b *batch) []string {
-	var ds []string
-	for p, r := range b.changes {
-		if r == nil {
-			ds = append(ds, p)
-		}
-	}
-	return ds
 }
 
 // ErrClosed is returned by [Tree.Connect] after [Tree.Close].
@@ -293,12 +276,5 @@ func (t *Tree) EndIdentity(identity string) {
 // it runs out, renewed by a later PUT. from ("" none) is the "from" of
 // the notifications it causes; identity ("" anonymous) its caller.
 func (t *Tree) Call(ctx context.Context, from, identity string, msg []byte) []byte {
-	id, reply, b := t.exec(&caller{from: from, identity: identity}, msg, true)
-	if b != nil {
-		<-b.done
-		if b.err != nil {
-			return failedReply(id, reasonStore)
-		}
-	}
-	return reply
+	return t.exec(&caller{from: from, identity: identity}, msg, true)
 }

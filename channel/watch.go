@@ -80,18 +80,29 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	if !ok {
 		return nil, reasonInvalidEntity
 	}
-	t.mu.Lock()
-	if reason := t.mayListen(cl, r.path, false, true); reason != "" {
-		t.mu.Unlock()
+	sent := 0
+	_, reason := t.run(func() outcome {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if reason := t.mayListen(cl, r.path, false, true); reason != "" {
+			return fail(reason)
+		}
+		if m.Offer && !t.reaches(r.path) {
+			return fail(reasonNoSubscriber)
+		}
+		if w := t.behind(r.path, false); w != nil {
+			return outcome{wait: w}
+		}
+		if !t.room() {
+			return outcome{wait: t.roomWait()}
+		}
+		seq := t.takeSeq()
+		sent = t.emit(r.path, r.path, nil, notifyNote(r.path, data.full, cl.from, seq), seq)
+		return outcome{}
+	})
+	if reason != "" {
 		return nil, reason
 	}
-	if m.Offer && !t.reaches(r.path) {
-		t.mu.Unlock()
-		return nil, reasonNoSubscriber
-	}
-	seq := t.nextSeq()
-	sent := t.emit(r.path, r.path, nil, notifyNote(r.path, data.full, cl.from, seq), seq)
-	t.mu.Unlock()
 	if sent == 0 {
 		return nil, reasonNoSubscriber
 	}

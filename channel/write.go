@@ -43,72 +43,112 @@ func typeOf(m *message) string {
 // partial PUT stores the entity as given. A type given replaces the
 // stored one; without one a merge keeps it and a replace takes
 // application/json.
-func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration, o *op) ([]byte, string) {
+func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]byte, string) {
 	if r.path == "/" || r.hasQuery {
 		return nil, reasonInvalidRes
 	}
-	var e prepared
+	var given prepared
 	var ok bool
 	merge := m.Partial || r.hasAttr
 	if r.hasAttr {
 		var v prepared
 		if v, ok = prepare(m.Entity, "null"); ok {
 			full := singleField(r.attr, v.full)
-			e = prepared{full: full, pub: publicEntity(full), obj: true}
+			given = prepared{full: full, pub: publicEntity(full), obj: true}
 		}
 	} else {
-		e, ok = prepare(m.Entity, "{}")
+		given, ok = prepare(m.Entity, "{}")
 	}
-	if !ok || merge && !e.obj {
+	if !ok || merge && !given.obj {
 		return nil, reasonInvalidEntity
 	}
-	typ := typeOf(m)
-
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if reason := t.usable(cl); reason != "" {
-		return nil, reason
-	}
-	n := t.lookup(r.path)
-	exists := n != nil && n.entity != nil
-	op := OpCreate
-	if exists {
-		op = OpUpdate
-	}
-	if !t.permit(cl.identity, op, r.path) {
-		return nil, reasonForbidden
-	}
-	if exists {
-		if merge {
+	// Persistent unless a client wrote it without persistent:true (then
+	// it is the client's) or a Call gave "expires" (then it is a lease).
+	persist := !(cl.c != nil && !m.Persistent) && !(cl.c == nil && lease > 0)
+	return t.run(func() outcome {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if reason := t.usable(cl); reason != "" {
+			return fail(reason)
+		}
+		if w := t.conflict(r.path, 0); w != nil {
+			return outcome{wait: w}
+		}
+		n := t.lookup(r.path)
+		exists := n != nil && n.entity != nil
+		op := OpCreate
+		if exists {
+			op = OpUpdate
+		}
+		if !t.permit(cl.identity, op, r.path) {
+			return fail(reasonForbidden)
+		}
+		e, typ := given, typeOf(m)
+		if exists && merge {
 			full, err := mergeEntity(n.entity, e.full)
 			if err != nil {
-				return nil, reasonInvalidEntity
+				return fail(reasonInvalidEntity)
 			}
 			e = prepared{full: full, pub: publicEntity(full), obj: true}
 			if typ == "" {
 				typ = n.typ
 			}
 		}
-	}
-	if typ == "" {
-		typ = defaultType
-	}
-	seq := t.nextSeq()
-	fresh := n == nil
-	n = t.ensure(r.path, seq)
-	if fresh {
+		if typ == "" {
+			typ = defaultType
+		}
+		next := node{path: r.path}
+		if n != nil {
+			next = *n
+		}
 		// Only a resource that did not exist gets a creator: a node that
 		// exists for its children keeps its own, so no one gains rights
 		// over them by creating it (docs/channel.md#creators-and-owners).
-		n.creator = cl.identity
-	}
-	t.setEntity(n, typ, e, cl, m.Persistent, lease, o)
-	t.emitChange(n, "PUT", "update", cl.from, seq)
-	return nil, ""
+		fresh := n == nil
+		if fresh {
+			next.creator = cl.identity
+		}
+		next.typ, next.entity, next.pub, next.persist = typ, e.full, e.pub, persist
+		if n != nil && n.stored && !persist { // it may remove records
+			if w := t.conflict(r.path, touchRemove); w != nil {
+				return outcome{wait: w}
+			}
+		}
+		return t.commitOrApply(r.path, t.planSet(r.path, n, &next), cl.c, func(seq uint64) {
+			n := t.ensure(r.path, seq)
+			if fresh {
+				n.creator = cl.identity
+			}
+			t.setEntity(n, typ, e, cl.c, persist, lease)
+			t.emitChange(n, "PUT", "update", cl.from, seq)
+		})
+	})
 }
 
+// commitOrApply makes a change about path that notifies about path and
+// its parent: it proposes it when it changes records, and applies it at
+// once otherwise, with the next seq (or returns what to wait for first).
+// Called with the lock.
+func (t *Tree) commitOrApply(path string, recs journal, by *Client, apply func(seq uint64)) outcome {
+	if t.keeps(recs) {
+		return outcome{b: t.propose(path, recs, true, by, apply)}
+	}
+	if w := t.behind(path, true); w != nil {
+		return outcome{wait: w}
+	}
+	if !t.room() {
+		return outcome{wait: t.roomWait()}
+	}
+	apply(t.takeSeq())
+	return outcome{}
+}
+
+// keeps reports whether a change that changes recs goes through the
+// store: a tree without store keeps nothing.
+func (t *Tree) keeps(recs journal) bool { return recs != nil && t.st != nil }
+
 // post runs POST: create a child of /p with a fresh id, or the id given.
-func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration, o *op) ([]byte, string) {
+func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]byte, string) {
 	if r.hasAttr || r.hasQuery {
 		return nil, reasonInvalidRes
 	}
@@ -123,47 +163,60 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration, o *
 	if typ == "" {
 		typ = defaultType
 	}
-
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if reason := t.usable(cl); reason != "" {
-		return nil, reason
-	}
-	var id, path string
-	if m.ID != nil {
-		id, path = *m.ID, childPath(r.path, *m.ID)
-		if !validPath(path) {
-			return nil, reasonInvalidRes
+	persist := !(cl.c != nil && !m.Persistent) && !(cl.c == nil && lease > 0)
+	return t.run(func() outcome {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if reason := t.usable(cl); reason != "" {
+			return fail(reason)
 		}
-		if !t.permit(cl.identity, OpCreate, path) {
-			return nil, reasonForbidden
-		}
-		if t.lookup(path) != nil {
-			return nil, reasonExists
-		}
-	} else {
-		for {
-			id = freshID()
-			if path = childPath(r.path, id); t.lookup(path) == nil {
-				break
+		var id, path string
+		if m.ID != nil {
+			id, path = *m.ID, childPath(r.path, *m.ID)
+			if !validPath(path) {
+				return fail(reasonInvalidRes)
+			}
+			if w := t.conflict(path, 0); w != nil {
+				return outcome{wait: w}
+			}
+			if !t.permit(cl.identity, OpCreate, path) {
+				return fail(reasonForbidden)
+			}
+			if t.lookup(path) != nil {
+				return fail(reasonExists)
+			}
+		} else {
+			for {
+				id = freshID()
+				if path = childPath(r.path, id); t.lookup(path) == nil {
+					break
+				}
+			}
+			if !validPath(path) {
+				return fail(reasonInvalidRes)
+			}
+			if w := t.conflict(path, 0); w != nil {
+				return outcome{wait: w}
+			}
+			if !t.permit(cl.identity, OpCreate, path) {
+				return fail(reasonForbidden)
 			}
 		}
-	}
-	if !validPath(path) {
-		return nil, reasonInvalidRes
-	}
-	if !t.permit(cl.identity, OpCreate, path) {
-		return nil, reasonForbidden
-	}
-	seq := t.nextSeq()
-	n := t.ensure(path, seq)
-	n.creator = cl.identity
-	t.setEntity(n, typ, e, cl, m.Persistent, lease, o)
-	t.emitChange(n, "POST", "create", cl.from, seq)
-	b := replyStart(m.MsgID, len(id)+8)
-	b = append(b, `,"id":`...)
-	b = AppendString(b, id)
-	return append(b, '}'), ""
+		next := node{path: path, creator: cl.identity, typ: typ, entity: e.full, pub: e.pub, persist: persist}
+		out := t.commitOrApply(path, t.planSet(path, nil, &next), cl.c, func(seq uint64) {
+			n := t.ensure(path, seq)
+			n.creator = cl.identity
+			t.setEntity(n, typ, e, cl.c, persist, lease)
+			t.emitChange(n, "POST", "create", cl.from, seq)
+		})
+		if out.wait == nil {
+			b := replyStart(m.MsgID, len(id)+8)
+			b = append(b, `,"id":`...)
+			b = AppendString(b, id)
+			out.reply = append(b, '}')
+		}
+		return out
+	})
 }
 
 // freshID returns a random child id: 16 hex digits.
@@ -177,24 +230,36 @@ func freshID() string {
 }
 
 // delete runs DELETE: remove the entity of /p; its children stay.
-func (t *Tree) delete(cl *caller, m *message, r resource, o *op) ([]byte, string) {
+func (t *Tree) delete(cl *caller, r resource) ([]byte, string) {
 	if r.path == "/" || r.hasAttr || r.hasQuery {
 		return nil, reasonInvalidRes
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if reason := t.usable(cl); reason != "" {
-		return nil, reason
-	}
-	if !t.permit(cl.identity, OpDelete, r.path) {
-		return nil, reasonForbidden
-	}
-	n := t.lookup(r.path)
-	if n == nil || n.entity == nil {
-		return nil, reasonNotFound
-	}
-	t.removeEntity(n, cl.from, o)
-	return nil, ""
+	return t.run(func() outcome {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if reason := t.usable(cl); reason != "" {
+			return fail(reason)
+		}
+		if w := t.conflict(r.path, touchRemove); w != nil {
+			return outcome{wait: w}
+		}
+		if !t.permit(cl.identity, OpDelete, r.path) {
+			return fail(reasonForbidden)
+		}
+		n := t.lookup(r.path)
+		if n == nil || n.entity == nil {
+			return fail(reasonNotFound)
+		}
+		return t.remove(n, cl.from, cl.c)
+	})
+}
+
+// remove removes n's entity with its notifications (from as their
+// "from"): at once when no record changes, proposed otherwise. by is the
+// client asking, nil for none. Called with the lock, after
+// conflict(n.path, touchRemove).
+func (t *Tree) remove(n *node, from string, by *Client) outcome {
+	return t.commitOrApply(n.path, t.planRemove(n), by, func(seq uint64) { t.removeEntity(n, from, seq) })
 }
 
 // usable returns why the caller may not change the tree now, or "".
@@ -209,49 +274,30 @@ func (t *Tree) usable(cl *caller) string {
 	return ""
 }
 
-// seqBlock is how many seqs the tree reserves in the store at a time.
-const seqBlock = 1 << 16
-
-// nextSeq hands out the next seq. Called with the lock.
-//
-// Seqs must keep increasing across a crash, or a client that saw seqs of
-// transient changes (which are never stored) would be told after a
-// restart that its "since" was recovered. So the store keeps a
-// reservation rather than the last seq: a restart resumes after it. The
-// committer renews it in the background when half of it is used, so that
-// no operation waits for it; only a store that took longer than 32,768
-// changes to save one batch could let seq pass the reservation.
-func (t *Tree) nextSeq() uint64 {
-	t.seq++
-	if t.st != nil && t.seq+seqBlock/2 > t.reserved {
-		t.reserved = t.seq + seqBlock
-		t.kickCommitter()
-	}
-	return t.seq
-}
-
-// setEntity gives n its new entity and decides its lifetime: owned by the
-// client that wrote it without persistent:true, leased when a Call gave
-// "expires", persistent otherwise. Called with the lock.
-func (t *Tree) setEntity(n *node, typ string, e prepared, cl *caller, persistent bool, lease time.Duration, o *op) {
+// setEntity gives n its new entity and its lifetime: persistent, or
+// owned by the client owner (not nil), or else leased for lease. Called
+// with the lock.
+func (t *Tree) setEntity(n *node, typ string, e prepared, owner *Client, persist bool, lease time.Duration) {
 	n.typ, n.entity, n.pub = typ, e.full, e.pub
 	t.release(n)
 	switch {
-	case cl.c != nil && !persistent:
-		n.owner = cl.c
-		if cl.c.owned == nil {
-			cl.c.owned = make(map[*node]struct{})
-		}
-		cl.c.owned[n] = struct{}{}
-		n.persist = false
-		t.unstore(n, o)
-	case cl.c == nil && lease > 0:
-		t.startLease(n, lease)
-		n.persist = false
-		t.unstore(n, o)
-	default:
+	case persist:
 		n.persist = true
-		t.store(n, o)
+		t.store(n, nil)
+	case owner != nil:
+		n.owner = owner
+		if owner.owned == nil {
+			owner.owned = make(map[*node]struct{})
+		}
+		owner.owned[n] = struct{}{}
+		n.persist = false
+		t.unstore(n, nil)
+	default:
+		if !t.closed {
+			t.startLease(n, lease)
+		}
+		n.persist = false
+		t.unstore(n, nil)
 	}
 }
 
@@ -271,13 +317,12 @@ func (t *Tree) release(n *node) {
 
 // removeEntity deletes n's entity with its notifications (from as their
 // "from"), and n itself when it has no children. Called with the lock.
-func (t *Tree) removeEntity(n *node, from string, o *op) {
-	seq := t.nextSeq()
+func (t *Tree) removeEntity(n *node, from string, seq uint64) {
 	t.release(n)
 	n.typ, n.entity, n.pub, n.persist = "", nil, nil, false
-	t.unstore(n, o)
+	t.unstore(n, nil)
 	t.emitChange(n, "DELETE", "delete", from, seq)
-	t.prune(n, o)
+	t.prune(n, nil)
 }
 
 // emitChange sends the notifications of a change to n: kind ("PUT",

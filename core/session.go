@@ -67,7 +67,10 @@ func SendAll(ctx context.Context, s Session, ms []Message) error {
 // ServeSession runs for the whole session; when it returns, the host closes
 // the session (CloseNormal for nil, CloseInternal for an error) unless it
 // was closed already. ctx ends when the server shuts down (the session is
-// then closed with CloseGoingAway) or the connection is lost.
+// then closed with CloseGoingAway) or the connection is lost. It carries
+// the caller's identity ([IdentityFromContext]) and none of the request's
+// other values: the session outlives the request, and what middleware put
+// in the request's context is the request's.
 type SessionHandler interface {
 	ServeSession(ctx context.Context, req *Request, s Session) error
 }

@@ -179,7 +179,7 @@ func TestConsoleBrowser(t *testing.T) {
 				if err := os.WriteFile(out, small, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				t.Logf("screenshot for the README: %s (%d bytes)", out, len(small))
+				t.Logf("screenshot for docs/operations.md: %s (%d bytes)", out, len(small))
 			}
 		}
 	})

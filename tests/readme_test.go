@@ -10,29 +10,47 @@ import (
 	"testing"
 )
 
-// tourLine is a curl command of the README with the answer its comment
+// tourLine is a curl command of a tour (README.md, docs/) with the answer its comment
 // promises.
 type tourLine struct {
 	cmd     string // the shell command, as written
 	comment string // what follows "#", on its line or the next
 }
 
-// readmeTour returns the curl lines of the README's "A tour with curl" and
-// "Authentication" sections (up to "## Plugins").
+// tourSections are the parts of the README and of docs/ whose curl lines
+// TestReadmeTour runs, in this order, each from the heading "from" up to
+// the heading "to".
+var tourSections = []struct{ file, from, to string }{
+	{"../README.md", "## A tour with curl", "## Where to go next"},
+	{"../docs/auth.md", "## Try it", "## The example user and managing users"},
+}
+
+// readmeTour returns the curl lines of tourSections.
 func readmeTour(t *testing.T) []tourLine {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
+	var out []tourLine
+	for _, sec := range tourSections {
+		b, err := os.ReadFile(sec.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		from := strings.Index(text, "\n"+sec.from+"\n")
+		to := strings.Index(text, "\n"+sec.to+"\n")
+		if from < 0 || to < from {
+			t.Fatalf("%s: no section %q followed by %q", sec.file, sec.from, sec.to)
+		}
+		out = append(out, curlLines(text[from:to])...)
 	}
-	text := string(b)
-	from, to := strings.Index(text, "## A tour with curl"), strings.Index(text, "## Plugins")
-	if from < 0 || to < from {
-		t.Fatal("README: no tour section")
-	}
+	return out
+}
+
+// curlLines returns the curl lines of the code blocks of text, each with
+// the comment that follows it on its line or alone on the next.
+func curlLines(text string) []tourLine {
 	var out []tourLine
 	inCode := false
-	for _, line := range strings.Split(text[from:to], "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		trimmed := strings.TrimSpace(line)
 		switch {
 		case strings.HasPrefix(trimmed, "```"):
@@ -50,7 +68,7 @@ func readmeTour(t *testing.T) []tourLine {
 
 var statusInComment = regexp.MustCompile(`HTTP/1\.1 (\d{3})[^,]*`)
 
-// TestReadmeTour runs every curl command of the README's tours, as written,
+// TestReadmeTour runs every curl command of the tours (tourSections), as written,
 // against a server started in the repository root (with -digest, which the
 // tour starts a second server for), and checks each answer against its
 // comment: the status line it names (else 200, or 206 for a range), and the
@@ -71,7 +89,7 @@ func TestReadmeTour(t *testing.T) {
 	work := t.TempDir() // curl's own files: the cookie jar, downloads
 	lines := readmeTour(t)
 	if len(lines) < 20 {
-		t.Fatalf("found only %d curl lines in the README", len(lines))
+		t.Fatalf("found only %d curl lines in the tours", len(lines))
 	}
 	for _, l := range lines {
 		cmd := strings.ReplaceAll(l.cmd, "localhost:8000", s.Addr) + ` -s -S -w '\n%{http_code}'`
@@ -92,7 +110,7 @@ func TestReadmeTour(t *testing.T) {
 			want = 206
 		}
 		if code != want {
-			t.Errorf("%s: status %d, the README says %d (%s)", l.cmd, code, want, l.comment)
+			t.Errorf("%s: status %d, the docs say %d (%s)", l.cmd, code, want, l.comment)
 			continue
 		}
 		headers := ""
@@ -100,11 +118,11 @@ func TestReadmeTour(t *testing.T) {
 			headers, body, _ = strings.Cut(body, "\r\n\r\n")
 		}
 		if wantLine != "" && !strings.HasPrefix(headers, wantLine+"\r\n") {
-			t.Errorf("%s: status line %q, the README says %q", l.cmd, firstLine(headers), wantLine)
+			t.Errorf("%s: status line %q, the docs say %q", l.cmd, firstLine(headers), wantLine)
 		}
 		if (strings.HasPrefix(l.comment, "{") || strings.HasPrefix(l.comment, "<")) && !strings.Contains(l.comment, "...") {
 			if body != l.comment {
-				t.Errorf("%s: body %q, the README says %q", l.cmd, body, l.comment)
+				t.Errorf("%s: body %q, the docs say %q", l.cmd, body, l.comment)
 			}
 		}
 	}

@@ -229,9 +229,9 @@ func TestIdle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.conns != 50 || res.gor-res.baseGor != 100 || res.heap-res.baseHeap != 50*4 || res.dropped != 0 {
-		t.Errorf("conns %d, goroutines %d-%d, heap %d-%d KiB, dropped %d: want 50, +100, +200 KiB, 0",
-			res.conns, res.gor, res.baseGor, res.heap, res.baseHeap, res.dropped)
+	if res.conns != 50 || res.gor-res.baseGor != 100 || res.heap-res.baseHeap != 50*4 || res.heapGC-res.baseHeap != 50*4 || res.dropped != 0 {
+		t.Errorf("conns %d, goroutines %d-%d, heap %d (%d after a collection) - %d KiB, dropped %d: want 50, +100, +200 KiB, 0",
+			res.conns, res.gor, res.baseGor, res.heap, res.heapGC, res.baseHeap, res.dropped)
 	}
 	if res.rssErr != nil || res.rss == 0 {
 		t.Errorf("rss %d: %v", res.rss, res.rssErr)

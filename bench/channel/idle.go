@@ -28,6 +28,7 @@ type idleResult struct {
 	baseRSS, rss          int64 // KiB
 	baseGor, gor          int64
 	baseHeap, heap        int64 // KiB; 0 without -debug
+	heapGC                int64 // KiB, after a collection
 	clientRSS             int64 // KiB
 	connectTime           time.Duration
 	dropped               int64 // connections that ended while held
@@ -39,7 +40,7 @@ func runIdle(d *dialer, p *probe, cfg idleConfig) (idleResult, error) {
 	var res idleResult
 	res.baseRSS, res.rssErr = p.rssKB()
 	res.baseGor, res.gorErr = p.goroutines()
-	res.baseHeap, res.hpErr = p.heapInuseKB()
+	res.baseHeap, res.hpErr = p.heapInuseKB(true)
 
 	conns := make([]*websocket.Conn, cfg.n)
 	var dropped atomic.Int64
@@ -94,7 +95,9 @@ func runIdle(d *dialer, p *probe, cfg idleConfig) (idleResult, error) {
 	res.rssErr = firstErr(res.rssErr, e)
 	res.gor, e = p.goroutines()
 	res.gorErr = firstErr(res.gorErr, e)
-	res.heap, e = p.heapInuseKB()
+	res.heap, e = p.heapInuseKB(false)
+	res.hpErr = firstErr(res.hpErr, e)
+	res.heapGC, e = p.heapInuseKB(true)
 	res.hpErr = firstErr(res.hpErr, e)
 	res.clientRSS = selfRSSKB()
 	res.dropped = dropped.Load()
@@ -107,14 +110,15 @@ func (r idleResult) print(w io.Writer, cfg idleConfig) {
 		r.conns, r.connectTime.Seconds(), r.dropped)
 	if r.rssErr == nil {
 		delta := r.rss - r.baseRSS
-		fmt.Fprintf(w, "  server RSS     %8.1f MiB (baseline %.1f MiB, +%.1f MiB): %.1f KiB per connection   (target: under 200 MB for 10,000, 20 KB each)\n",
+		fmt.Fprintf(w, "  server RSS     %8.1f MiB (baseline %.1f MiB, +%.1f MiB): %.1f KiB per connection   (target: 16 KiB each)\n",
 			float64(r.rss)/1024, float64(r.baseRSS)/1024, float64(delta)/1024, float64(delta)/float64(max(r.conns, 1)))
 	} else {
 		fmt.Fprintf(w, "  server RSS     unknown: %v\n", r.rssErr)
 	}
 	if r.hpErr == nil {
-		fmt.Fprintf(w, "  server heap    %8.1f MiB in use (baseline %.1f MiB): %.1f KiB per connection\n",
-			float64(r.heap)/1024, float64(r.baseHeap)/1024, float64(r.heap-r.baseHeap)/float64(max(r.conns, 1)))
+		fmt.Fprintf(w, "  server heap    %8.1f MiB in use (baseline %.1f MiB): %.1f KiB per connection; after a collection %.1f MiB: %.1f KiB per connection   (target: 8 KiB)\n",
+			float64(r.heap)/1024, float64(r.baseHeap)/1024, float64(r.heap-r.baseHeap)/float64(max(r.conns, 1)),
+			float64(r.heapGC)/1024, float64(r.heapGC-r.baseHeap)/float64(max(r.conns, 1)))
 	}
 	if r.gorErr == nil {
 		fmt.Fprintf(w, "  goroutines     %8d (baseline %d): %.2f per connection\n",

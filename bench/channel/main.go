@@ -9,6 +9,7 @@
 //	channel writes  -url ws://H:P/channel [-pid PID] [-phases notify@32,persistent@32,...] [-d 3s]
 //	channel hygiene -url ws://H:P/channel -debug H:P [-pid PID] [-k 10000] [-conc 64] [-wait 60s]
 //	channel rules   -url ws://H:P/channel -login EMAIL:PASSWORD -admin-token-file FILE [-pid PID] [-s 1000] [-rounds 10] [-d 500ms]
+//	channel soak    -url ws://H:P/channel -pid PID -debug H:P [-c 8] [-warmup 1m] [-d 10m] [-every 15s]
 //
 // It uses gorilla/websocket rather than coder/websocket to keep the
 // client's own cost per message and per connection low: one process holds
@@ -46,7 +47,7 @@ var errNotClean = errors.New("hygiene: the server was not back to its baseline i
 
 func run(args []string) error {
 	if len(args) < 1 {
-		return errors.New("usage: channel idle|fanout|writes|hygiene|rules [flags] (-h for each)")
+		return errors.New("usage: channel idle|fanout|writes|hygiene|rules|soak [flags] (-h for each)")
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
@@ -185,6 +186,34 @@ func run(args []string) error {
 			}
 			return nil
 		}
+	case "soak":
+		var cfg soakConfig
+		fs.IntVar(&cfg.clients, "c", 8, "clients looping at once (1 to 256)")
+		fs.IntVar(&cfg.rooms, "rooms", 10, "rooms the clients take in turn (1 to 10,000)")
+		fs.IntVar(&cfg.keys, "keys", 2000, "persistent records the clients replace in turn (1 to 1,000,000)")
+		fs.StringVar(&cfg.prefix, "prefix", "/soak", "rooms are PREFIX/room<k>, records PREFIX/rec/<key>")
+		fs.DurationVar(&cfg.warmup, "warmup", time.Minute, "churn before the measured time (at most 10m)")
+		fs.DurationVar(&cfg.dur, "d", 10*time.Minute, "measured churn (1s to 30m)")
+		fs.DurationVar(&cfg.every, "every", 15*time.Second, "time between two lines of figures (1s to 1m)")
+		fs.DurationVar(&cfg.cooldown, "cooldown", 20*time.Second, "figures once more this long after the churn (at most 5m)")
+		fs.BoolVar(&cfg.watchEvent, "watch-event", false, "drop a GET kept open after its first event, not after its status line")
+		checks = append(checks,
+			func() error { return inRange("c", cfg.clients, 1, 256) },
+			func() error { return inRange("rooms", cfg.rooms, 1, 10_000) },
+			func() error { return inRange("keys", cfg.keys, 1, 1_000_000) },
+			func() error { return durRange("warmup", cfg.warmup, 0, 10*time.Minute) },
+			func() error { return durRange("d", cfg.dur, time.Second, 30*time.Minute) },
+			func() error { return durRange("every", cfg.every, time.Second, time.Minute) },
+			func() error { return durRange("cooldown", cfg.cooldown, 0, 5*time.Minute) })
+		do = func(d *dialer, p *probe) error {
+			cfg.readBuf = *readBuf
+			res, err := runSoak(d, p, cfg, os.Stdout)
+			if err != nil {
+				return err
+			}
+			res.print(os.Stdout)
+			return nil
+		}
 	case "rules":
 		var cfg rulesConfig
 		fs.IntVar(&cfg.subs, "s", 1000, "subscriber connections, each subscribed to both rooms (at most 20,000)")
@@ -247,7 +276,7 @@ func run(args []string) error {
 			return res.check(cfg)
 		}
 	default:
-		return fmt.Errorf("unknown command %q: want idle, fanout, writes, hygiene or rules", cmd)
+		return fmt.Errorf("unknown command %q: want idle, fanout, writes, hygiene, rules or soak", cmd)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -128,12 +128,17 @@ func (p *probe) goroutines() (int64, error) {
 }
 
 // heapInuseKB is the server's HeapInuse in KiB from the runtime.MemStats
-// lines at the end of /debug/pprof/heap?debug=1.
-func (p *probe) heapInuseKB() (int64, error) {
+// lines at the end of /debug/pprof/heap?debug=1; with gc, after a
+// collection (gc=1), so that garbage not yet collected does not count.
+func (p *probe) heapInuseKB(gc bool) (int64, error) {
 	if p.debug == "" {
 		return 0, errors.New("no -debug")
 	}
-	resp, err := p.http.Get(p.debug + "/debug/pprof/heap?debug=1")
+	url := p.debug + "/debug/pprof/heap?debug=1"
+	if gc {
+		url += "&gc=1"
+	}
+	resp, err := p.http.Get(url)
 	if err != nil {
 		return 0, err
 	}
@@ -147,4 +152,23 @@ func (p *probe) heapInuseKB() (int64, error) {
 		}
 	}
 	return 0, errors.New("heap profile: no HeapInuse line")
+}
+
+// fds is the count of open file descriptors of the server and its
+// descendants (plugin processes with reso -isolate), from /proc/PID/fd.
+func (p *probe) fds() (int64, error) {
+	if p.pid == 0 {
+		return 0, errors.New("no -pid")
+	}
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(p.pid) + "/fd")
+	if err != nil {
+		return 0, err
+	}
+	total := int64(len(ents))
+	for _, c := range descendants(p.pid, 0) {
+		if ents, err := os.ReadDir("/proc/" + strconv.Itoa(c) + "/fd"); err == nil {
+			total += int64(len(ents))
+		}
+	}
+	return total, nil
 }

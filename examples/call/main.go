@@ -4,7 +4,7 @@
 // with status 1 at the first answer the contract does not allow.
 //
 // Register the two users once, start reso, then run it (the defaults are
-// those of the README's walk-through, "Call control"):
+// those of the walk-through in docs/call.md, "A call with curl"):
 //
 //	echo pw | go run ./cmd/reso user add alice@example.com
 //	echo pw | go run ./cmd/reso user add bob@example.com

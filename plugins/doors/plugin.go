@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/reso-project/reso/core"
@@ -12,11 +14,18 @@ import (
 )
 
 // DefaultMaxMessage is the largest message a session client may send when
-// Plugin.MaxMessage is 0: the WebSocket transport's read limit.
+// neither Plugin.MaxMessage nor SettingMaxMessage sets one: the WebSocket
+// transport's default read limit.
 const DefaultMaxMessage = 64 << 10
 
 // DefaultPrefix is where [Plugin] mounts the doors when its Prefix is "".
 const DefaultPrefix = "/channel"
+
+// SettingMaxMessage is the setting (plugins.Settings) of the largest
+// message a session client may send, in decimal bytes, set by the host
+// from its WebSocket read limit (reso: -channel-read-limit); empty means
+// DefaultMaxMessage. It reaches the plugin in its own process too.
+const SettingMaxMessage = "channel-max-message"
 
 // Plugin is the doors of the resource tree. The zero value is ready, with
 // the defaults its fields name.
@@ -27,7 +36,7 @@ type Plugin struct {
 	// MaxMessage is the largest message, in bytes, a session client may
 	// send; a larger one closes the session with 1009 "message too big".
 	// The transport usually refuses such a message before it gets here. 0
-	// means DefaultMaxMessage.
+	// means the host's SettingMaxMessage, or else DefaultMaxMessage.
 	MaxMessage int
 }
 
@@ -39,20 +48,41 @@ var errNoTree = errors.New("doors: the host offers no tree (plugins.Services.Tre
 
 // Routes returns the session route at the prefix (/channel) and the HTTP
 // door under it (/channel/), both with an optional identity.
-func (p *Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
+func (p *Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
 	tree := host.Tree
 	if tree == nil {
 		return nil, errNoTree
 	}
-	maxMessage := p.MaxMessage
-	if maxMessage <= 0 {
-		maxMessage = DefaultMaxMessage
+	maxMessage, err := p.maxMessage(ctx, host)
+	if err != nil {
+		return nil, err
 	}
 	prefix := regexp.QuoteMeta(strings.TrimSuffix(cmp.Or(p.Prefix, DefaultPrefix), "/"))
 	return []plugins.Route{
 		{Match: `GET ` + prefix + `(?:$|\?)`, Identity: plugins.IdentityOptional, Session: &Session{Tree: tree, MaxMessage: maxMessage}},
 		{Match: `GET,PUT,POST,DELETE ` + prefix + `/`, Identity: plugins.IdentityOptional, Handler: &Door{Tree: tree}},
 	}, nil
+}
+
+// maxMessage returns the largest message a session client may send: p's
+// own, the host's setting or the default.
+func (p *Plugin) maxMessage(ctx context.Context, host plugins.Services) (int, error) {
+	if p.MaxMessage > 0 {
+		return p.MaxMessage, nil
+	}
+	s := host.Settings
+	if s == nil {
+		return DefaultMaxMessage, nil
+	}
+	v, err := s.Setting(ctx, SettingMaxMessage)
+	if err != nil || v == "" {
+		return DefaultMaxMessage, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("doors: setting %s: %q is not a positive number", SettingMaxMessage, v)
+	}
+	return n, nil
 }
 
 // identity returns the identity the tree sees for req: the caller's

@@ -243,3 +243,41 @@ func TestSessionWriters(t *testing.T) {
 		})
 	}
 }
+
+// panickyTree passes a tree's clients on; their Exec panics on a message
+// that holds "panic".
+type panickyTree struct{ plugins.Tree }
+
+func (t panickyTree) Connect(ctx context.Context, id, identity string) (plugins.TreeClient, error) {
+	c, err := t.Tree.Connect(ctx, id, identity)
+	return panickyClient{c}, err
+}
+
+type panickyClient struct{ plugins.TreeClient }
+
+func (c panickyClient) Exec(ctx context.Context, msg []byte) error {
+	if strings.Contains(string(msg), "panic") {
+		panic("tree panicked")
+	}
+	return c.TreeClient.Exec(ctx, msg)
+}
+
+// TestSessionTreePanics checks that a panic of the tree, which runs on a
+// goroutine of its own, ends the session with 1011 and not the server.
+func TestSessionTreePanics(t *testing.T) {
+	s := newServerOn(t, panickyTree{treetest.New()}, doors.New())
+	a, doneA := s.session(t)
+	send(t, a, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
+	expect(t, a, `{"msg_id":1,"code":"success"}`)
+	send(t, a, `{"method":"NOTIFY","resource":"/panic","msg_id":2}`)
+	_, err := a.Recv(context.WithoutCancel(t.Context()))
+	if code, _ := core.CloseStatus(err); code != core.CloseInternal {
+		t.Errorf("closed with %d (%v), want %d", code, err, core.CloseInternal)
+	}
+	<-doneA
+	b, doneB := s.session(t)
+	send(t, b, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
+	expect(t, b, `{"msg_id":1,"code":"success"}`)
+	b.Close(core.CloseNormal, "")
+	<-doneB
+}

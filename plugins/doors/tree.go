@@ -48,6 +48,9 @@ type readier interface {
 	// and by a goroutine that holds the tree's lock: it must return
 	// quickly and not call the client (start a goroutine that does).
 	OnReady(f func())
+	// Err returns the client's *plugins.TreeGone once it is disconnected,
+	// nil while it lives, without taking frames.
+	Err() error
 }
 
 // channelClient adapts *channel.Client to plugins.TreeClient and readier.
@@ -78,6 +81,9 @@ func (c *channelClient) TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, e
 // OnReady passes f on to the tree's client.
 func (c *channelClient) OnReady(f func()) { c.c.OnReady(f) }
 
+// Err returns why the client ended, nil while it lives.
+func (c *channelClient) Err() error { return goneOf(c.c.Err()) }
+
 // Disconnect detaches the client.
 func (c *channelClient) Disconnect() { c.c.Disconnect() }
 
@@ -91,11 +97,17 @@ func (c *channelClient) take(buf []plugins.TreeFrame, fs []channel.Frame, err er
 	}
 	clear(fs)
 	c.scratch = fs[:0]
+	return buf, goneOf(err)
+}
+
+// goneOf turns the tree's *channel.Gone into the contract's
+// *plugins.TreeGone; other errors (nil, a context's) pass as they are.
+func goneOf(err error) error {
 	var gone *channel.Gone
 	if errors.As(err, &gone) {
-		return buf, &plugins.TreeGone{Code: gone.Code, Reason: gone.Reason}
+		return &plugins.TreeGone{Code: gone.Code, Reason: gone.Reason}
 	}
-	return buf, err
+	return err
 }
 
 var (

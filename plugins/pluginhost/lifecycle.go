@@ -160,12 +160,27 @@ func (m *Host) sessionHandler(h core.SessionHandler) http.Handler {
 		// lets go of the connection's buffers and of the deep stack of
 		// the request's middleware (bench/channel-idle.sh: an idle
 		// WebSocket costs about 12 KB less). Close waits for it.
+		ctx := sessionContext(req.Identity)
 		m.live.running.Add(1)
 		go func() {
 			defer m.live.running.Done()
-			m.serveSession(context.WithoutCancel(r.Context()), h, req, ts)
+			m.serveSession(ctx, h, req, ts)
 		}()
 	})
+}
+
+// sessionContext is the context a session starts from: the caller's
+// identity and nothing else of the request's context. What middleware put
+// there is the request's (a metrics or log wrapper of the ResponseWriter,
+// which holds net/http's 4 KiB buffers of the connection), and the session
+// would keep it all reachable for as long as it lasts (bench/channel-idle.sh
+// with -admin-addr: 8 KiB per idle WebSocket).
+func sessionContext(id *core.Identity) context.Context {
+	ctx := context.Background()
+	if id != nil {
+		ctx = core.NewIdentityContext(ctx, id)
+	}
+	return ctx
 }
 
 // serveSession runs h on session ts and ends it: the close code follows

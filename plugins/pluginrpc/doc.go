@@ -68,6 +68,14 @@
 //     would in process. A tree client's frames
 //     cross unchanged on a call of their own, and the host disconnects the
 //     client when that call ends, so a dead plugin leaves none attached.
+//     What waits for a plugin that does not read is the client's queue in
+//     the tree, bounded as any client's: when it overflows, the client is
+//     ended (1008 "slow consumer") and so is its call.
+//
+// When a client goes away (a request cancelled, a GET kept open closed),
+// what the plugin holds for it ends with it: an answer the host dropped
+// on a cancelled Exchange stream is released at once, and so is a
+// streamed answer whose Events call never reached the plugin.
 //
 // A plugin process that exits or is killed costs only its own routes: they
 // answer [ErrUnavailable] (503 Plugin Unavailable) while the client restarts

@@ -33,12 +33,17 @@ const closeEventsTimeout = 5 * time.Second
 // remoteEvents is an isolated plugin's streamed answer as the host reads
 // it. The first Next opens the Events call with its context; Close cancels
 // the call (the plugin's source then sees its context end and is closed),
-// or releases a stream never read.
+// and releases the stream by its handle (CloseEvents) unless the call
+// showed that the plugin took it: a call cancelled as it starts (the client
+// went away at once) may end before its request reaches the plugin, which
+// would otherwise keep the source, and what the source holds (a tree
+// client, its frames), until ContentIdle.
 type remoteEvents struct {
 	rpc    pluginv2.PluginClient
 	handle uint64
 	stream pluginv2.Plugin_EventsClient
 	cancel context.CancelFunc
+	taken  bool // an event or the end came: the plugin took the stream
 }
 
 // Next returns the next event; io.EOF at the end of the stream,
@@ -56,10 +61,12 @@ func (e *remoteEvents) Next(ctx context.Context) (core.Event, error) {
 	m, err := e.stream.Recv()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
+			e.taken = true
 			return core.Event{}, io.EOF
 		}
 		return core.Event{}, eventsError(ctx, err)
 	}
+	e.taken = true
 	return core.Event{ID: string(m.GetId()), Name: string(m.GetName()), Value: core.EventData(m.GetData())}, nil
 }
 
@@ -74,10 +81,13 @@ func eventsError(ctx context.Context, err error) error {
 	return fmt.Errorf("pluginrpc: events: %s", status.Convert(err).Message())
 }
 
-// Close ends the Events call, or releases a stream that was never read.
+// Close ends the Events call, and releases the stream unless the plugin
+// took it.
 func (e *remoteEvents) Close() error {
 	if e.cancel != nil {
 		e.cancel()
+	}
+	if e.taken {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeEventsTimeout)

@@ -92,32 +92,53 @@ func (p *streamPool) put(s *exchangeStream) {
 		return
 	}
 	p.mu.Unlock()
+	// The plugin ends the stream when it reads the end of the requests; a
+	// cancel could reach it first and would release the answer just read.
 	_ = s.stream.CloseSend()
-	s.cancel()
+	go func() {
+		_, _ = s.stream.Recv() // io.EOF once the plugin's loop returned
+		s.cancel()
+	}()
 }
 
 // Exchange answers the requests of one stream, one after the other, each
 // in the stream's goroutine. The host sends a request only on an idle
-// stream, and cancels the stream to cancel the request on it.
+// stream, and cancels the stream only to drop the request on it: so when
+// the stream ends cancelled rather than with the end of the requests, the
+// host never read the last answer, or dropped it, and the stream or
+// download that answer holds open is released at once rather than after
+// ContentIdle. The next request on the stream shows that the host read it.
 func (s *server) Exchange(stream pluginv2.Plugin_ExchangeServer) error {
 	ctx := stream.Context()
+	var last *pluginv2.Response // sent, not known to be read
 	for {
 		m, err := stream.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
+			s.release(last)
 			return err
 		}
+		last = nil
 		resp := s.handle(ctx, m)
 		if err := stream.Send(resp); err != nil {
-			if c := resp.GetResponse().GetContent(); c != nil {
-				s.contents.close(c.GetHandle())
-			}
-			if h := resp.GetResponse().GetStream(); h != 0 {
-				s.streams.close(h)
-			}
+			s.release(resp.GetResponse())
 			return err
 		}
+		if r := resp.GetResponse(); r.GetStream() != 0 || r.GetContent() != nil {
+			last = r
+		}
+	}
+}
+
+// release closes the stream or download that the answer r holds open,
+// which the host will not read.
+func (s *server) release(r *pluginv2.Response) {
+	if c := r.GetContent(); c != nil {
+		s.contents.close(c.GetHandle())
+	}
+	if h := r.GetStream(); h != 0 {
+		s.streams.close(h)
 	}
 }

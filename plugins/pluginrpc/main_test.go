@@ -46,6 +46,8 @@ func runChild(mode string) int {
 		err = Serve(p)
 	case "channel":
 		err = Serve(doors.New())
+	case "lazytree":
+		err = Serve(lazyPlugin{})
 	case "stdout":
 		fmt.Println("hello from a plugin that prints to stdout")
 		err = Serve(p)

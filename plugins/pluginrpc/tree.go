@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
@@ -78,15 +81,96 @@ func (s *hostServer) TreeConnect(req *pluginv2.TreeConnectRequest, stream plugin
 	if err := stream.Send(&pluginv2.TreeFrames{}); err != nil {
 		return nil
 	}
+	if r, ok := c.(treeReadier); ok {
+		return sendReady(ctx, stream, r)
+	}
+	return sendNext(ctx, stream, c)
+}
+
+// treeReadier is a tree client that can be drained without a goroutine
+// waiting in Next: the clients of the tree in process (doors.TreeOf), which
+// the host hands over as they are. How a client is drained is the tree
+// adapter's business, not the plugin contract's, so this is found by type
+// assertion; another client is drained with Next (sendNext).
+type treeReadier interface {
+	// TryNext is Next without the wait: the frames queued, appended to
+	// buf[:0]; none and nil while the client lives, its *plugins.TreeGone
+	// once it is disconnected.
+	TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error)
+	// OnReady sets f to be called when frames are queued while none were,
+	// and when the client is disconnected; f must return quickly.
+	OnReady(f func())
+	// Err returns the client's *plugins.TreeGone once it is disconnected,
+	// nil while it lives, without taking frames.
+	Err() error
+}
+
+// sendReady streams the frames of a client of the tree in process. A Send
+// waits while the plugin does not read the call (gRPC's flow control), so
+// it runs in a goroutine of its own, and while it waits no frame is taken:
+// what waits for the plugin is the client's queue in the tree, bounded as
+// for any client. When the queue overflows, the tree ends the client (1008
+// "slow consumer"), and the call ends at once with that Gone in its status
+// (see goneStatus), rather than when the plugin reads again: the host then
+// holds neither the client's frames nor a goroutine for it.
+func sendReady(ctx context.Context, stream pluginv2.Host_TreeConnectServer, r treeReadier) error {
+	wake := make(chan struct{}, 1)
+	r.OnReady(func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
+	defer r.OnReady(nil)
+	sent := make(chan error, 1)
+	sending := false
 	var frames []plugins.TreeFrame
 	var out []*pluginv2.TreeFrame
 	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-sent:
+			sending = false
+			clear(out)
+			clear(frames)
+			if err != nil {
+				return nil
+			}
+		case <-wake:
+		}
+		if sending {
+			if err := r.Err(); err != nil {
+				return goneStatus(err)
+			}
+			continue
+		}
+		var err error
+		frames, err = r.TryNext(frames)
+		if len(frames) > 0 {
+			out = appendFrames(out[:0], frames)
+			m := &pluginv2.TreeFrames{Frames: out}
+			sending = true
+			go func() { sent <- stream.Send(m) }()
+			continue
+		}
+		if err != nil {
+			sendGone(stream, err)
+			return nil
+		}
+	}
+}
+
+// sendNext streams the frames of a client that has no TryNext (a Tree
+// other than the host's own): one Next, one Send.
+func sendNext(ctx context.Context, stream pluginv2.Host_TreeConnectServer, c plugins.TreeClient) error {
+	var frames []plugins.TreeFrame
+	var out []*pluginv2.TreeFrame
+	for {
+		var err error
 		frames, err = c.Next(ctx, frames)
 		if len(frames) > 0 {
-			out = out[:0]
-			for _, f := range frames {
-				out = append(out, &pluginv2.TreeFrame{Seq: f.Seq, Data: f.Data})
-			}
+			out = appendFrames(out[:0], frames)
 			if serr := stream.Send(&pluginv2.TreeFrames{Frames: out}); serr != nil {
 				return nil
 			}
@@ -94,13 +178,58 @@ func (s *hostServer) TreeConnect(req *pluginv2.TreeConnectRequest, stream plugin
 			clear(frames)
 		}
 		if err != nil {
-			var gone *plugins.TreeGone
-			if errors.As(err, &gone) {
-				_ = stream.Send(&pluginv2.TreeFrames{Gone: &pluginv2.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)}})
-			}
+			sendGone(stream, err)
 			return nil
 		}
 	}
+}
+
+// appendFrames appends frames to out as protocol messages.
+func appendFrames(out []*pluginv2.TreeFrame, frames []plugins.TreeFrame) []*pluginv2.TreeFrame {
+	for _, f := range frames {
+		out = append(out, &pluginv2.TreeFrame{Seq: f.Seq, Data: f.Data})
+	}
+	return out
+}
+
+// sendGone sends the client's end when err is its *plugins.TreeGone (the
+// call's end is then the plugin's cancel or the host's).
+func sendGone(stream pluginv2.Host_TreeConnectServer, err error) {
+	var gone *plugins.TreeGone
+	if errors.As(err, &gone) {
+		_ = stream.Send(&pluginv2.TreeFrames{Gone: &pluginv2.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)}})
+	}
+}
+
+// goneStatus is the status that ends a TreeConnect call whose client the
+// tree ended while a Send waited for the plugin: ABORTED, with the
+// client's end as a TreeGone in its details, which the plugin's Next
+// returns after the frames sent before it (treeGoneOf).
+func goneStatus(err error) error {
+	st := status.New(codes.Aborted, "pluginrpc: tree client ended")
+	var gone *plugins.TreeGone
+	if !errors.As(err, &gone) {
+		return st.Err()
+	}
+	if withGone, derr := st.WithDetails(&pluginv2.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)}); derr == nil {
+		st = withGone
+	}
+	return st.Err()
+}
+
+// treeGoneOf returns the client's end that a TreeConnect call's status
+// carries (goneStatus), nil when it carries none.
+func treeGoneOf(err error) *plugins.TreeGone {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.Aborted {
+		return nil
+	}
+	for _, d := range st.Details() {
+		if g, ok := d.(*pluginv2.TreeGone); ok {
+			return &plugins.TreeGone{Code: int(g.GetCode()), Reason: string(g.GetReason())}
+		}
+	}
+	return nil
 }
 
 // TreeExec executes a message of a client of this plugin process.
@@ -217,9 +346,12 @@ func (c *remoteTreeClient) Next(ctx context.Context, buf []plugins.TreeFrame) ([
 	m, err := c.stream.Recv()
 	stop()
 	if err != nil {
+		gone := treeGoneOf(err)
 		switch {
 		case c.disconnected.Load():
 			c.err = errDisconnected
+		case gone != nil:
+			c.err = gone
 		case ctx.Err() != nil:
 			c.err = ctx.Err()
 		default:
