@@ -48,9 +48,6 @@ type readier interface {
 	// and by a goroutine that holds the tree's lock: it must return
 	// quickly and not call the client (start a goroutine that does).
 	OnReady(f func())
-	// Err returns the client's *plugins.TreeGone once it is disconnected,
-	// nil while it lives, without taking frames.
-	Err() error
 }
 
 // channelClient adapts *channel.Client to plugins.TreeClient and readier.
@@ -81,7 +78,10 @@ func (c *channelClient) TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, e
 // OnReady passes f on to the tree's client.
 func (c *channelClient) OnReady(f func()) { c.c.OnReady(f) }
 
-// Err returns why the client ended, nil while it lives.
+// Err returns the client's *plugins.TreeGone once it is disconnected, nil
+// while it lives, without taking frames: a drainer that leaves frames
+// queued while its own consumer catches up (pluginrpc's host side) learns
+// from it that the tree dropped the client.
 func (c *channelClient) Err() error { return goneOf(c.c.Err()) }
 
 // Disconnect detaches the client.
