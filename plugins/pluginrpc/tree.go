@@ -115,12 +115,7 @@ type treeReadier interface {
 // holds neither the client's frames nor a goroutine for it.
 func sendReady(ctx context.Context, stream pluginv2.Host_TreeConnectServer, r treeReadier) error {
 	wake := make(chan struct{}, 1)
-	r.OnReady(func() {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	})
+	r.OnReady(func() { wakeUp(wake) })
 	defer r.OnReady(nil)
 	sent := make(chan error, 1)
 	sending := false
@@ -141,7 +136,29 @@ func sendReady(ctx context.Context, stream pluginv2.Host_TreeConnectServer, r tr
 		}
 		if sending {
 			if err := r.Err(); err != nil {
-				return goneStatus(err)
+				// The Send under way gets a moment to finish, so what it
+				// carries reaches the plugin before the end; a plugin
+				// that does not read lets it wait no longer than that.
+				grace := time.NewTimer(sendGrace)
+				select {
+				case serr := <-sent:
+					grace.Stop()
+					sending = false
+					clear(out)
+					clear(frames)
+					if serr != nil {
+						return nil
+					}
+					// Take what is left, then the end, as a client ended
+					// while no Send waited.
+					wakeUp(wake)
+					continue
+				case <-grace.C:
+					return goneStatus(err)
+				case <-ctx.Done():
+					grace.Stop()
+					return nil
+				}
 			}
 			continue
 		}
@@ -158,6 +175,18 @@ func sendReady(ctx context.Context, stream pluginv2.Host_TreeConnectServer, r tr
 			sendGone(stream, err)
 			return nil
 		}
+	}
+}
+
+// sendGrace is how long a TreeConnect call whose client the tree ended
+// waits for the Send under way before it ends with goneStatus.
+const sendGrace = time.Second
+
+// wakeUp makes sure a wake is pending on wake.
+func wakeUp(wake chan struct{}) {
+	select {
+	case wake <- struct{}{}:
+	default:
 	}
 }
 

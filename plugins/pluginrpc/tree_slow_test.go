@@ -75,6 +75,7 @@ func (lazyPlugin) Routes(_ context.Context, offered plugins.Services) ([]plugins
 type watchedTree struct {
 	plugins.Tree
 	disconnected chan string
+	taken        chan struct{} // closed when the host first takes a frame
 }
 
 func (t watchedTree) Connect(ctx context.Context, id, identity string) (plugins.TreeClient, error) {
@@ -88,9 +89,19 @@ func (t watchedTree) Connect(ctx context.Context, id, identity string) (plugins.
 type watchedClient struct {
 	plugins.TreeClient
 	treeReadier
-	t    watchedTree
-	id   string
-	once sync.Once
+	t         watchedTree
+	id        string
+	once      sync.Once
+	takenOnce sync.Once
+}
+
+// TryNext reports the first frames the host takes on t.taken.
+func (c *watchedClient) TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error) {
+	frames, err := c.treeReadier.TryNext(buf)
+	if len(frames) > 0 {
+		c.takenOnce.Do(func() { close(c.t.taken) })
+	}
+	return frames, err
 }
 
 func (c *watchedClient) Disconnect() {
@@ -111,12 +122,21 @@ func TestTreeSlowPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	wt := watchedTree{Tree: doors.TreeOf(tr), disconnected: make(chan string, 4)}
+	wt := watchedTree{Tree: doors.TreeOf(tr), disconnected: make(chan string, 4), taken: make(chan struct{})}
 	s := newTreeServer(t, wt, load(t, Config{Name: "lazy", Cmd: childCmd("lazytree")}))
 	if got := httpGet(t, s.srv.URL+"/lazy/open"); got != `{"msg_id":1,"code":"success"}` {
 		t.Fatalf("open: %s", got)
 	}
 	data := `"` + strings.Repeat("x", 1000) + `"`
+	// One frame is taken by the host (and so sent to the plugin) before
+	// the flood, so the drain has frames sent before the end to read
+	// however the scheduler orders the host and the publisher.
+	tr.Call(t.Context(), "pub", "", []byte(`{"method":"NOTIFY","resource":"/room","data":`+data+`}`))
+	select {
+	case <-wt.taken:
+	case <-time.After(15 * time.Second): // a hang guard
+		t.Fatal("the host never took the first frame")
+	}
 	for i := 0; tr.Stats().SlowConsumers == 0; i++ {
 		if i == 100_000 {
 			t.Fatal("the tree never ended the client that its plugin does not read")
