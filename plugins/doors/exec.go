@@ -2,6 +2,7 @@ package doors
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"github.com/reso-project/reso/core"
@@ -30,7 +31,8 @@ var execPool struct {
 
 func init() { execPool.jobs = make(chan *execJob) }
 
-// execJob is one session's call of Exec, reused for each of its messages.
+// execJob is one call of Exec. Jobs are pooled, so that an idle session
+// holds none.
 type execJob struct {
 	c    plugins.TreeClient
 	ctx  context.Context
@@ -40,16 +42,15 @@ type execJob struct {
 	done chan struct{}
 }
 
-func newExecJob(ctx context.Context, c plugins.TreeClient) *execJob {
-	return &execJob{c: c, ctx: ctx, done: make(chan struct{}, 1)}
-}
+var execJobs = sync.Pool{New: func() any { return &execJob{done: make(chan struct{}, 1)} }}
 
-// exec calls Exec with data on a goroutine of the pool and waits for it:
-// the session's messages are worked on one after the other, in order, as
-// when the session's goroutine does the work. A panic in Exec is raised
+// exec calls c.Exec(ctx, data) on a goroutine of the pool and waits for
+// it: a session's messages are worked on one after the other, in order,
+// as when the session's goroutine did the work. A panic in Exec is raised
 // again on the caller's goroutine, whose handler recovers it.
-func (j *execJob) exec(data []byte) error {
-	j.data = data
+func exec(ctx context.Context, c plugins.TreeClient, data []byte) error {
+	j := execJobs.Get().(*execJob)
+	j.ctx, j.c, j.data = ctx, c, data
 	select {
 	case execPool.jobs <- j:
 	default:
@@ -57,7 +58,8 @@ func (j *execJob) exec(data []byte) error {
 	}
 	<-j.done
 	err, pe := j.err, j.pe
-	j.data, j.err, j.pe = nil, nil, nil
+	*j = execJob{done: j.done}
+	execJobs.Put(j)
 	if pe != nil {
 		panic(pe)
 	}

@@ -65,7 +65,6 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	if limit <= 0 {
 		limit = DefaultMaxMessage
 	}
-	j := newExecJob(ctx, c)
 	for {
 		m, err := s.Recv(ctx)
 		if err != nil {
@@ -78,7 +77,7 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 			_ = s.Close(CloseTooBig, "message too big")
 			break
 		}
-		if err := j.exec(m.Data); err != nil {
+		if err := exec(ctx, c, m.Data); err != nil {
 			break
 		}
 	}
