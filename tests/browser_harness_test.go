@@ -17,8 +17,8 @@ import (
 
 // chromiumPath returns the headless browser to drive: $RESO_CHROMIUM, else
 // the first of chromium, chromium-browser, google-chrome on PATH. Without
-// one the test is skipped, unless RESO_REQUIRE_BROWSER is set (as .ci/run
-// does), which makes it fail.
+// one the test is skipped, unless RESO_REQUIRE_BROWSER is set or CI=true
+// (as .ci/run does), which makes it fail.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("RESO_CHROMIUM"); p != "" {
@@ -30,8 +30,8 @@ func chromiumPath(t *testing.T) string {
 		}
 	}
 	msg := "no Chromium found (chromium, chromium-browser or google-chrome on PATH, or RESO_CHROMIUM): install Debian's chromium to run the browser tests"
-	if os.Getenv("RESO_REQUIRE_BROWSER") != "" {
-		t.Fatal(msg + " (RESO_REQUIRE_BROWSER is set)")
+	if requireTools() {
+		t.Fatal(msg + " (RESO_REQUIRE_BROWSER is set or CI=true)")
 	}
 	t.Skip(msg)
 	return ""

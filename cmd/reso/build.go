@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/reso-project/reso/plugins/private"
 	"github.com/reso-project/reso/plugins/represent"
 	"github.com/reso-project/reso/plugins/users"
+	"github.com/reso-project/reso/plugins/www"
 )
 
 // bundled returns the bundled plugins in the route order of the example
@@ -46,13 +48,16 @@ func bundled(cfg *options) ([]pluginhost.Entry, error) {
 		{Name: "channel", Plugin: doors.New()},
 		{Name: "call", Plugin: &call.Plugin{}},
 		{Name: "console", Plugin: console.Plugin{}},
+		// Last: its prefix must clash with no other route (-www-prefix).
+		{Name: "www", Plugin: www.Plugin{}},
 	}, nil
 }
 
 // hiddenFiles returns the value of plugins.SettingHidden: the absolute
 // paths of the server's own state files, one per line, which the files
 // plugin never lists or serves. They are the -db database (unless
-// :memory:) with its -wal, -shm and -journal companions, and -secret-file.
+// :memory:) with its -wal, -shm and -journal companions, -secret-file,
+// and the state directory, nothing in which is ever served.
 func hiddenFiles(cfg *options) (string, error) {
 	var paths []string
 	if cfg.db != "" && cfg.db != ":memory:" {
@@ -68,6 +73,9 @@ func hiddenFiles(cfg *options) (string, error) {
 			return "", fmt.Errorf("-secret-file: %w", err)
 		}
 		paths = append(paths, secret)
+	}
+	if dir, err := stateDir(); err == nil {
+		paths = append(paths, dir)
 	}
 	return strings.Join(paths, "\n"), nil
 }
@@ -85,20 +93,24 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 	if err != nil {
 		return nil, nil, err
 	}
+	entries = cfg.www.entries(entries)
 	hidden, err := hiddenFiles(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
+	settings := map[string]string{
+		plugins.SettingDirectory: cfg.directory,
+		plugins.SettingHidden:    hidden,
+		call.SettingMaxExpires:   cfg.call.maxExpires.String(),
+		call.SettingWait:         cfg.call.wait.String(),
+		call.SettingWaitCount:    strconv.Itoa(cfg.call.waitCount),
+		call.SettingWaitBytes:    strconv.Itoa(cfg.call.waitBytes),
+		doors.SettingMaxMessage:  strconv.FormatInt(cfg.channel.readLimit, 10),
+	}
+	maps.Copy(settings, cfg.www.settings())
 	host := &pluginhost.Host{
-		Services: pluginhost.NewSettings(map[string]string{
-			plugins.SettingDirectory: cfg.directory,
-			plugins.SettingHidden:    hidden,
-			call.SettingMaxExpires:   cfg.call.maxExpires.String(),
-			call.SettingWait:         cfg.call.wait.String(),
-			call.SettingWaitCount:    strconv.Itoa(cfg.call.waitCount),
-			call.SettingWaitBytes:    strconv.Itoa(cfg.call.waitBytes),
-			doors.SettingMaxMessage:  strconv.FormatInt(cfg.channel.readLimit, 10),
-		}, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait, call.SettingWaitCount, call.SettingWaitBytes, doors.SettingMaxMessage),
+		Services: pluginhost.NewSettings(settings, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait,
+			call.SettingWaitCount, call.SettingWaitBytes, doors.SettingMaxMessage, www.SettingDir, www.SettingPrefix),
 		BodyLimit: cfg.bodyLimit,
 	}
 	a, closeAuth, err := setupAuth(ctx, cfg, host, logger)
@@ -122,6 +134,9 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		cfg.ops.addPlugins(entries)
 	}
 	table, err := host.Routes(ctx, entries)
+	if err == nil {
+		err = cfg.www.checkTable(table)
+	}
 	if err != nil {
 		cleanup()
 		return nil, nil, err

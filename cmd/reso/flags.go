@@ -38,6 +38,7 @@ type options struct {
 	ops             *ops // not a flag: set by run for the parts that report to it
 	channel         channelOptions
 	call            callOptions
+	www             wwwOptions
 	tls             tlsOptions
 	logFormat       logFormat
 }
@@ -143,6 +144,7 @@ func serverFlags(fs *flag.FlagSet, cfg *options) {
 	tlsFlags(fs, &cfg.tls)
 	channelFlags(fs, &cfg.channel)
 	callFlags(fs, &cfg.call)
+	wwwFlags(fs, &cfg.www)
 	fs.StringVar(&cfg.adminAddr, "admin-addr", "", "also serve /metrics (Prometheus), /healthz and /readyz on this address, e.g. 127.0.0.1:9090 (default off)")
 	fs.BoolVar(&cfg.pprof, "pprof", false, "also serve Go's profiles (/debug/pprof/) on -admin-addr, which must then be a loopback address")
 	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
@@ -192,6 +194,9 @@ func (cfg *options) validate() error {
 		return err
 	}
 	if err := cfg.tls.validate(); err != nil {
+		return err
+	}
+	if err := cfg.www.validate(); err != nil {
 		return err
 	}
 	if cfg.bodyLimit <= 0 {

@@ -65,7 +65,8 @@ func (p Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Rout
 	if !ok {
 		return nil, errors.New("files: the host offers no settings")
 	}
-	fsys := &fileSystem{host: settings, hidden: newHidden(settings), lim: newLimiter(p.Timeout, p.MaxPending)}
+	o := NewOpener(settings, p.Timeout, p.MaxPending)
+	fsys := &fileSystem{host: settings, open: o}
 	return []plugins.Route{
 		{Match: `GET /files(?:/|$|\?)`, Handler: core.Resource(&listing{fsys})},
 		{Match: `GET /file/`, Handler: &download{fsys}},
@@ -74,9 +75,8 @@ func (p Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Rout
 
 // fileSystem is what the two routes share.
 type fileSystem struct {
-	host   plugins.Settings
-	hidden *hidden
-	lim    *limiter
+	host plugins.Settings
+	open *Opener
 }
 
 // directory returns the configured directory.
@@ -122,11 +122,11 @@ func (l *listing) Get(ctx context.Context, req *core.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := l.fs.hidden.paths(ctx)
+	paths, err := l.fs.open.hidden.paths(ctx)
 	if err != nil {
 		return nil, err
 	}
-	v, err := bounded(ctx, l.fs.lim, func() (core.Node, error) { return list(dir, req.Path, paths) }, nil)
+	v, err := bounded(ctx, l.fs.open.lim, func() (core.Node, error) { return list(dir, req.Path, paths) }, nil)
 	if err != nil {
 		return nil, given(ctx, err, core.ErrNotFound)
 	}
@@ -182,6 +182,9 @@ func list(dir, remaining string, hiddenPaths []string) (core.Node, error) {
 				{Name: "mtime", Value: info.ModTime().Unix()},
 			}})
 		case info.IsDir():
+			if isHidden(hidden, info) {
+				continue
+			}
 			out = append(out, core.Node{Name: "dir", Content: core.Record{
 				{Name: "name", Value: e.Name()},
 				{Name: "url", Value: escape("/files" + rel)},
@@ -209,9 +212,8 @@ func openError(err error) error {
 
 // Handle answers the raw bytes of <directory>/<remaining path>, streamed,
 // with Range and conditional requests; HEAD answers the same header without
-// the bytes. Only a regular file that is not one of the server's own state
-// files is served; anything else is 404 Not Found, answered without opening
-// it.
+// the bytes. Only what [Opener.Open] opens is served; anything else is
+// 404 Not Found, answered without opening it.
 func (d *download) Handle(ctx context.Context, req *core.Request) (*core.Response, error) {
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		return nil, core.ErrMethodNotAllowed
@@ -220,25 +222,11 @@ func (d *download) Handle(ctx context.Context, req *core.Request) (*core.Respons
 	if err != nil {
 		return nil, err
 	}
-	paths, err := d.fs.hidden.paths(ctx)
+	c, err := d.fs.open.Open(ctx, dir, relName(req.Path))
 	if err != nil {
 		return nil, err
 	}
-	o, err := bounded(ctx, d.fs.lim, func() (opened, error) {
-		return openRegular(dir, relName(req.Path), paths)
-	}, func(o opened) { o.f.Close() })
-	if err != nil {
-		return nil, given(ctx, err, ErrReadingFile)
-	}
-	return &core.Response{
-		ContentType: core.TypeOctet,
-		Content: &core.Content{
-			Name:     o.st.Name(),
-			ModTime:  o.st.ModTime(),
-			Size:     o.st.Size(),
-			ReaderAt: &boundedFile{f: o.f, lim: d.fs.lim},
-		},
-	}, nil
+	return &core.Response{ContentType: core.TypeOctet, Content: c}, nil
 }
 
 // opened is a file open for download and what fstat said of it.
@@ -248,7 +236,8 @@ type opened struct {
 }
 
 // openRegular opens name in dir for reading if it is a regular file that
-// is none of the files at hiddenPaths.
+// is none of the files at hiddenPaths and lies in none of the directories
+// there.
 //
 // The file is stat'ed (through the root, symbolic links inside it
 // followed) before it is opened, so that a FIFO, a socket or a device is
@@ -272,6 +261,13 @@ func openRegular(dir, name string, hiddenPaths []string) (opened, error) {
 		return opened{}, err
 	}
 	if isHidden(hidden, pre) {
+		return opened{}, core.ErrNotFound
+	}
+	in, err := inHiddenDir(root, dir, name, hidden)
+	if err != nil {
+		return opened{}, err
+	}
+	if in {
 		return opened{}, core.ErrNotFound
 	}
 	f, err := root.OpenFile(name, os.O_RDONLY|downloadFlags, 0)

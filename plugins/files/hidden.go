@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
 
@@ -68,8 +71,8 @@ func (h *hidden) paths(ctx context.Context) ([]string, error) {
 }
 
 // statHidden returns what paths (those of plugins.SettingHidden) lead to
-// now: the regular files among them that exist (only regular files are ever
-// listed or served). A path that cannot be stat'ed for another reason than
+// now: the regular files and the directories among them that exist (only
+// regular files are ever served, and directories hold them). A path that cannot be stat'ed for another reason than
 // its absence is an error, so that the caller refuses rather than guesses.
 func statHidden(paths []string) ([]fs.FileInfo, error) {
 	if len(paths) == 0 {
@@ -80,7 +83,7 @@ func statHidden(paths []string) ([]fs.FileInfo, error) {
 		fi, err := os.Stat(p)
 		switch {
 		case err == nil:
-			if fi.Mode().IsRegular() {
+			if fi.Mode().IsRegular() || fi.IsDir() {
 				out = append(out, fi)
 			}
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
@@ -90,6 +93,48 @@ func statHidden(paths []string) ([]fs.FileInfo, error) {
 		}
 	}
 	return out, nil
+}
+
+// inHiddenDir reports whether name, a path inside root (which was opened
+// at dir), lies in one of the hidden directories: whether dir or one of
+// its ancestors is one, or one of the directories on the way from dir to
+// name. Directories are compared by identity, so a symbolic link to one
+// is caught too.
+func inHiddenDir(root *os.Root, dir, name string, hidden []fs.FileInfo) (bool, error) {
+	if !slices.ContainsFunc(hidden, fs.FileInfo.IsDir) {
+		return false, nil
+	}
+	if in, err := dirHidden(dir, hidden); in || err != nil {
+		return in, err
+	}
+	segs := strings.Split(name, "/")
+	for i := 1; i < len(segs); i++ {
+		fi, err := root.Stat(strings.Join(segs[:i], "/"))
+		if err != nil {
+			return false, openError(err)
+		}
+		if isHidden(hidden, fi) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// dirHidden reports whether dir or one of its ancestors is one of the
+// hidden directories.
+func dirHidden(dir string, hidden []fs.FileInfo) (bool, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false, core.ErrNotFound
+	}
+	for p := abs; ; p = filepath.Dir(p) {
+		if fi, err := os.Stat(p); err == nil && isHidden(hidden, fi) {
+			return true, nil
+		}
+		if filepath.Dir(p) == p {
+			return false, nil
+		}
+	}
 }
 
 // isHidden reports whether fi is one of files.

@@ -1,0 +1,84 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/client"
+	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/plugins/pluginhost"
+	"github.com/reso-project/reso/plugins/websocket"
+)
+
+// Example subscribes to a room, writes to it, and reads what the
+// subscription delivers. After a dropped connection the client would
+// resume the subscription by itself; an Event with Resync says how that
+// went.
+func Example() {
+	url, stop := startServer()
+	defer stop()
+	ctx := context.Background()
+
+	c, err := client.Dial(ctx, url, nil) // e.g. "ws://localhost:8000/channel"
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	sub, err := c.Subscribe(ctx, "/rooms/lobby")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := c.Post(ctx, "/rooms/lobby", map[string]string{"text": "hello"}, true); err != nil {
+		log.Fatal(err)
+	}
+	ev := <-sub.Events()
+	switch {
+	case ev.Notification != nil:
+		fmt.Println(ev.Notification.Notify, string(ev.Notification.Entity))
+	case ev.Resync != nil && !ev.Resync.Recovered:
+		state, _ := sub.Reload(ctx, "?deep=2") // read the room again
+		fmt.Println(string(state.Entity))
+	}
+	_, err = c.Get(ctx, "/rooms/nowhere")
+	fmt.Println(err)
+	// Output:
+	// UPDATE {"text":"hello"}
+	// client: not found
+}
+
+// startServer serves a resource tree at a WebSocket URL, as reso does at
+// /channel, and returns the URL and what stops it.
+func startServer() (string, func()) {
+	ctx := context.Background()
+	tree, err := channel.New(ctx, nil, channel.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	host := &pluginhost.Host{
+		Services: pluginhost.NewSettings(nil),
+		Tree:     pluginhost.TreeOf(tree),
+		Sessions: websocket.New(websocket.Options{}),
+		Optional: func(h http.Handler) http.Handler { return h }, // anonymous callers only
+	}
+	table, err := host.Routes(ctx, []pluginhost.Entry{{Name: "channel", Plugin: doors.New()}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	router, err := core.NewRouter(table)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv := httptest.NewServer(router)
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/channel", func() {
+		host.GoAway()
+		srv.Close()
+		host.Close(ctx)
+		tree.Close()
+	}
+}

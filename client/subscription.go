@@ -1,0 +1,214 @@
+package client
+
+import (
+	"context"
+)
+
+// Event is what a subscription delivers: a notification, or, after a
+// reconnect, whether the server recovered what the subscription missed.
+type Event struct {
+	Notification *Notification // nil for a Resync
+	Resync       *Resync       // nil for a notification
+}
+
+// Resync tells a subscription that it is back after a reconnect.
+type Resync struct {
+	// Recovered is true when every notification missed while the
+	// connection was down was delivered (before this event). When it is
+	// false, read the state again: Subscription.Reload.
+	Recovered bool
+}
+
+// Subscription is a remembered subscription of a Client.
+type Subscription struct {
+	c        *Client
+	resource string
+	ch       chan Event
+	ready    chan struct{} // closed once confirmed or ended
+
+	// Guarded by c.mu.
+	lastSeq   uint64 // the seq of the last notification delivered to ch
+	base      uint64 // the client's seq when the server confirmed it
+	confirmed bool
+	ended     bool
+	err       error
+}
+
+// Resource returns the subscribed resource.
+func (s *Subscription) Resource() string { return s.resource }
+
+// Events returns the subscription's events, in order; the channel is
+// closed when the subscription ends (Unsubscribe, Close, or a refusal
+// when it was made again after a reconnect: see Err).
+func (s *Subscription) Events() <-chan Event { return s.ch }
+
+// Err returns why the subscription ended: nil while it lasts or after
+// Unsubscribe, ErrClosed, or the server's refusal (*Error).
+func (s *Subscription) Err() error {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.err
+}
+
+// Reload reads the subscribed resource again (query such as "?deep=2"),
+// as a Resync without Recovered asks.
+func (s *Subscription) Reload(ctx context.Context, query string) (*Reply, error) {
+	return s.c.Get(ctx, s.resource+query)
+}
+
+// Unsubscribe ends the subscription: its events stop at once and its
+// channel is closed.
+func (s *Subscription) Unsubscribe(ctx context.Context) error {
+	c := s.c
+	c.mu.Lock()
+	if c.subs[s.resource] == s {
+		delete(c.subs, s.resource)
+	}
+	s.endLocked(nil)
+	open := c.state == Open
+	c.mu.Unlock()
+	if !open {
+		return nil
+	}
+	_, err := c.Do(ctx, Message{Method: "UNSUBSCRIBE", Resource: s.resource})
+	return err
+}
+
+// since returns the seq to resume after, 0 when it cannot tell.
+func (s *Subscription) sinceLocked() uint64 { return max(s.lastSeq, s.base) }
+
+// offerLocked queues an event for the app, leaving out a notification
+// already delivered; it reports false when the app is too far behind
+// (the event was not queued).
+func (s *Subscription) offerLocked(ev Event) bool {
+	if s.ended {
+		return true
+	}
+	n := ev.Notification
+	if n != nil && n.Seq > 0 && n.Seq <= s.lastSeq {
+		return true // a replay of what was delivered
+	}
+	select {
+	case s.ch <- ev:
+		if n != nil && n.Seq > 0 {
+			s.lastSeq = n.Seq
+		}
+		return true
+	default:
+		return false
+	}
+}
+
+// endLocked ends the subscription with err.
+func (s *Subscription) endLocked(err error) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	s.err = err
+	close(s.ch)
+	if !s.confirmed {
+		close(s.ready)
+	}
+}
+
+// Subscribe subscribes to resource (and its immediate children) and
+// returns the subscription once the server confirmed it; its events come
+// on Events. Made while disconnected, it waits for the connection.
+func (c *Client) Subscribe(ctx context.Context, resource string) (*Subscription, error) {
+	s := &Subscription{c: c, resource: resource, ch: make(chan Event, c.opt.Buffer), ready: make(chan struct{})}
+	c.mu.Lock()
+	if c.state == Closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if c.subs[resource] != nil {
+		c.mu.Unlock()
+		return nil, errSubscribed
+	}
+	c.subs[resource] = s
+	var cl *call
+	conn := c.conn
+	if c.state == Open && conn != nil {
+		cl = c.subscribeCallLocked(s)
+	}
+	c.mu.Unlock()
+	if cl != nil {
+		c.write(c.ctx, conn, cl)
+	}
+	select {
+	case <-s.ready:
+		c.mu.Lock()
+		err := s.err
+		c.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	case <-ctx.Done():
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opt.ConnectTimeout)
+		defer cancel()
+		s.Unsubscribe(uctx)
+		return nil, ctx.Err()
+	}
+}
+
+// SubscribeFunc is Subscribe with a callback: fn gets each event, in
+// order, on a goroutine of the subscription's own, until the subscription
+// ends. fn may make requests of the client.
+func (c *Client) SubscribeFunc(ctx context.Context, resource string, fn func(Event)) (*Subscription, error) {
+	s, err := c.Subscribe(ctx, resource)
+	if err != nil {
+		return nil, err
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		for ev := range s.ch {
+			fn(ev)
+		}
+	}()
+	return s, nil
+}
+
+// subscribeCallLocked registers the SUBSCRIBE of s, with since when s is
+// coming back after a reconnect.
+func (c *Client) subscribeCallLocked(s *Subscription) *call {
+	msg := Message{Method: "SUBSCRIBE", Resource: s.resource}
+	since := s.sinceLocked()
+	resync := s.confirmed
+	msg.Since = since
+	cl := &call{msg: msg, done: make(chan result, 1)}
+	cl.onReply = func(r *Reply, err error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if s.ended || c.subs[s.resource] != s {
+			return
+		}
+		if err != nil {
+			if e, ok := err.(*Error); ok {
+				// Refused (forbidden, ...): the subscription ends.
+				delete(c.subs, s.resource)
+				s.endLocked(e)
+			}
+			// Lost with the connection: the next one subscribes again.
+			return
+		}
+		if !s.confirmed {
+			s.confirmed = true
+			close(s.ready)
+		}
+		if s.base == 0 {
+			s.base = c.seq
+		}
+		if resync {
+			recovered := since > 0 && r.Recovered != nil && *r.Recovered
+			if !s.offerLocked(Event{Resync: &Resync{Recovered: recovered}}) && c.conn != nil {
+				// Too far behind even for this: resume once more.
+				c.conn.CloseNow()
+			}
+		}
+	}
+	c.registerLocked(cl)
+	return cl
+}

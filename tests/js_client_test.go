@@ -1,0 +1,81 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// requireTools reports whether a missing Node or Chromium fails a test
+// instead of skipping it: with CI=true (or RESO_REQUIRE_BROWSER, as
+// .ci/run sets).
+func requireTools() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("RESO_REQUIRE_BROWSER") != ""
+}
+
+// nodePath returns Node 20 or later ($RESO_NODE, else node on PATH), or
+// skips t (fails it under requireTools).
+func nodePath(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("RESO_NODE")
+	if p == "" {
+		var err error
+		if p, err = exec.LookPath("node"); err != nil {
+			msg := "no node on PATH (or RESO_NODE): install Node 20 or later to run the JavaScript client's tests"
+			if requireTools() {
+				t.Fatal(msg + " (CI=true)")
+			}
+			t.Skip(msg)
+		}
+	}
+	out, err := exec.Command(p, "-p", "process.versions.node.split('.')[0] + ' ' + typeof WebSocket").Output()
+	if err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	major, ws, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if n, err := strconv.Atoi(major); err != nil || n < 20 {
+		msg := fmt.Sprintf("%s is Node %s: the JavaScript client's tests need Node 20 or later", p, major)
+		if requireTools() {
+			t.Fatal(msg + " (CI=true)")
+		}
+		t.Skip(msg)
+	}
+	nodeWebSocketFlag = ws != "function"
+	return p
+}
+
+// nodeWebSocketFlag says whether Node needs --experimental-websocket for
+// its WebSocket (Node 20 and 21; later ones have it by default).
+var nodeWebSocketFlag bool
+
+// TestJSClient runs the tests of the JavaScript client
+// (client/js/test/*.test.mjs) in Node's test runner against the reso
+// binary of this package: messages and replies, failures, a connection
+// lost before the reply, writes while disconnected, reconnects with
+// recovery, and kill -9 with a restart.
+func TestJSClient(t *testing.T) {
+	node := nodePath(t)
+	files, err := filepath.Glob("../client/js/test/*.test.mjs")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no tests in client/js/test: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	args := append([]string{"--test", "--test-reporter=spec"}, files...)
+	if nodeWebSocketFlag {
+		args = append([]string{"--experimental-websocket"}, args...)
+	}
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Env = append(os.Environ(), "RESO_BIN="+binary, "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
+	t.Logf("node --test:\n%s", out)
+}
