@@ -19,9 +19,9 @@ const CloseTooBig = 1009
 //
 // The handler's goroutine reads the client's messages and passes each
 // text message to the tree, waiting while a goroutine shared by all
-// sessions works on it (see execPool); what the tree queues for the client (replies
-// and notifications, in order) is written all at once when the transport
-// can. When the client is a [plugins.TreeReadier] (the tree in process) a
+// sessions works on it (see execPool); what the tree queues for the
+// client (replies and notifications, in order) is written all at once
+// when the transport can. When the client is a [plugins.TreeReadier] (the tree in process) a
 // goroutine is started to write when there is something to write, so an
 // idle session costs one goroutine; otherwise one pump goroutine waits in
 // Next for the session's whole life. A binary message is ignored: the
@@ -45,14 +45,18 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 		return err
 	}
 	defer c.Disconnect()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wait func()
+	cancel := func() {}
 	if r, ok := c.(plugins.TreeReadier); ok {
-		d := &drainer{ctx: ctx, cancel: cancel, r: r, s: s}
+		// No context of the session's own (a cancelable context and
+		// what Recv registers on it cost an idle session half a KiB):
+		// when the drain ends the session, closing it ends the read.
+		d := &drainer{ctx: ctx, r: r, s: s}
 		r.OnReady(d.wake)
 		wait = d.stop
 	} else {
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
 		pumped := make(chan struct{})
 		go func() {
 			defer close(pumped)
@@ -82,6 +86,9 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 		}
 	}
 	c.Disconnect()
+	// The session is over (the host would close it so once this returns):
+	// a write still waiting for the client ends.
+	_ = s.Close(core.CloseNormal, "")
 	cancel()
 	wait()
 	return nil
@@ -91,10 +98,9 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 // a goroutine started when the tree has queued some, which returns once
 // the queue is empty: an idle session keeps no goroutine for writing.
 type drainer struct {
-	ctx    context.Context
-	cancel context.CancelFunc // stops the session's reader
-	r      plugins.TreeReadier
-	s      core.Session
+	ctx context.Context
+	r   plugins.TreeReadier
+	s   core.Session
 
 	mu      sync.Mutex
 	running bool // a goroutine runs drain
@@ -141,7 +147,6 @@ func (d *drainer) drain() {
 			d.mu.Lock()
 			d.over, d.running = true, false
 			d.mu.Unlock()
-			d.cancel() // the session is over: stop reading
 			return
 		}
 	}
@@ -149,7 +154,8 @@ func (d *drainer) drain() {
 
 // write writes the frames queued until there are none and reports whether
 // the session goes on: it does not once the client is gone (the session
-// is then closed with the tree's code and reason) or a write failed.
+// is then closed with the tree's code and reason, which ends the
+// session's read) or a write failed.
 func (d *drainer) write() bool {
 	for {
 		var err error
@@ -163,14 +169,19 @@ func (d *drainer) write() bool {
 			clear(d.msgs) // let the frames' bytes go while idle
 			clear(d.frames)
 			if werr != nil {
+				// The transport ended the session already (or
+				// the host did); make sure the read ends too.
+				_ = d.s.Close(core.CloseAbnormal, "write failed")
 				return false
 			}
 		}
 		if err != nil {
+			code, reason := core.CloseGoingAway, ""
 			var gone *channel.Gone
 			if errors.As(err, &gone) {
-				_ = d.s.Close(gone.Code, gone.Reason)
+				code, reason = gone.Code, gone.Reason
 			}
+			_ = d.s.Close(code, reason)
 			return false
 		}
 		if len(d.frames) == 0 {
