@@ -13,6 +13,7 @@ type Client struct {
 	t        *Tree
 	id       string
 	identity string
+	node     string // the node it is connected to (docs/fleet.md)
 
 	// Guarded by the tree's lock.
 	ended bool
@@ -39,6 +40,26 @@ type Client struct {
 	gone     error // why the client ended; nil while it lives
 	wake     chan struct{}
 	ready    atomic.Pointer[func()] // set by OnReady
+
+	// In a fleet: leaving is set once the connection ended here (its end
+	// is then proposed to the log), proposed once it sent an entry;
+	// inflight counts its proposals under way. leaving and proposed are
+	// guarded by mu.
+	leaving, proposed bool
+	inflight          sync.WaitGroup
+}
+
+// enter counts a proposal of the client under way; it reports false once
+// the client is leaving. The caller calls c.inflight.Done when it is done.
+func (c *Client) enter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.leaving {
+		return false
+	}
+	c.proposed = true
+	c.inflight.Add(1)
+	return true
 }
 
 // ID returns the client's id.
@@ -200,6 +221,12 @@ func (c *Client) OnReady(f func()) {
 // waits for other clients. ctx is not consulted yet: every step is
 // bounded.
 func (c *Client) Exec(ctx context.Context, msg []byte) {
+	if c.t.replicated() {
+		if reply := c.t.execFleet(ctx, &caller{c: c, from: c.id, identity: c.identity}, msg, false); reply != nil {
+			c.push(Frame{Data: reply})
+		}
+		return
+	}
 	reply := c.t.exec(&caller{c: c, from: c.id, identity: c.identity}, msg, false)
 	if reply != nil {
 		c.push(Frame{Data: reply})
@@ -220,10 +247,18 @@ func (c *Client) end(gone error) {
 	if c.gone == nil {
 		c.gone = gone
 	}
+	first, proposed := !c.leaving, c.proposed
+	c.leaving = true
 	c.mu.Unlock()
 	c.signal()
 
 	t := c.t
+	if t.replicated() {
+		if first {
+			c.leave(proposed)
+		}
+		return
+	}
 	t.mu.Lock()
 	if c.ended {
 		t.mu.Unlock()
@@ -271,4 +306,27 @@ func (t *Tree) removeOwned(c *Client) <-chan struct{} {
 		}
 	}
 	return nil
+}
+
+// leave ends the client in a fleet: its subscriptions go at once; its
+// transient resources go when the log says so, after the end entry that
+// leave proposes once the client's proposals under way are done (so that
+// none of them comes after it in the log). A client that never proposed
+// anything owns nothing and needs no entry. A closing tree proposes the
+// death of its node instead (see leaveFleet).
+func (c *Client) leave(proposed bool) {
+	t := c.t
+	t.mu.Lock()
+	for p := range c.subs {
+		t.unsubscribe(c, p)
+	}
+	closing := t.closed
+	if !proposed && !c.ended {
+		c.ended = true
+		delete(t.clients, c.id)
+	}
+	t.mu.Unlock()
+	if proposed && !closing {
+		t.proposeLater(entry{V: entryVersion, K: kindEnd, P: proposalID(), Node: t.opt.Node, Conn: c.id}, c.inflight.Wait)
+	}
 }

@@ -1,12 +1,34 @@
 package channel
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // caller is who sends a message: a connected client, or a Call (c nil).
 type caller struct {
 	c        *Client
 	from     string // the "from" of the notifications it causes
 	identity string // "" anonymous
+	// From the log of a fleet: the id a POST without one takes, and the
+	// time of the proposal, from which a lease counts.
+	fresh string
+	at    time.Time
+	// sent is set by a NOTIFY: the subscribers it reached on this node.
+	sent int
+}
+
+// freshID returns the i-th candidate for the id of a POST without one:
+// random alone, derived from the proposer's choice in a fleet so that
+// every node takes the same one.
+func (cl *caller) freshID(i int) string {
+	switch {
+	case cl.fresh == "":
+		return freshID()
+	case i == 0:
+		return cl.fresh
+	}
+	return cl.fresh + "-" + strconv.Itoa(i)
 }
 
 // maxLease bounds the "expires" of a Call.
@@ -47,7 +69,11 @@ func (t *Tree) dispatch(cl *caller, m *message, call bool) ([]byte, string) {
 		if !(s > 0) || s > maxLease.Seconds() {
 			return nil, reasonInvalidExpires
 		}
-		lease = max(time.Duration(s*float64(time.Second)), time.Millisecond)
+		lease = time.Duration(s * float64(time.Second))
+		if !cl.at.IsZero() {
+			lease = cl.at.Add(lease).Sub(t.now())
+		}
+		lease = max(lease, time.Millisecond)
 	}
 	switch m.Method {
 	case "GET":

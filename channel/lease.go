@@ -5,9 +5,23 @@ import "time"
 // startLease makes n's entity run out after d unless a later PUT renews
 // it. Called with the lock.
 func (t *Tree) startLease(n *node, d time.Duration) {
-	n.leaseID++
-	id := n.leaseID
-	n.lease = time.AfterFunc(d, func() { t.expire(n, id) })
+	t.leaseN++
+	t.armLease(n, t.leaseN, t.now().Add(d))
+}
+
+// armLease runs the timer of n's lease id, which ends at end. Called with
+// the lock.
+func (t *Tree) armLease(n *node, id uint64, end time.Time) {
+	n.leaseID, n.leaseEnd = id, end
+	path := n.path
+	n.lease = time.AfterFunc(max(end.Sub(t.now()), 0), func() {
+		if t.replicated() {
+			// Every node proposes it; the first one applied deletes.
+			t.proposeLater(entry{V: entryVersion, K: kindExpire, P: proposalID(), Path: path, Lease: id}, nil)
+			return
+		}
+		t.expire(n, id)
+	})
 	t.leases[n] = struct{}{}
 }
 

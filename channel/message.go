@@ -28,6 +28,7 @@ const (
 	reasonDisconnected   = "disconnected"
 	reasonClosed         = "closed"
 	reasonStore          = "store failed"
+	reasonUnavailable    = "unavailable"
 	reasonInvalidRules   = "invalid rules"
 	reasonInvalidGroup   = "invalid group"
 	reasonInvalidOwner   = "invalid owner"

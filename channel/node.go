@@ -21,10 +21,11 @@ type node struct {
 	rule    *Rule  // its own rule (docs/channel.md#permissions); nil: none
 	group   *group // the group of its subtree; nil: the one above
 
-	owner   *Client     // the connection a transient entity belongs to
-	lease   *time.Timer // the expiry of an entity leased by Call
-	leaseID uint64      // which lease the running timer belongs to
-	persist bool        // the entity is persistent
+	owner    *Client     // the connection a transient entity belongs to
+	lease    *time.Timer // the expiry of an entity leased by Call
+	leaseID  uint64      // which lease the running timer belongs to (unique in the tree)
+	leaseEnd time.Time   // when it runs out
+	persist  bool        // the entity is persistent
 
 	stored     bool // the store holds a record of this node
 	storedKids int  // children with stored set

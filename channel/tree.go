@@ -21,6 +21,12 @@ type Options struct {
 	HistoryAge    time.Duration    // and their greatest age (default 10m)
 	Rules         *Rules           // rules of the top-level paths; nil: open to all
 	Now           func() time.Time // clock for tests; default time.Now
+	// Log makes the tree a node of a fleet (docs/fleet.md): its changes
+	// go through the log, and the backend applies the log with
+	// [Tree.Apply]. Node is this node's id. A tree with a log has no
+	// store: the log is its store.
+	Log  Log
+	Node string
 }
 
 // Defaults of [Options].
@@ -64,6 +70,17 @@ type Tree struct {
 	pend, saving *batch
 	roomCh       chan struct{}
 	counts       counters
+	leaseN       uint64 // the id of the last lease started
+
+	// In a fleet (docs/fleet.md): the last entry applied and a channel
+	// closed at each apply; the proposers waiting for their entries;
+	// the connections of other nodes that sent entries; the nodes the
+	// log took for dead.
+	applied   uint64
+	applyWake chan struct{}
+	waits     map[string]chan result
+	ghosts    map[connKey]*Client
+	dead      map[string]bool
 
 	kick      chan struct{}
 	quit      chan struct{}
@@ -96,6 +113,9 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if opt.Log != nil && (store != nil || opt.Node == "") {
+		return nil, errors.New("channel: a tree with a log needs a node id and no store")
+	}
 	root := &node{path: "/"}
 	t := &Tree{
 		opt:       opt,
@@ -110,6 +130,10 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		kick:      make(chan struct{}, 1),
 		quit:      make(chan struct{}),
 		committed: make(chan struct{}),
+		applyWake: make(chan struct{}),
+		waits:     make(map[string]chan result),
+		ghosts:    make(map[connKey]*Client),
+		dead:      make(map[string]bool),
 	}
 	if store != nil {
 		if err := t.load(ctx); err != nil {
@@ -213,6 +237,9 @@ func (t *Tree) Close() error {
 		for _, c := range cs {
 			c.end(&Gone{Code: 1001, Reason: "going away"})
 		}
+		if t.replicated() {
+			t.leaveFleet()
+		}
 		close(t.quit)
 	})
 	<-t.committed
@@ -225,7 +252,7 @@ func (t *Tree) Close() error {
 // Connect attaches a client with the unique id (it appears as "from" in
 // its notifications) and identity ("" anonymous).
 func (t *Tree) Connect(id, identity string) (*Client, error) {
-	c := &Client{t: t, id: id, identity: identity, wake: make(chan struct{}, 1)}
+	c := &Client{t: t, id: id, identity: identity, node: t.opt.Node, wake: make(chan struct{}, 1)}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -276,5 +303,8 @@ func (t *Tree) EndIdentity(identity string) {
 // it runs out, renewed by a later PUT. from ("" none) is the "from" of
 // the notifications it causes; identity ("" anonymous) its caller.
 func (t *Tree) Call(ctx context.Context, from, identity string, msg []byte) []byte {
+	if t.replicated() {
+		return t.execFleet(ctx, &caller{from: from, identity: identity}, msg, true)
+	}
 	return t.exec(&caller{from: from, identity: identity}, msg, true)
 }

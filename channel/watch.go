@@ -87,7 +87,10 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 		if reason := t.mayListen(cl, r.path, false, true); reason != "" {
 			return fail(reason)
 		}
-		if m.Offer && !t.reaches(r.path) {
+		// In a fleet the subscribers of the other nodes count too, and
+		// every node must hand out the same seqs: an offer takes its seq
+		// there and fails after, when nobody anywhere received it.
+		if m.Offer && !t.replicated() && !t.reaches(r.path) {
 			return fail(reasonNoSubscriber)
 		}
 		if w := t.behind(r.path, false); w != nil {
@@ -103,6 +106,7 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	if reason != "" {
 		return nil, reason
 	}
+	cl.sent = sent
 	if sent == 0 {
 		return nil, reasonNoSubscriber
 	}

@@ -186,8 +186,8 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 				return fail(reasonExists)
 			}
 		} else {
-			for {
-				id = freshID()
+			for i := 0; ; i++ {
+				id = cl.freshID(i)
 				if path = childPath(r.path, id); t.lookup(path) == nil {
 					break
 				}

@@ -44,6 +44,9 @@ type chanServer struct {
 	m    mode
 	args []string // the flags after the mode's, -db included
 	DB   string   // the -db file
+	// fleet is the fleet behind server in fleetMode (server is then its
+	// round-robin proxy); nil otherwise.
+	fleet *fleet
 }
 
 // startChannel starts reso in mode m with a fresh -db file in its own
@@ -52,6 +55,10 @@ type chanServer struct {
 // ends.
 func startChannel(t *testing.T, m mode, args ...string) *chanServer {
 	t.Helper()
+	if m.name == fleetMode.name {
+		f := startFleet(t, fleetNodes, args...)
+		return &chanServer{server: f.front(), t: t, m: m, args: args, fleet: f}
+	}
 	db := filepath.Join(t.TempDir(), "reso.db")
 	cs := &chanServer{t: t, m: m, args: append([]string{"-db", db}, args...), DB: db}
 	cs.launch()
@@ -86,11 +93,36 @@ func (cs *chanServer) launch() {
 // port: Addr and URL change).
 func (cs *chanServer) restart() {
 	cs.t.Helper()
+	if f := cs.fleet; f != nil {
+		// Every node, one after the other: the fleet keeps the state.
+		for i := range f.nodes {
+			s := f.node(i)
+			s.stop()
+			if code := s.cmd.ProcessState.ExitCode(); code != 0 {
+				cs.t.Fatalf("node %d: exit status %d before the restart:\n%s", i, code, s.Log())
+			}
+			f.launch(i)
+		}
+		return
+	}
 	cs.server.stop()
 	if code := cs.server.cmd.ProcessState.ExitCode(); code != 0 {
 		cs.t.Fatalf("exit status %d before the restart:\n%s", code, cs.server.Log())
 	}
 	cs.launch()
+}
+
+// processes returns the reso processes behind cs: one, or the nodes of
+// its fleet.
+func (cs *chanServer) processes() []*server {
+	if f := cs.fleet; f != nil {
+		var ss []*server
+		for i := range f.nodes {
+			ss = append(ss, f.node(i))
+		}
+		return ss
+	}
+	return []*server{cs.server}
 }
 
 // uniq returns a path segment no other test uses, so that tests on one

@@ -205,7 +205,7 @@ func TestChannelHiddenTable(t *testing.T) {
 // a DELETE and re-creation of its parent; the claimant reads it as missing
 // and may not take it over with RULES.
 func TestChannelClaimParent(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
 		c := rs.dialAs(g, "$cat", cat)
@@ -303,7 +303,7 @@ func TestChannelClaimParent(t *testing.T) {
 // invalid resource over the WebSocket and 400 Invalid Resource over HTTP
 // and on a GET kept open; /channel/ is the root.
 func TestChannelPathForms(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
 		c := g.dial("$c")
@@ -344,7 +344,7 @@ func TestChannelPathForms(t *testing.T) {
 // at any depth (docs/channel.md#the-tree): GET, [attr], listings with
 // deep=2, notifications and the GET kept open leave them out.
 func TestChannelPrivateNested(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
 		c := g.dial("$c")

@@ -10,7 +10,7 @@ import (
 // frame or when its TCP connection drops without one; a persistent one, and
 // a transient one taken over by another client, stay (docs/channel.md#lifecycle).
 func TestChannelTransient(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
 		watcher := g.dial("$W")
@@ -69,7 +69,7 @@ func TestChannelTransient(t *testing.T) {
 // TestChannelSubscriptionsEnd: a subscription ends with its connection:
 // after a subscriber drops, a NOTIFY finds no subscriber.
 func TestChannelSubscriptionsEnd(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
 		a, b := g.dial("$A"), g.dial("$B")
@@ -99,7 +99,7 @@ func TestChannelSubscriptionsEnd(t *testing.T) {
 // children, in creation order; transient
 // ones do not (docs/channel.md#lifecycle).
 func TestChannelRestart(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		root := "/" + uniq("restart-")
 		R := jsonString(root)

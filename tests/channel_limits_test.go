@@ -33,7 +33,7 @@ func handshake(addr, origin string) string {
 // upgrades nothing, unless -channel-origin allows that origin; the same
 // host, and a client that sends no Origin (not a browser), are let in.
 func TestChannelOrigin(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		for _, allow := range []bool{false, true} {
 			t.Run("allow="+strconv.FormatBool(allow), func(t *testing.T) {
 				var args []string
@@ -70,7 +70,7 @@ func TestChannelOrigin(t *testing.T) {
 // bigger one closes the connection with 1009, and the server goes on
 // serving others.
 func TestChannelOversized(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
 		a := g.dial("$A")
@@ -103,7 +103,7 @@ func TestChannelOversized(t *testing.T) {
 // flooding client and a subscriber that reads keep working and receive
 // everything, in order.
 func TestChannelSlowConsumer(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
 		p := jsonString("/" + uniq("flood-"))
@@ -157,19 +157,23 @@ func TestChannelSlowConsumer(t *testing.T) {
 // TestChannelShutdown: on SIGTERM every WebSocket connection is closed
 // with 1001 (going away), and the server exits 0.
 func TestChannelShutdown(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
 		a, b := g.dial("$A"), g.dial("$B")
 		b.call(`{"method":"SUBSCRIBE","resource":"/` + uniq("s-") + `","msg_id":1}`)
-		cs.cmd.Process.Signal(syscall.SIGTERM)
+		for _, s := range cs.processes() {
+			s.cmd.Process.Signal(syscall.SIGTERM)
+		}
 		for _, c := range []*wsClient{a, b} {
 			if code, reason := c.closed(); code != closeGoingAway {
 				t.Errorf("%s: close %d %q, want %d", c.label, code, reason, closeGoingAway)
 			}
 		}
-		if code := exitStatus(t, cs.server); code != 0 {
-			t.Errorf("exit status %d", code)
+		for _, s := range cs.processes() {
+			if code := exitStatus(t, s); code != 0 {
+				t.Errorf("exit status %d", code)
+			}
 		}
 	})
 }

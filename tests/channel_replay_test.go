@@ -12,7 +12,7 @@ import (
 // (docs/channel.md#replay-after-a-reconnect).
 func TestChannelReplayBurst(t *testing.T) {
 	const burst, before = 10_000, 2_000
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
 		sub, pub := g.dial("$S"), g.dial("$P")

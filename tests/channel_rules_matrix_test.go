@@ -56,7 +56,7 @@ func TestChannelRulesMatrix(t *testing.T) {
 	}
 	doors := []string{"ws", "http", "watch", "sse"}
 
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
 		conns := map[string]*wsClient{}

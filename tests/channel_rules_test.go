@@ -54,6 +54,9 @@ type rulesServer struct {
 // reso in mode m on it with a -secret-file of its own and the given flags.
 func startRules(t *testing.T, m mode, args ...string) *rulesServer {
 	t.Helper()
+	if m.name == fleetMode.name {
+		return startFleetRules(t, args...)
+	}
 	dir := t.TempDir()
 	db, secret := filepath.Join(dir, "reso.db"), filepath.Join(dir, "secret")
 	for _, u := range []who{ann, bob, cat} {
@@ -64,6 +67,26 @@ func startRules(t *testing.T, m mode, args ...string) *rulesServer {
 	cs := &chanServer{t: t, m: m, args: append([]string{"-db", db, "-secret-file", secret}, args...), DB: db}
 	cs.launch()
 	return &rulesServer{chanServer: cs, adminCookie: "user_id=0; token=" + adminToken(t, secret)}
+}
+
+// startFleetRules is startRules on a fleet: the users are registered and
+// the administrator's token read with -nats.
+func startFleetRules(t *testing.T, args ...string) *rulesServer {
+	t.Helper()
+	nc, name := sharedNATS(t), uniq("f-")
+	where := []string{"-nats", nc.URLs(), "-fleet", name}
+	for _, u := range []who{ann, bob, cat} {
+		if _, errs, code := runReso(t, t.TempDir(), nil, u.password+"\n", append([]string{"user", "add", u.email}, where...)...); code != 0 {
+			t.Fatalf("reso user add %s -nats: exit %d: %s", u.email, code, errs)
+		}
+	}
+	out, err := execOutput(binary, append([]string{"admin-token"}, where...)...)
+	if err != nil {
+		t.Fatalf("reso admin-token -nats: %v", err)
+	}
+	f := startFleetNamed(t, nc, name, fleetNodes, args...)
+	cs := &chanServer{server: f.front(), t: t, m: fleetMode, args: args, fleet: f}
+	return &rulesServer{chanServer: cs, adminCookie: "user_id=0; token=" + strings.TrimSpace(out)}
 }
 
 // admin is the administrator as a caller (it is of no kind: it may do
@@ -289,7 +312,7 @@ const allRights = "self:cruds group:cruds auth:cruds anon:cruds"
 // the rule and null the group; a kind the rule does not name may do
 // nothing; RULES of a missing resource below one's own is not found.
 func TestChannelRulesText(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
 		a := rs.dialAs(g, "$A", ann)
@@ -341,7 +364,7 @@ func TestChannelRulesText(t *testing.T) {
 // rules unless it owns something higher up or created the resource; the
 // administrator may do everything.
 func TestChannelRulesOwnership(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
 		a, b, c, n := rs.dialAs(g, "$A", ann), rs.dialAs(g, "$B", bob), rs.dialAs(g, "$C", cat), rs.dialAs(g, "$N", anon)
@@ -442,7 +465,7 @@ func TestChannelRulesOwnership(t *testing.T) {
 // deeper rule takes rights away, and a closed subtree stays closed when the
 // rule above is widened later.
 func TestChannelRulesInheritance(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		top := "/" + uniq("inh-")
 		p := top + "/p"
@@ -518,7 +541,7 @@ func expectAnyOrder(t testing.TB, c *wsClient, want ...string) {
 // subscription when it may read again. The administrator, subscribed to
 // the same resources, shows that the notifications were sent.
 func TestChannelRulesLive(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
 		a, b, d := rs.dialAs(g, "$A", ann), rs.dialAs(g, "$B", bob), rs.dialAs(g, "$D", admin)
@@ -612,7 +635,7 @@ func TestChannelRulesLive(t *testing.T) {
 // others), before limit applies; like never reveals a hidden child; the
 // entity of a node without one of its own (its child ids) hides them too.
 func TestChannelRulesListings(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
 		c := rs.dialAs(g, "$C", cat)
@@ -670,7 +693,7 @@ func TestChannelRulesListings(t *testing.T) {
 // the caller may no longer read the resource. The administrator's replay
 // shows that the history holds them all.
 func TestChannelRulesReplay(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
 		a, d := rs.dialAs(g, "$A", ann), rs.dialAs(g, "$D", admin)
@@ -741,7 +764,7 @@ func TestChannelRulesReplay(t *testing.T) {
 // top-level paths, * those of every other one; comments and blank lines are
 // skipped. A file with an error stops reso at start, naming the line.
 func TestChannelRulesConfig(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		file := filepath.Join(t.TempDir(), "rules")
 		if err := os.WriteFile(file, []byte("# locked: anonymous callers read, nobody else does anything\n\n/locked   anon:r\n*       self:cruds group:cruds auth:cruds anon:rs\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -789,7 +812,7 @@ func TestChannelRulesConfig(t *testing.T) {
 // TestChannelRulesConfigErrors: a -channel-rules file with an error makes
 // reso exit non-zero at start, naming the line; so does a missing file.
 func TestChannelRulesConfigErrors(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		for _, c := range []struct{ name, text string }{
 			{"an unknown letter", "# rooms\n/ok self:cruds\n/rooms self:crudx\n* anon:r\n"},
 			{"an unknown kind", "/ok self:r\n\n/rooms everyone:r\n"},
@@ -824,7 +847,7 @@ func TestChannelRulesConfigErrors(t *testing.T) {
 // resource are stored with it and survive a restart, and are enforced
 // after it.
 func TestChannelRulesPersist(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		p := "/" + uniq("keep-") + "/p"
 		rs.must(ann, "PUT", p, `{"v":1}`, "200 OK")

@@ -15,7 +15,7 @@ import (
 // type and entity, NOTIFY with sent_count, UNSUBSCRIBE ending
 // notifications.
 func TestChannelMethods(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
 		a, b := g.dial("$A"), g.dial("$B")
@@ -139,7 +139,7 @@ func TestChannelMethods(t *testing.T) {
 // TestChannelMsgIDs: any JSON scalar is echoed as it was sent, and a
 // message without msg_id gets no reply (its notifications still come).
 func TestChannelMsgIDs(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		a := clients(t, cs).dial("$A")
 		p := jsonString("/" + uniq("ids-"))
@@ -158,7 +158,7 @@ func TestChannelMsgIDs(t *testing.T) {
 // TestChannelQuery: children listed with ?deep, like, limit, offset and
 // order (docs/channel.md#the-websocket-door), in creation order, private fields removed.
 func TestChannelQuery(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		a := clients(t, cs).dial("$A")
 		l := "/" + uniq("list-")
@@ -192,7 +192,7 @@ func TestChannelQuery(t *testing.T) {
 // reply (with its msg_id when it could be read), and the connection stays
 // usable.
 func TestChannelBadFrames(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		a := clients(t, cs).dial("$A")
 		for _, c := range []struct{ frame, want string }{
@@ -233,7 +233,7 @@ func TestChannelBadFrames(t *testing.T) {
 // notifications of that resource after that seq, and the reply says
 // recovered; without since nothing is replayed (docs/channel.md#replay-after-a-reconnect).
 func TestChannelReplay(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
 		a, b := g.dial("$A"), g.dial("$B")

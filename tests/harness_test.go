@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	stopShared()
+	stopNATS()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -70,26 +71,42 @@ func modes() []mode {
 	return ms
 }
 
+// knownModes are the modes RESO_TEST_MODES may name: the plugin modes
+// and the fleet (which only the channel's suites run).
+var knownModes = append(slices.Clone(allModes), fleetMode)
+
 // modesFrom resolves a RESO_TEST_MODES value; an unknown name is an error
 // that names the valid ones.
 func modesFrom(want string) ([]mode, error) {
 	if strings.TrimSpace(want) == "" {
-		return allModes, nil
+		return knownModes, nil
 	}
 	var out []mode
 	for _, name := range strings.Split(want, ",") {
 		name = strings.TrimSpace(name)
-		i := slices.IndexFunc(allModes, func(m mode) bool { return m.name == name })
+		i := slices.IndexFunc(knownModes, func(m mode) bool { return m.name == name })
 		if i < 0 {
-			return nil, fmt.Errorf("RESO_TEST_MODES=%q: unknown mode %q (valid: compiled, isolated, or both separated by a comma)", want, name)
+			return nil, fmt.Errorf("RESO_TEST_MODES=%q: unknown mode %q (valid: compiled, isolated, fleet, separated by commas)", want, name)
 		}
-		out = append(out, allModes[i])
+		out = append(out, knownModes[i])
 	}
 	return out, nil
 }
 
-// eachMode runs f as a subtest per mode.
+// eachMode runs f as a subtest per plugin mode.
 func eachMode(t *testing.T, f func(t *testing.T, m mode)) {
+	t.Helper()
+	for _, m := range modes() {
+		if m.name != fleetMode.name {
+			t.Run(m.name, func(t *testing.T) { f(t, m) })
+		}
+	}
+}
+
+// eachChannelMode runs f as a subtest per plugin mode and on a fleet
+// (fleetMode): the channel's suites, whose every assertion must also hold
+// when consecutive clients of a test talk to different nodes.
+func eachChannelMode(t *testing.T, f func(t *testing.T, m mode)) {
 	t.Helper()
 	for _, m := range modes() {
 		t.Run(m.name, func(t *testing.T) { f(t, m) })

@@ -17,9 +17,21 @@ import (
 // (-login-attempts, -login-backoff) and sets the authenticator on host for the
 // routes that require or take an identity. It follows the store's log of
 // removed users and changed passwords (reso user in another process
-// included) until the returned function stops it and closes the store.
+// included) until the returned function stops it and closes the store. In
+// a fleet (-nats) the records and the secret are the fleet's.
 func setupAuth(ctx context.Context, cfg *options, host *pluginhost.Host, logger *slog.Logger) (*auth.Authenticator, func(), error) {
-	a, closeStore, err := openAuth(ctx, cfg.db, cfg.secretFile, cfg)
+	var a *auth.Authenticator
+	var closeStore func()
+	var err error
+	if cfg.nats != nil {
+		st, secret, ferr := cfg.fleet.openLogins(ctx, cfg.nats)
+		if ferr != nil {
+			return nil, nil, ferr
+		}
+		a, closeStore, err = newAuth(st, secret, cfg)
+	} else {
+		a, closeStore, err = openAuth(ctx, cfg.db, cfg.secretFile, cfg)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -58,6 +70,12 @@ func openAuth(ctx context.Context, db, secretFile string, cfg *options) (*auth.A
 	if err != nil {
 		return nil, nil, err
 	}
+	return newAuth(st, secret, cfg)
+}
+
+// newAuth returns an authenticator over st with the instance secret and,
+// unless cfg is nil, the server's login options. Closing it closes st.
+func newAuth(st auth.Store, secret []byte, cfg *options) (*auth.Authenticator, func(), error) {
 	c := auth.Config{Store: st, Secret: secret}
 	if cfg != nil {
 		c.Digest, c.SignedCookies = cfg.digest, cfg.signedCookies
@@ -118,11 +136,29 @@ func exampleUser(ctx context.Context, a *auth.Authenticator, cfg *options, logge
 func runAdminToken(args []string, stdout io.Writer) error {
 	fs := newFlagSet("reso admin-token")
 	file := fs.String("secret-file", "", "file holding the instance secret (default <state>/secret; created 0600 when missing)")
+	var fo fleetOptions
+	fleetFlags(fs, &fo, false)
 	if err := fs.Parse(args); err != nil {
 		return parseError(err)
 	}
 	if fs.NArg() > 0 {
-		return usagef("usage: reso admin-token [-secret-file FILE]")
+		return usagef("usage: reso admin-token [-secret-file FILE | -nats URL[,URL...] [-fleet NAME]]")
+	}
+	if fo.on() {
+		if err := fo.validate(); err != nil {
+			return err
+		}
+		nc, err := fo.connect(slog.New(slog.DiscardHandler))
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		_, secret, err := fo.openLogins(context.Background(), nc)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, auth.AdminToken(secret))
+		return nil
 	}
 	db := ":memory:"
 	if err := statePaths(&db, file); err != nil {

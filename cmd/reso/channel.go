@@ -135,11 +135,7 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 	if err != nil {
 		return nil, err
 	}
-	st, err := chstore.Open(cfg.db)
-	if err != nil {
-		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
-	}
-	tree, err := channel.New(ctx, st, channel.Options{
+	opt := channel.Options{
 		QueueFrames:   c.queue,
 		QueueBytes:    c.queueBytes,
 		Subscriptions: c.subscriptions,
@@ -147,7 +143,15 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 		HistoryBytes:  c.historyBytes,
 		HistoryAge:    c.historyAge,
 		Rules:         rules,
-	})
+	}
+	if cfg.nats != nil {
+		return setupFleetChannel(ctx, cfg, opt, host, logger)
+	}
+	st, err := chstore.Open(cfg.db)
+	if err != nil {
+		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
+	}
+	tree, err := channel.New(ctx, st, opt)
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
@@ -169,5 +173,34 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 		if err := st.Close(); err != nil {
 			logger.Error("closing the channel's store", "err", err)
 		}
+	}, nil
+}
+
+// setupFleetChannel is setupChannel for a node of a fleet: the tree
+// applies the fleet's log (docs/fleet.md) instead of keeping a store.
+// The returned function closes the tree (its clients get 1001 and the
+// others delete its transient resources at once) and then leaves.
+func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, host *pluginhost.Host, logger *slog.Logger) (func(), error) {
+	tree, fl, err := fleetTree(ctx, cfg, opt, logger)
+	if err != nil {
+		return nil, err
+	}
+	host.Tree = pluginhost.TreeOf(tree)
+	ws := websocket.New(cfg.channel.transport())
+	host.Sessions = ws
+	if o := cfg.ops; o != nil {
+		id := fl.Node()
+		o.node.Store(&id)
+		o.addCheck("fleet "+fl.Name(), fl.Ready)
+		if o.metrics != nil {
+			o.metrics.channel(tree, nil, ws)
+			o.metrics.fleet(fl, tree)
+		}
+	}
+	return func() {
+		if err := tree.Close(); err != nil {
+			logger.Error("closing the channel's tree", "err", err)
+		}
+		fl.Close()
 	}, nil
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // options holds the command-line flags of the server.
@@ -41,6 +43,8 @@ type options struct {
 	www             wwwOptions
 	tls             tlsOptions
 	logFormat       logFormat
+	fleet           fleetOptions
+	nats            *nats.Conn // not a flag: the connection of -nats, set by run
 }
 
 // usageError is a mistake on the command line: main prints it as one line
@@ -144,6 +148,7 @@ func serverFlags(fs *flag.FlagSet, cfg *options) {
 	tlsFlags(fs, &cfg.tls)
 	channelFlags(fs, &cfg.channel)
 	callFlags(fs, &cfg.call)
+	fleetFlags(fs, &cfg.fleet, true)
 	wwwFlags(fs, &cfg.www)
 	fs.StringVar(&cfg.adminAddr, "admin-addr", "", "also serve /metrics (Prometheus), /healthz and /readyz on this address, e.g. 127.0.0.1:9090 (default off)")
 	fs.BoolVar(&cfg.pprof, "pprof", false, "also serve Go's profiles (/debug/pprof/) on -admin-addr, which must then be a loopback address")
@@ -194,6 +199,9 @@ func (cfg *options) validate() error {
 		return err
 	}
 	if err := cfg.tls.validate(); err != nil {
+		return err
+	}
+	if err := cfg.fleet.validate(); err != nil {
 		return err
 	}
 	if err := cfg.www.validate(); err != nil {

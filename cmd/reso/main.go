@@ -92,7 +92,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cfg.ops.metrics = newMetrics(cfg.ops)
 		defer serveAdmin(aln, cfg.ops, cfg.pprof, logger)()
 	}
-	if err := statePaths(&cfg.db, &cfg.secretFile); err != nil {
+	if cfg.fleet.on() {
+		// A node of a fleet keeps no state of its own on disk.
+		nc, err := cfg.fleet.connect(logger)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		cfg.nats = nc
+	} else if err := statePaths(&cfg.db, &cfg.secretFile); err != nil {
 		return err
 	}
 	h, cleanup, err := build(ctx, cfg, logger)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel/fleet"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins/websocket"
@@ -105,8 +106,27 @@ func (m *metrics) channel(tree *channel.Tree, st *chstore.Store, ws *websocket.T
 	gauge("reso_channel_queue_depth", "Messages queued for all clients and not yet written.", func() float64 { return float64(tree.Stats().Queued) })
 	counter("reso_channel_notifications_delivered_total", "Notifications queued to a subscriber.", func() float64 { return float64(tree.Stats().Delivered) })
 	counter("reso_channel_slow_consumer_disconnects_total", "Clients disconnected because their queue was full (1008 slow consumer).", func() float64 { return float64(tree.Stats().SlowConsumers) })
+	if st == nil {
+		return // a node of a fleet: no SQLite store
+	}
 	counter("reso_sqlite_errors_total", "Failed operations of the channel's SQLite store.", func() float64 { n, _ := st.Errors(); return float64(n) })
 	counter("reso_sqlite_busy_total", "Failed operations of the channel's SQLite store that found the database busy past its busy timeout.", func() float64 { _, n := st.Errors(); return float64(n) })
+}
+
+// fleet registers the metrics of a node of a fleet: its id and fleet as
+// labels of reso_fleet_info, the entries of the log it applied.
+func (m *metrics) fleet(fl *fleet.Fleet, tree *channel.Tree) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "reso_fleet_info",
+		Help:        "1, with this node's id and its fleet's name as labels.",
+		ConstLabels: prometheus.Labels{"node": fl.Node(), "fleet": fl.Name()},
+	}, func() float64 { return 1 }))
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "reso_fleet_applied_total", Help: "Entries of the fleet's log this node applied (the position in the log).",
+	}, func() float64 { return float64(tree.Applied()) }))
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "reso_fleet_live_nodes", Help: "Nodes of the fleet whose heartbeat this node saw within the timeout.",
+	}, func() float64 { return float64(len(fl.Live())) }))
 }
 
 // pluginCollector reports the isolated plugins' processes: up or not, and

@@ -25,7 +25,8 @@ type ops struct {
 	checks  []readyCheck
 	plugins []*pluginrpc.Client
 
-	metrics *metrics // nil without -admin-addr
+	metrics *metrics               // nil without -admin-addr
+	node    atomic.Pointer[string] // the node's id in a fleet, shown by /readyz
 }
 
 // readyCheck is one condition of readiness.
@@ -106,11 +107,15 @@ func (o *ops) healthz(w http.ResponseWriter, r *http.Request) {
 
 // readyz answers readiness: 200 "ready", or 503 with what is not ready.
 func (o *ops) readyz(w http.ResponseWriter, r *http.Request) {
+	var node string
+	if id := o.node.Load(); id != nil {
+		node = "node " + *id + "\n"
+	}
 	if bad := o.notReady(r.Context()); len(bad) > 0 {
-		plain(w, r, http.StatusServiceUnavailable, strings.Join(bad, "\n")+"\n")
+		plain(w, r, http.StatusServiceUnavailable, strings.Join(bad, "\n")+"\n"+node)
 		return
 	}
-	plain(w, r, http.StatusOK, "ready\n")
+	plain(w, r, http.StatusOK, "ready\n"+node)
 }
 
 // plain writes a short text/plain answer, no body for HEAD.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -19,7 +20,8 @@ import (
 const userUsage = `usage: reso user add EMAIL [-db FILE]      register a user (password from standard input)
        reso user passwd EMAIL [-db FILE]   change a user's password (from standard input)
        reso user remove EMAIL [-db FILE]   delete a user; its sessions end
-       reso user list [-db FILE]           list the users (never hashes or tokens)`
+       reso user list [-db FILE]           list the users (never hashes or tokens)
+The logins of a fleet: -nats URL[,URL...] [-fleet NAME] instead of -db.`
 
 // runUser manages the login records of -db: reso user add|passwd|remove|list.
 // Passwords are read from standard input (one line; without echo on a
@@ -31,6 +33,8 @@ func runUser(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	cmd, rest := args[0], args[1:]
 	fs := newFlagSet("reso user " + cmd)
 	db := fs.String("db", "", "SQLite file of the login records (default <state>/reso.db)")
+	var fo fleetOptions
+	fleetFlags(fs, &fo, false)
 	// The e-mail may come before or after the flags.
 	var email string
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
@@ -62,15 +66,15 @@ func runUser(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *db == ":memory:" {
 		return usagef("reso user %s: -db :memory: keeps nothing; give a file", cmd)
 	}
-	secret := ""
-	if err := statePaths(db, &secret); err != nil {
+	if err := fo.validate(); err != nil {
 		return err
 	}
-	a, closeStore, err := openAuth(ctx, *db, secret, nil)
+	a, where, closeStore, err := userStore(ctx, *db, &fo, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	db = &where
 
 	switch cmd {
 	case "list":
@@ -153,4 +157,36 @@ func readPassword(stdin io.Reader, stderr io.Writer) (string, error) {
 		return "", errors.New("no password on standard input (echo PASSWORD | reso user ...)")
 	}
 	return strings.TrimRight(line, "\r\n"), nil
+}
+
+// userStore opens the login records the user subcommands manage: the
+// fleet's with -nats, else the SQLite file db. It returns the
+// authenticator over them and how to name them in messages.
+func userStore(ctx context.Context, db string, fo *fleetOptions, stderr io.Writer) (*auth.Authenticator, string, func(), error) {
+	if fo.on() {
+		nc, err := fo.connect(slog.New(slog.NewTextHandler(stderr, nil)))
+		if err != nil {
+			return nil, "", nil, err
+		}
+		st, secret, err := fo.openLogins(ctx, nc)
+		if err != nil {
+			nc.Close()
+			return nil, "", nil, err
+		}
+		a, closeStore, err := newAuth(st, secret, nil)
+		if err != nil {
+			nc.Close()
+			return nil, "", nil, err
+		}
+		return a, "fleet " + fo.name, func() { closeStore(); nc.Close() }, nil
+	}
+	secret := ""
+	if err := statePaths(&db, &secret); err != nil {
+		return nil, "", nil, err
+	}
+	a, closeStore, err := openAuth(ctx, db, secret, nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return a, db, closeStore, nil
 }

@@ -130,6 +130,7 @@ var failures = map[string]core.StatusError{
 	"exists":           core.Status(http.StatusConflict, "Exists"),
 	"invalid JSON":     core.ErrInvalidJSON,
 	"invalid entity":   core.Status(http.StatusBadRequest, "Invalid Entity"),
+	"unavailable":      core.Status(http.StatusServiceUnavailable, "Service Unavailable"),
 }
 
 // failure returns the status error of a failed reply's reason. The reason

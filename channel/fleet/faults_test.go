@@ -1,0 +1,162 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/reso-project/reso/channel/fleet/natstest"
+)
+
+// TestNodeDeath: a node killed (nothing more reaches NATS from it) loses
+// its transient resources on the others exactly once, after the heartbeat
+// timeout, with notifications; a lease runs out once fleet-wide.
+func TestNodeDeath(t *testing.T) {
+	cl := natstest.Start(t, 3)
+	const hb = time.Second
+	ns := fleet(t, cl, 3, Config{Heartbeat: hb})
+	victim := connect(t, ns[0], "")
+	for i := range 3 {
+		if r := victim.do(fmt.Sprintf(`{"method":"PUT","resource":"/here/t%d","entity":{}}`, i)); code(r) != "success" {
+			t.Fatal(r)
+		}
+	}
+	var watchers []*client
+	for _, n := range ns[1:] {
+		c := connect(t, n, "")
+		c.do(`{"method":"SUBSCRIBE","resource":"/here"}`)
+		watchers = append(watchers, c)
+	}
+	killed := time.Now()
+	ns[0].kill()
+	for _, w := range watchers {
+		w.expect(3)
+	}
+	t.Logf("transient resources of the killed node gone %v after the kill (heartbeat timeout %v)", time.Since(killed).Round(time.Millisecond), hb)
+	// Every node that noticed proposed the death; only one deleted.
+	time.Sleep(2 * hb)
+	marker := connect(t, ns[1], "")
+	marker.do(`{"method":"PUT","resource":"/here/marker","entity":{},"persistent":true}`)
+	for _, w := range watchers {
+		w.expect(4)
+		deletes := 0
+		for _, n := range w.notes[:3] {
+			if n["delete"] != nil {
+				deletes++
+			}
+		}
+		if deletes != 3 || w.notes[3]["update"] != "marker" {
+			t.Fatalf("notifications %v", w.notes)
+		}
+	}
+
+	// A lease set over HTTP runs out once, whichever node's timer fires
+	// first.
+	r := ns[1].tree.Call(t.Context(), "", "", []byte(`{"method":"PUT","resource":"/here/lease","entity":{},"expires":0.3}`))
+	if string(r) != `{"code":"success"}` {
+		t.Fatalf("Call: %s", r)
+	}
+	for _, w := range watchers {
+		w.expect(6) // update, then delete
+		if w.notes[4]["update"] != "lease" || w.notes[5]["delete"] != "lease" {
+			t.Fatalf("lease: %v", w.notes[4:])
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	marker.do(`{"method":"PUT","resource":"/here/marker2","entity":{},"persistent":true}`)
+	for _, w := range watchers {
+		w.expect(7)
+		if w.notes[6]["update"] != "marker2" {
+			t.Fatalf("after the lease: %v", w.notes[6:])
+		}
+	}
+}
+
+// TestNATSOutage: with every NATS server stopped, writes answer
+// unavailable and the node is not ready; once NATS is back the node
+// recovers by itself, and a subscriber gets every acknowledged write
+// exactly once, in seq order.
+func TestNATSOutage(t *testing.T) {
+	cl := natstest.Start(t, 3)
+	ns := fleet(t, cl, 2, Config{})
+	sub := connect(t, ns[1], "")
+	sub.do(`{"method":"SUBSCRIBE","resource":"/log"}`)
+	w := connect(t, ns[0], "")
+	acked := map[string]bool{}
+	write := func(i int) string {
+		r := w.do(fmt.Sprintf(`{"method":"PUT","resource":"/log/e%d","entity":{},"persistent":true}`, i))
+		if code(r) == "success" {
+			acked[fmt.Sprintf("e%d", i)] = true
+		}
+		return code(r)
+	}
+	i := 0
+	for ; i < 5; i++ {
+		if c := write(i); c != "success" {
+			t.Fatal(c)
+		}
+	}
+	cl.StopAll()
+	if c := write(i); c != "failed: unavailable" {
+		t.Fatalf("write with NATS stopped: %s", c)
+	}
+	i++
+	if err := ns[0].f.Ready(t.Context()); err == nil {
+		t.Fatal("ready with NATS stopped")
+	} else {
+		t.Log(err)
+	}
+	if r := ns[0].tree.Call(t.Context(), "", "", []byte(`{"method":"GET","resource":"/log"}`)); string(r) != `{"code":"failed","reason":"unavailable"}` {
+		t.Fatalf("GET with NATS stopped: %s", r)
+	}
+	for s := range 3 {
+		if err := cl.Restart(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	for ns[0].f.Ready(t.Context()) != nil || ns[1].f.Ready(t.Context()) != nil {
+		if ctx.Err() != nil {
+			t.Fatal("not ready a minute after NATS came back")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Writes work again (the first ones may wait for the leader).
+	for ok := 0; ok < 5; i++ {
+		if ctx.Err() != nil {
+			t.Fatal("no write a minute after NATS came back")
+		}
+		if write(i) == "success" {
+			ok++
+		}
+	}
+	// A late subscriber resubscribing with since gets the same.
+	probe := connect(t, ns[1], "")
+	probe.do(`{"method":"PUT","resource":"/log/end","entity":{},"persistent":true}`)
+	sub.expect(len(acked) + 1)
+	for sub.notes[len(sub.notes)-1]["update"] != "end" {
+		sub.expect(len(sub.notes) + 1)
+	}
+	seen := map[string]int{}
+	var last float64
+	for _, n := range sub.notes {
+		seen[fmt.Sprint(n["update"])]++
+		if s := n["seq"].(float64); s <= last {
+			t.Fatalf("seq %v after %v", s, last)
+		} else {
+			last = s
+		}
+	}
+	for k := range acked {
+		if seen[k] != 1 {
+			t.Fatalf("acknowledged %s delivered %d times: %v", k, seen[k], sub.notes)
+		}
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s delivered %d times", k, n)
+		}
+	}
+}

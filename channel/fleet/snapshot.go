@@ -1,0 +1,178 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// snapKey is the key of the meta bucket that names the newest snapshot:
+// the object "tree-<position>-<node>" holding it.
+const snapKey = "snapshot"
+
+// snapName returns the object name of node's snapshot at pos: two nodes
+// taking one at the same position never touch each other's.
+func snapName(pos uint64, node string) string {
+	return "tree-" + strconv.FormatUint(pos, 10) + "-" + node
+}
+
+// snapPos returns the position in a snapshot's object name.
+func snapPos(name string) (uint64, error) {
+	parts := strings.Split(name, "-")
+	if len(parts) != 3 || parts[0] != "tree" {
+		return 0, fmt.Errorf("the snapshot key holds %q", name)
+	}
+	return strconv.ParseUint(parts[1], 10, 64)
+}
+
+// restore builds the tree from the newest snapshot, if there is one, and
+// returns the position of the log it covers (0 without one).
+func (f *Fleet) restore(ctx context.Context) (uint64, error) {
+	var data []byte
+	err := retry(ctx, func(ctx context.Context) error {
+		e, err := f.meta.Get(ctx, snapKey)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		data, err = f.snaps.GetBytes(ctx, string(e.Value()))
+		return err
+	})
+	if err != nil || data == nil {
+		return 0, err
+	}
+	pos, err := f.tree.Restore(bytes.NewReader(data))
+	if err != nil {
+		return 0, err
+	}
+	f.log.Info("fleet: tree restored from the snapshot", "applied", pos, "bytes", len(data))
+	return pos, nil
+}
+
+// maybeSnapshot starts a snapshot after the entry at pos when pos is a
+// multiple of SnapshotEvery, this node is the live node with the smallest
+// id, and no snapshot of this node is under way.
+func (f *Fleet) maybeSnapshot(pos uint64) {
+	if pos%uint64(f.cfg.SnapshotEvery) != 0 || !f.leads() {
+		return
+	}
+	f.mu.Lock()
+	busy := f.snapping
+	f.snapping = true
+	f.mu.Unlock()
+	if busy {
+		return
+	}
+	f.done.Add(1)
+	go func() {
+		defer f.done.Done()
+		defer func() {
+			f.mu.Lock()
+			f.snapping = false
+			f.mu.Unlock()
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := f.snapshot(ctx); err != nil {
+			f.log.Warn("fleet: snapshot", "err", err)
+		}
+	}()
+}
+
+// leads reports whether this node has the smallest id of the live nodes
+// (once it has seen its own heartbeat, so that it has seen the others').
+func (f *Fleet) leads() bool {
+	self := false
+	for _, n := range f.Live() {
+		if n < f.node {
+			return false
+		}
+		self = self || n == f.node
+	}
+	return self
+}
+
+// snapshot stores the tree's state in the object store and trims the log
+// below the snapshot, Keep entries of margin left, and never past an
+// entry a live node has yet to apply.
+func (f *Fleet) snapshot(ctx context.Context) error {
+	var b bytes.Buffer
+	pos, err := f.tree.Snapshot(&b)
+	if err != nil {
+		return err
+	}
+	name := snapName(pos, f.node)
+	if _, err := f.snaps.PutBytes(ctx, name, b.Bytes()); err != nil {
+		return fmt.Errorf("storing: %w", err)
+	}
+	// The newest snapshot wins: a node that took an older one meanwhile
+	// does not replace it (compare-and-set on the key).
+	old, err := f.newest(ctx)
+	if err != nil {
+		return err
+	}
+	if old.pos >= pos {
+		_ = f.snaps.Delete(ctx, name)
+		return nil
+	}
+	v := []byte(name)
+	if old.rev == 0 {
+		_, err = f.meta.Create(ctx, snapKey, v)
+	} else {
+		_, err = f.meta.Update(ctx, snapKey, v, old.rev)
+	}
+	if err != nil {
+		// Another node named a snapshot meanwhile, or the answer was
+		// lost: keep the object (the key may name it) and do not trim.
+		return fmt.Errorf("naming the snapshot: %w", err)
+	}
+	if old.rev != 0 {
+		_ = f.snaps.Delete(ctx, old.name)
+	}
+	upto := pos
+	f.mu.Lock()
+	for n, a := range f.applied {
+		if time.Since(f.seen[n]) <= f.cfg.Heartbeat {
+			upto = min(upto, a)
+		}
+	}
+	f.mu.Unlock()
+	if upto <= uint64(f.cfg.Keep) {
+		return nil
+	}
+	if err := f.stream.Purge(ctx, jetstream.WithPurgeSequence(upto-uint64(f.cfg.Keep))); err != nil {
+		return fmt.Errorf("trimming: %w", err)
+	}
+	f.log.Info("fleet: snapshot stored, log trimmed", "snapshot", pos, "first", upto-uint64(f.cfg.Keep), "bytes", b.Len())
+	return nil
+}
+
+// snapRef is the newest snapshot named in the meta bucket; rev 0: none.
+type snapRef struct {
+	name     string
+	pos, rev uint64
+}
+
+// newest returns the newest snapshot's position and its key's revision.
+func (f *Fleet) newest(ctx context.Context) (snapRef, error) {
+	e, err := f.meta.Get(ctx, snapKey)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return snapRef{}, nil
+	}
+	if err != nil {
+		return snapRef{}, err
+	}
+	pos, err := snapPos(string(e.Value()))
+	if err != nil {
+		return snapRef{}, err
+	}
+	return snapRef{name: string(e.Value()), pos: pos, rev: e.Revision()}, nil
+}

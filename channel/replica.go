@@ -1,0 +1,456 @@
+package channel
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Log is the ordered log of a fleet (docs/fleet.md). A tree given one in
+// [Options] proposes every change to it instead of making it, and makes
+// the changes the backend hands to [Tree.Apply], in the log's order, so
+// that every tree of the fleet goes through the same states.
+type Log interface {
+	// Propose stores entry, whose proposal id is id, at the end of the
+	// log. It returns once the log holds it, or an error when it could
+	// not be stored in time (the log then may or may not hold it).
+	Propose(ctx context.Context, id string, entry []byte) error
+	// Barrier returns the position of the last entry the log holds now.
+	Barrier(ctx context.Context) (uint64, error)
+	// Report tells node, the proposer of the NOTIFY whose proposal id is
+	// id, that this node delivered it to n subscribers. It must not block.
+	Report(node, id string, n int)
+	// Gather returns how many subscribers the other live nodes delivered
+	// the NOTIFY with proposal id to, waiting (bounded) for their reports.
+	Gather(ctx context.Context, id string) int
+}
+
+// ErrUnavailable is returned when the log of a fleet cannot be reached.
+var ErrUnavailable = errors.New("channel: fleet log unavailable")
+
+// entryVersion is the format of the entries a tree writes and reads.
+const entryVersion = 1
+
+// Kinds of entries.
+const (
+	kindMsg    = "msg"    // a client's message
+	kindEnd    = "end"    // a connection ended
+	kindDead   = "dead"   // a node was taken for dead
+	kindExpire = "expire" // a lease ran out
+)
+
+// entry is one proposal of the log (docs/fleet.md#6-entries-snapshot-trimming-format).
+type entry struct {
+	V     int             `json:"v"`
+	K     string          `json:"k"`
+	P     string          `json:"p,omitempty"`    // proposal id: who waits for it
+	Node  string          `json:"node,omitempty"` // the proposing node, or the dead one
+	Conn  string          `json:"conn,omitempty"` // the connection, "" for a Call
+	From  string          `json:"from,omitempty"`
+	Who   string          `json:"who,omitempty"` // identity
+	Call  bool            `json:"call,omitempty"`
+	ID    string          `json:"id,omitempty"` // the fresh id of a POST without one
+	At    int64           `json:"at,omitempty"` // unix milliseconds of the proposal
+	Path  string          `json:"path,omitempty"`
+	Lease uint64          `json:"lease,omitempty"`
+	Msg   json.RawMessage `json:"msg,omitempty"`
+}
+
+// encode returns e as JSON, the message's bytes unchanged.
+func (e *entry) encode() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(e) // only strings, numbers and a message parsed before
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+}
+
+// result is what applying a client's entry gives its proposer.
+type result struct {
+	reply  []byte
+	notify bool // a NOTIFY that passed its checks: sent is the local count
+	sent   int
+	msgID  []byte
+}
+
+// Bounds of a proposal.
+const (
+	proposeTimeout = 5 * time.Second  // for the log to store it
+	applyTimeout   = 10 * time.Second // for it to come back and be applied
+)
+
+// proposalID returns a fresh proposal id.
+func proposalID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// writes are the methods that change the tree or need a place in the
+// log's order: they go through the log in a fleet.
+var writes = map[string]bool{"PUT": true, "POST": true, "DELETE": true, "NOTIFY": true, "RULES": true}
+
+// replicated reports whether the tree belongs to a fleet.
+func (t *Tree) replicated() bool { return t.opt.Log != nil }
+
+// execFleet runs one message in a fleet: a write through the log, a
+// read after the barrier. It returns the reply, if one is due.
+func (t *Tree) execFleet(ctx context.Context, cl *caller, data []byte, call bool) []byte {
+	m, reason := parseMessage(data)
+	if reason != "" {
+		return failedReply(m.MsgID, reason)
+	}
+	var reply []byte
+	switch {
+	case writes[m.Method]:
+		reply = t.proposeMsg(ctx, cl, m, data, call)
+	case m.Method == "GET" || m.Method == "SUBSCRIBE":
+		if err := t.barrier(ctx); err != nil {
+			reply = failedReply(m.MsgID, reasonUnavailable)
+			break
+		}
+		fallthrough
+	default:
+		reply = t.exec(cl, data, call)
+		return reply
+	}
+	if m.MsgID == nil && !call {
+		return nil
+	}
+	return reply
+}
+
+// barrier waits until the tree has applied every entry the log held when
+// it was called: a read then sees every write acknowledged before it.
+func (t *Tree) barrier(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, applyTimeout)
+	defer cancel()
+	pos, err := t.opt.Log.Barrier(ctx)
+	if err != nil {
+		return err
+	}
+	return t.WaitApplied(ctx, pos)
+}
+
+// Applied returns the position of the last entry of the log the tree
+// applied (0 before the first).
+func (t *Tree) Applied() uint64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.applied
+}
+
+// WaitApplied waits until the tree has applied the entry at pos.
+func (t *Tree) WaitApplied(ctx context.Context, pos uint64) error {
+	for {
+		t.mu.RLock()
+		a, w := t.applied, t.applyWake
+		t.mu.RUnlock()
+		if a >= pos {
+			return nil
+		}
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// proposeMsg sends a client's write to the log and returns its reply
+// once the tree applied it.
+func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byte, call bool) []byte {
+	e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: t.opt.Node, From: cl.from,
+		Who: cl.identity, Call: call, At: t.now().UnixMilli(), Msg: raw}
+	if cl.c != nil {
+		e.Conn = cl.c.id
+		if !cl.c.enter() {
+			return failedReply(m.MsgID, reasonDisconnected)
+		}
+		defer cl.c.inflight.Done()
+	}
+	if m.Method == "POST" && m.ID == nil {
+		e.ID = freshID()
+	}
+	ch := make(chan result, 1)
+	t.mu.Lock()
+	t.waits[e.P] = ch
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		delete(t.waits, e.P)
+		t.mu.Unlock()
+	}()
+	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
+	err := t.opt.Log.Propose(pctx, e.P, e.encode())
+	cancel()
+	if err != nil {
+		return failedReply(m.MsgID, reasonUnavailable)
+	}
+	timer := time.NewTimer(applyTimeout)
+	defer timer.Stop()
+	var r result
+	select {
+	case r = <-ch:
+	case <-timer.C:
+		return failedReply(m.MsgID, reasonUnavailable)
+	case <-ctx.Done():
+		return failedReply(m.MsgID, reasonUnavailable)
+	}
+	if !r.notify {
+		return r.reply
+	}
+	if m.MsgID == nil && !call {
+		return nil // nobody reads the count
+	}
+	sent := r.sent + t.opt.Log.Gather(ctx, e.P)
+	if sent == 0 {
+		return failedReply(r.msgID, reasonNoSubscriber)
+	}
+	b := replyStart(r.msgID, 24)
+	b = strconv.AppendInt(append(b, `,"sent_count":`...), int64(sent), 10)
+	return append(b, '}')
+}
+
+// proposeLater stores a lifecycle entry in the background, retrying
+// while the log is unreachable, until the tree closes.
+func (t *Tree) proposeLater(e entry, before func()) {
+	go func() {
+		if before != nil {
+			before()
+		}
+		data := e.encode()
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
+			err := t.opt.Log.Propose(ctx, e.P, data)
+			cancel()
+			if err == nil {
+				return
+			}
+			select {
+			case <-t.quit:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+}
+
+// Apply makes the change of the log's entry at position pos. The backend
+// of a fleet calls it for every entry of the log, in order, from one
+// goroutine; every tree of the fleet reaches the same state and hands out
+// the same seqs. An entry of another format version is skipped.
+func (t *Tree) Apply(pos uint64, data []byte) {
+	var e entry
+	if err := json.Unmarshal(data, &e); err == nil && e.V == entryVersion {
+		switch e.K {
+		case kindMsg:
+			t.applyMsg(&e)
+		case kindEnd:
+			t.mu.Lock()
+			if !t.dead[e.Node] {
+				t.endConn(t.connOf(e.Node, e.Conn))
+			}
+			t.mu.Unlock()
+		case kindDead:
+			t.applyDead(e.Node)
+		case kindExpire:
+			t.mu.Lock()
+			if n := t.lookup(e.Path); n != nil && n.lease != nil && n.leaseID == e.Lease {
+				t.remove(n, "", nil) // a tree without store applies at once
+			}
+			t.mu.Unlock()
+		}
+	}
+	t.mu.Lock()
+	t.applied = pos
+	close(t.applyWake)
+	t.applyWake = make(chan struct{})
+	t.mu.Unlock()
+}
+
+// applyMsg runs a client's message from the log and hands the result to
+// its proposer when that is this node.
+func (t *Tree) applyMsg(e *entry) {
+	mine := e.Node == t.opt.Node
+	cl := &caller{from: e.From, identity: e.Who, fresh: e.ID, at: time.UnixMilli(e.At)}
+	m, reason := parseMessage(e.Msg)
+	t.mu.Lock()
+	switch {
+	case reason != "":
+	case t.dead[e.Node]:
+		reason = reasonUnavailable
+	case e.Call:
+	case mine:
+		if c := t.clients[e.Conn]; c != nil && !c.ended {
+			cl.c = c
+		} else {
+			reason = reasonDisconnected
+		}
+	default:
+		cl.c = t.ghost(e.Node, e.Conn)
+	}
+	t.mu.Unlock()
+	var reply []byte
+	if reason == "" {
+		reply, reason = t.dispatch(cl, m, e.Call)
+	}
+	notified := m.Method == "NOTIFY" && (reason == "" || reason == reasonNoSubscriber)
+	if !mine {
+		if notified {
+			t.opt.Log.Report(e.Node, e.P, cl.sent)
+		}
+		return
+	}
+	r := result{reply: reply, notify: notified, sent: cl.sent, msgID: m.MsgID}
+	switch {
+	case notified:
+	case reason != "":
+		r.reply = failedReply(m.MsgID, reason)
+	case reply == nil:
+		r.reply = successReply(m.MsgID)
+	}
+	t.mu.Lock()
+	ch := t.waits[e.P]
+	t.mu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+}
+
+// connKey names a connection of the fleet.
+type connKey struct{ node, conn string }
+
+// ghost returns the record of a connection of another node, made at its
+// first entry. Called with the lock.
+func (t *Tree) ghost(node, conn string) *Client {
+	k := connKey{node, conn}
+	c := t.ghosts[k]
+	if c == nil {
+		c = &Client{t: t, id: conn, node: node, wake: make(chan struct{}, 1)}
+		c.gone = errGhost
+		t.ghosts[k] = c
+	}
+	return c
+}
+
+// errGhost ends every queue of a ghost: nothing is ever delivered to it.
+var errGhost = errors.New("channel: connection of another node")
+
+// connOf returns the connection node/conn, local or ghost, or nil.
+// Called with the lock.
+func (t *Tree) connOf(node, conn string) *Client {
+	if node == t.opt.Node {
+		return t.clients[conn]
+	}
+	return t.ghosts[connKey{node, conn}]
+}
+
+// endConn ends c as the log says: its transient resources go, in the
+// order of their paths so that every node hands out the same seqs.
+// Called with the lock.
+func (t *Tree) endConn(c *Client) {
+	if c == nil || c.ended {
+		return
+	}
+	c.ended = true
+	for p := range c.subs {
+		t.unsubscribe(c, p)
+	}
+	if c.node == t.opt.Node {
+		delete(t.clients, c.id)
+	} else {
+		delete(t.ghosts, connKey{c.node, c.id})
+	}
+	ns := make([]*node, 0, len(c.owned))
+	for n := range c.owned {
+		ns = append(ns, n)
+	}
+	sort.Slice(ns, func(i, j int) bool { return ns[i].path < ns[j].path })
+	for _, n := range ns {
+		if n.owner == c {
+			t.remove(n, c.id, nil) // a tree without store applies at once
+		}
+	}
+	c.owned = nil
+}
+
+// applyDead ends every connection of node, which the fleet took for dead,
+// and refuses its later entries.
+func (t *Tree) applyDead(node string) {
+	t.mu.Lock()
+	if t.dead[node] {
+		t.mu.Unlock()
+		return
+	}
+	t.dead[node] = true
+	var cs []*Client
+	if node == t.opt.Node {
+		for _, c := range t.clients {
+			cs = append(cs, c)
+		}
+	} else {
+		for k, c := range t.ghosts {
+			if k.node == node {
+				cs = append(cs, c)
+			}
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
+	for _, c := range cs {
+		t.endConn(c)
+	}
+	t.mu.Unlock()
+	if node == t.opt.Node {
+		for _, c := range cs {
+			c.end(&Gone{Code: 1012, Reason: "node left the fleet"})
+		}
+	}
+}
+
+// Dead reports whether the log took node for dead.
+func (t *Tree) Dead(node string) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.dead[node]
+}
+
+// Nodes returns the ids of the other nodes that own connections in the
+// tree, those whose death would change it.
+func (t *Tree) Nodes() []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	seen := make(map[string]bool)
+	var ns []string
+	for k := range t.ghosts {
+		if !seen[k.node] {
+			seen[k.node] = true
+			ns = append(ns, k.node)
+		}
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// ProposeDead proposes that node is dead. The first such entry applied
+// ends its connections and deletes their transient resources; later ones
+// change nothing.
+func (t *Tree) ProposeDead(ctx context.Context, node string) error {
+	e := entry{V: entryVersion, K: kindDead, P: proposalID(), Node: node}
+	return t.opt.Log.Propose(ctx, e.P, e.encode())
+}
+
+// leaveFleet ends the local connections as the node stops and proposes
+// its own death, so that the others delete its transient resources now
+// rather than after the heartbeat timeout.
+func (t *Tree) leaveFleet() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = t.ProposeDead(ctx, t.opt.Node)
+}

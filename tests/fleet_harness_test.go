@@ -1,0 +1,209 @@
+package tests
+
+import (
+	"io"
+	"net"
+	"os"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/reso-project/reso/channel/fleet/natstest"
+)
+
+// fleetMode runs the channel's suites on a fleet (docs/fleet.md): three
+// reso nodes on a three-server NATS JetStream cluster, behind a loopback
+// proxy that sends each new TCP connection to the next node, so that
+// consecutive clients of one test talk to different nodes.
+var fleetMode = mode{name: "fleet"}
+
+// fleetNodes is how many nodes a test fleet has.
+const fleetNodes = 3
+
+// fleetHeartbeat is the -fleet-heartbeat of the test fleets.
+const fleetHeartbeat = "2s"
+
+var (
+	natsMu     sync.Mutex
+	natsShared *natstest.Cluster
+	natsDir    string
+)
+
+// sharedNATS returns the NATS cluster of the test binary, started on
+// first use (three servers in this process, streams replicated three
+// times); TestMain stops it.
+func sharedNATS(t testing.TB) *natstest.Cluster {
+	t.Helper()
+	natsMu.Lock()
+	defer natsMu.Unlock()
+	if natsShared != nil {
+		return natsShared
+	}
+	dir, err := os.MkdirTemp("", "reso-nats-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := natstest.New(3, dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatal(err)
+	}
+	natsShared, natsDir = c, dir
+	return c
+}
+
+// stopNATS stops the shared NATS cluster, if it was started.
+func stopNATS() {
+	natsMu.Lock()
+	defer natsMu.Unlock()
+	if natsShared != nil {
+		natsShared.StopAll()
+		os.RemoveAll(natsDir)
+	}
+}
+
+// fleet is a fleet of reso nodes of one test.
+type fleet struct {
+	t     *testing.T
+	nats  *natstest.Cluster
+	name  string
+	dir   string
+	args  []string // every node's flags, -nats and -fleet included
+	proxy *rrProxy
+
+	mu    sync.Mutex
+	nodes []*server
+}
+
+// node returns node i.
+func (f *fleet) node(i int) *server {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.nodes[i]
+}
+
+// startFleet starts n nodes of a new fleet (a name of its own on the
+// shared NATS cluster) in one directory with the standard fixtures, each
+// with the given flags, and stops them when t ends.
+func startFleet(t *testing.T, n int, args ...string) *fleet {
+	t.Helper()
+	return startFleetOn(t, sharedNATS(t), n, args...)
+}
+
+// startFleetOn is startFleet on the NATS cluster nc.
+func startFleetOn(t *testing.T, nc *natstest.Cluster, n int, args ...string) *fleet {
+	t.Helper()
+	return startFleetNamed(t, nc, uniq("f-"), n, args...)
+}
+
+// startFleetNamed is startFleetOn for the fleet name.
+func startFleetNamed(t *testing.T, nc *natstest.Cluster, name string, n int, args ...string) *fleet {
+	t.Helper()
+	f := &fleet{t: t, nats: nc, name: name, dir: t.TempDir()}
+	writeFixtures(t, f.dir)
+	f.args = append([]string{"-nats", nc.URLs(), "-fleet", f.name, "-fleet-heartbeat", fleetHeartbeat}, args...)
+	for range n {
+		f.nodes = append(f.nodes, nil)
+	}
+	for i := range f.nodes {
+		f.launch(i)
+	}
+	f.proxy = newRRProxy(t, f)
+	return f
+}
+
+// launch starts node i.
+func (f *fleet) launch(i int) {
+	f.t.Helper()
+	s, err := startIn(f.dir, mode{name: "fleet"}, f.args...)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.nodes[i] = s
+	f.mu.Unlock()
+	f.t.Cleanup(func() {
+		s.stop()
+		if f.t.Failed() {
+			f.t.Logf("node %d log (%s):\n%s", i, s.Addr, s.log.String())
+		}
+	})
+}
+
+// nodeIDRe finds a node's id in its log.
+var nodeIDRe = regexp.MustCompile(`msg="fleet node" node=([0-9a-f]{16})|"msg":"fleet node","node":"([0-9a-f]{16})"`)
+
+// nodeID returns the id node i printed at start.
+func (f *fleet) nodeID(i int) string {
+	m := nodeIDRe.FindStringSubmatch(f.node(i).Log())
+	if m == nil {
+		f.t.Fatalf("node %d printed no id:\n%s", i, f.node(i).Log())
+	}
+	return m[1] + m[2]
+}
+
+// front returns a server value whose address is the proxy's: what the
+// channel tests dial.
+func (f *fleet) front() *server {
+	return &server{Addr: f.proxy.addr, URL: "http://" + f.proxy.addr, Dir: f.dir}
+}
+
+// rrProxy passes each new TCP connection to the next live node in turn.
+type rrProxy struct {
+	addr string
+	ln   net.Listener
+	f    *fleet
+	next atomic.Uint64
+}
+
+// newRRProxy starts the proxy of f on a loopback port until t ends.
+func newRRProxy(t *testing.T, f *fleet) *rrProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &rrProxy{addr: ln.Addr().String(), ln: ln, f: f}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { p.serve(c) })
+		}
+	})
+	return p
+}
+
+// serve connects c to the next node that accepts a connection.
+func (p *rrProxy) serve(c net.Conn) {
+	defer c.Close()
+	n := len(p.f.nodes)
+	var up net.Conn
+	for range n {
+		s := p.f.node(int(p.next.Add(1)-1) % n)
+		var err error
+		if up, err = net.Dial("tcp", s.Addr); err == nil {
+			break
+		}
+	}
+	if up == nil {
+		return
+	}
+	defer up.Close()
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		if tc, ok := dst.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go pipe(up, c)
+	go pipe(c, up)
+	<-done
+	<-done
+}
