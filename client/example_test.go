@@ -10,10 +10,7 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/client"
-	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins/doors"
-	"github.com/reso-project/reso/plugins/pluginhost"
-	"github.com/reso-project/reso/plugins/websocket"
 )
 
 // Example subscribes to a room, writes to it, and reads what the
@@ -60,25 +57,14 @@ func startServer() (string, func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	host := &pluginhost.Host{
-		Services: pluginhost.NewSettings(nil),
-		Tree:     pluginhost.TreeOf(tree),
-		Sessions: websocket.New(websocket.Options{}),
-		Optional: func(h http.Handler) http.Handler { return h }, // anonymous callers only
-	}
-	table, err := host.Routes(ctx, []pluginhost.Entry{{Name: "channel", Plugin: doors.New()}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	router, err := core.NewRouter(table)
-	if err != nil {
-		log.Fatal(err)
-	}
-	srv := httptest.NewServer(router)
+	d := doors.NewHandler(tree, doors.Options{}) // anonymous callers only
+	mux := http.NewServeMux()
+	mux.Handle("/channel", http.StripPrefix("/channel", d))
+	srv := httptest.NewServer(mux)
 	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/channel", func() {
-		host.GoAway()
+		d.GoAway()
 		srv.Close()
-		host.Close(ctx)
+		d.Close(ctx)
 		tree.Close()
 	}
 }

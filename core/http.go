@@ -26,7 +26,8 @@ func Serve(w http.ResponseWriter, r *http.Request, h Handler, req *Request) {
 }
 
 // Prepare returns the request context of r for a [Handler]: the router's, or a
-// new one built from r, with Header, Body and ContentLength filled in.
+// new one built from r, with Header, Body and ContentLength filled in, and
+// Identity the caller that r's context carries ([IdentityFromContext]).
 func Prepare(r *http.Request) *Request {
 	req := FromContext(r.Context())
 	if req == nil {
@@ -35,6 +36,7 @@ func Prepare(r *http.Request) *Request {
 	if req.Header == nil {
 		req.Header = r.Header
 	}
+	req.Identity = IdentityFromContext(r.Context())
 	return req
 }
 

@@ -11,9 +11,19 @@ type Identity struct {
 type identityKey struct{}
 
 // NewIdentityContext returns a copy of ctx that carries the caller's
-// identity. Authentication middleware (auth.Required, auth.Optional) calls it
-// once the caller is known; it is the one place an identity is kept.
+// identity. It is the one function that tells reso who the caller is:
+// reso's authentication middleware (auth.Required, auth.Optional) calls it
+// once the caller is known, and so does an embedding server's own
+// middleware, before the doors and plugins it mounts:
+//
+//	next.ServeHTTP(w, r.WithContext(core.NewIdentityContext(r.Context(), &core.Identity{ID: 7, Email: "ann@example.com"})))
+//
+// The request the router is routing with ctx, if any, gets the same
+// identity in its [Request].Identity, so that the two always agree.
 func NewIdentityContext(ctx context.Context, id *Identity) context.Context {
+	if req := FromContext(ctx); req != nil {
+		req.Identity = id
+	}
 	return context.WithValue(ctx, identityKey{}, id)
 }
 

@@ -28,7 +28,11 @@ type Request struct {
 	// Path is the remaining (percent-decoded) path after the part consumed
 	// by the matching route.
 	Path string
-	// Consumed is the part of the path consumed by the matching route.
+	// Consumed is the part of the path consumed before the handler: the
+	// prefix that a handler in front removed from the path the client sent
+	// (http.StripPrefix; see [Mount]), then the part the matching route
+	// consumed. Consumed+Path is the path as the client sees it, so an
+	// answer that names a path (a Location, a link) starts with Consumed.
 	Consumed string
 	// Query is the text after ? as sent (not decoded).
 	Query string
@@ -43,10 +47,11 @@ type Request struct {
 	// ContentLength is the declared body length, -1 when the body is chunked
 	// and -2 when the request declared neither.
 	ContentLength int64
-	// Identity is the authenticated caller on a route that asks for one: the
-	// plugin host copies it from the request's context
-	// ([IdentityFromContext]), where authentication middleware put it. nil
-	// for an anonymous caller or a route that asks for no identity.
+	// Identity is the authenticated caller, nil for an anonymous one. It
+	// agrees with the request's context, the identity's one home: the
+	// router and [Prepare] take it from there ([IdentityFromContext]), and
+	// [NewIdentityContext], which authentication middleware calls, sets it
+	// on the request the router is routing.
 	Identity *Identity
 	// Entity is the request body as read by resource dispatch: the parsed
 	// JSON value when CONTENT_TYPE is application/json, else the body text.
@@ -151,10 +156,16 @@ func NewContext(ctx context.Context, req *Request) context.Context {
 
 // FromContext returns the request context stored in ctx by the router, or nil.
 // The router's request context is valid until the route's handler returns:
-// the router reuses it for a later request (see [Router]).
+// the router reuses it for a later request (see [Router]). A context kept
+// past its request answers nil, never a later request's context.
 func FromContext(ctx context.Context) *Request {
-	req, _ := ctx.Value(requestKey{}).(*Request)
-	return req
+	switch v := ctx.Value(requestKey{}).(type) {
+	case *Request:
+		return v
+	case *connState:
+		return v.request(ctx)
+	}
+	return nil
 }
 
 var _ Handler = HandlerFunc(nil)

@@ -394,10 +394,12 @@ func newRequest(r *http.Request) *Request {
 	return &Request{
 		Method:        r.Method,
 		Path:          r.URL.Path,
+		Consumed:      Mount(r),
 		Query:         r.URL.RawQuery,
 		Header:        r.Header,
 		Body:          r.Body,
 		ContentLength: contentLengthOf(r),
+		Identity:      IdentityFromContext(r.Context()),
 	}
 }
 

@@ -42,11 +42,13 @@ func (x *reqState) start(r *http.Request) *Request {
 	x.req = Request{
 		Method:        r.Method,
 		Path:          r.URL.Path,
+		Consumed:      Mount(r),
 		Query:         r.URL.RawQuery,
 		Header:        r.Header,
 		Body:          r.Body,
 		ContentLength: contentLengthOf(r),
 		Vars:          vars,
+		Identity:      IdentityFromContext(r.Context()),
 		x:             x,
 	}
 	x.respUsed = false
@@ -72,9 +74,13 @@ var reqStates = sync.Pool{New: func() any { return new(reqState) }}
 // connState is the reqState slot of a connection accepted by a [Listen]
 // listener.
 type connState struct {
+	// mu guards cur and ctx, which [FromContext] reads from any goroutine.
+	mu sync.Mutex
 	// cur is the reqState of the request being routed, nil between
-	// requests; read by [FromContext] from any goroutine.
-	cur atomic.Pointer[reqState]
+	// requests.
+	cur *reqState
+	// ctx is the context of cur's request.
+	ctx context.Context
 	// idle is the connection's reqState, reused by its next request.
 	idle *reqState
 }
@@ -83,7 +89,12 @@ type connState struct {
 // connection already has a request routed (a router inside a handler finds
 // that one with [FromContext] instead) or r is not HTTP/1.
 func (c *connState) claim(r *http.Request) *reqState {
-	if r.ProtoMajor != 1 || c.cur.Load() != nil {
+	if r.ProtoMajor != 1 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur != nil {
 		return nil
 	}
 	x := c.idle
@@ -92,14 +103,40 @@ func (c *connState) claim(r *http.Request) *reqState {
 		c.idle = x
 	}
 	x.start(r)
-	c.cur.Store(x)
+	c.cur, c.ctx = x, r.Context()
 	return x
 }
 
 // release ends the request of x, the connection's current reqState.
 func (c *connState) release(x *reqState) {
-	c.cur.Store(nil)
+	c.mu.Lock()
+	c.cur, c.ctx = nil, nil
+	c.mu.Unlock()
 	x.finish()
+}
+
+// request returns the request context of the request being routed, for
+// ctx, a context of that request or one derived from it; nil between
+// requests, and for a context kept past its request, so that it never
+// answers with the state of a later request on the same connection.
+//
+// A context of the request is its own, or one derived from it while the
+// request lives; net/http cancels a request's context when the request
+// ends, before the connection reads the next one, so a context kept past
+// its request is cancelled by the time another is routed. A context
+// detached from cancellation (context.WithoutCancel) could outlive its
+// request without being cancelled, so it gets nil too.
+func (c *connState) request(ctx context.Context) *Request {
+	c.mu.Lock()
+	x, rctx := c.cur, c.ctx
+	c.mu.Unlock()
+	if x == nil {
+		return nil
+	}
+	if ctx != rctx && (ctx.Err() != nil || ctx.Done() == nil) {
+		return nil
+	}
+	return &x.req
 }
 
 // connContext is the context of a connection accepted by a [Listen]
@@ -111,17 +148,15 @@ type connContext struct {
 	c *reasonConn
 }
 
-// Value returns the connection for connKey, the routed request (or nil)
-// for requestKey, and the parent's value for any other key.
+// Value returns the connection for connKey, the connection's request
+// slot for requestKey (which [FromContext] asks for the routed request),
+// and the parent's value for any other key.
 func (c *connContext) Value(key any) any {
 	switch key.(type) {
 	case connKey:
 		return c.c
 	case requestKey:
-		if x := c.c.state.cur.Load(); x != nil {
-			return &x.req
-		}
-		return nil
+		return &c.c.state
 	}
 	return c.Context.Value(key)
 }

@@ -108,3 +108,70 @@ func TestValueOutsideRouter(t *testing.T) {
 		t.Error("ACCEPT ignored")
 	}
 }
+
+// TestKeptContext: a context kept past its request never answers with the
+// state of a later request on the same connection, whether it is the
+// request's own context, one derived from it or one detached from its
+// cancellation; while the request lives, its own and derived contexts
+// answer with it.
+func TestKeptContext(t *testing.T) {
+	type key struct{}
+	kept := make(map[string]context.Context)
+	var got []string
+	name := func(ctx context.Context) string {
+		if req := FromContext(ctx); req != nil {
+			return req.Path
+		}
+		return "nil"
+	}
+	rt, err := NewRouter([]Route{{Match: "GET /", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		derived, cancel := context.WithCancel(context.WithValue(ctx, key{}, 1))
+		defer cancel()
+		got = append(got, "during "+name(ctx)+" "+name(derived))
+		switch FromContext(ctx).Path {
+		case "first":
+			kept["own"] = ctx
+			kept["value"] = context.WithValue(ctx, key{}, 2)
+			kept["derived"] = derived
+			kept["detached"] = context.WithoutCancel(ctx)
+		case "second":
+			for _, k := range []string{"own", "value", "derived", "detached"} {
+				got = append(got, k+" "+name(kept[k]))
+			}
+		}
+		io.WriteString(w, "ok")
+	})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(rt)
+	srv.Listener = Listen(srv.Listener)
+	srv.Config.ConnContext = ConnContext
+	srv.Start()
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(conn)
+	for _, target := range []string{"/first", "/second"} { // one connection
+		io.WriteString(conn, "GET "+target+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	want := []string{
+		"during first first",
+		"during second second",
+		"own nil", "value nil", "derived nil", "detached nil",
+	}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}

@@ -81,3 +81,50 @@ func ExampleRecover() {
 	// 500 500 Internal Server Error
 	// 500 panic: oops
 }
+
+// counter is a Recorder that prints what it is told.
+type counter struct{ inFlight int }
+
+func (c *counter) Start() { c.inFlight++ }
+func (c *counter) Done(o middleware.Observation) {
+	c.inFlight--
+	fmt.Println(o.Method, o.Route, o.Status, o.Bytes, "in flight:", c.inFlight)
+}
+
+// Metrics reports each request to a Recorder: the route pattern that
+// answered (never the raw path), the status and the bytes written.
+func ExampleMetrics() {
+	router, err := core.NewRouter([]core.Route{{Match: "GET /hello", Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "hello")
+	})}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h := middleware.Metrics(&counter{})(router)
+	for _, p := range []string{"/hello?x=1", "/nothing"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", p, nil))
+	}
+	// Output:
+	// GET GET /hello 200 5 in flight: 0
+	// GET  404 14 in flight: 0
+}
+
+// Cookies drops a Set-Cookie that would tell the client what it already
+// has.
+func ExampleCookies() {
+	h := middleware.Cookies(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.SetCookie(w, &http.Cookie{Name: "theme", Value: "dark"})
+		io.WriteString(w, "ok")
+	}))
+	for _, sent := range []string{"theme=dark", "theme=light"} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("Cookie", sent)
+		h.ServeHTTP(w, r)
+		fmt.Printf("%s: %q\n", sent, w.Header().Values("Set-Cookie"))
+	}
+	// Output:
+	// theme=dark: []
+	// theme=light: ["theme=dark"]
+}

@@ -18,7 +18,8 @@ import (
 )
 
 // Plugin contributes routes to the route table. Routes is called once, when
-// the table is built; host stays valid for the life of the plugin.
+// the table is built; the services of host stay valid for the life of the
+// plugin.
 type Plugin interface {
 	Routes(ctx context.Context, host Services) ([]Route, error)
 }
@@ -40,7 +41,7 @@ type Route struct {
 	// Handler answers the route; nil makes a rewrite-only route.
 	Handler core.Handler
 	// Session, when set instead of Handler, makes a session route: the
-	// host's session transport (see [Host].Sessions) turns the request
+	// host's session transport (a WebSocket in reso) turns the request
 	// into a message session and Session serves it.
 	Session core.SessionHandler
 }
@@ -51,8 +52,9 @@ type IdentityMode uint8
 
 // Identity modes of a [Route].
 const (
-	// IdentityNone runs the handler without a check; core.Request.Identity
-	// is nil.
+	// IdentityNone runs the handler without a check of the host's;
+	// core.Request.Identity is nil unless the server's own middleware, in
+	// front of the route table, named a caller.
 	IdentityNone IdentityMode = iota
 	// IdentityOptional runs the handler for anonymous callers (no
 	// credentials sent; Identity nil, no challenge, no cookie) and known
@@ -78,16 +80,23 @@ func (m IdentityMode) String() string {
 	return fmt.Sprintf("IdentityMode(%d)", uint8(m))
 }
 
-// Services is what the server offers every plugin. Each service is a small
-// capability interface that a plugin finds by type assertion, such as
-// [Settings]:
+// Services is what the host offers every plugin: one field per service, nil
+// when the host does not offer it. A plugin takes the services it needs
+// when Routes is called and checks they are there:
 //
-//	settings, ok := host.(plugins.Settings)
+//	if host.Settings == nil {
+//		return nil, errors.New("greeter: the host offers no settings")
+//	}
 //
-// so a new service never changes this interface or the plugins that do not
-// use it. Out of process, the plugin's host offers exactly the services the
-// server's host offers, so the assertion gives the same answer.
-type Services interface{}
+// A new service is one more field, which plugins that do not use it never
+// see. Out of process, the plugin's Services offers exactly the services
+// the server's host offers, each reached over the plugin's connection.
+type Services struct {
+	// Settings are the shared settings (see SettingDirectory).
+	Settings Settings
+	// Tree is the resource tree of the channel convention (see [Tree]).
+	Tree Tree
+}
 
 // Settings is the host service of shared settings.
 type Settings interface {

@@ -1,15 +1,9 @@
 package plugins
 
-import (
-	"context"
+import "context"
 
-	"github.com/reso-project/reso/channel"
-)
-
-// Tree is the host service of the resource tree (package channel): plugins
-// find it by type assertion on [Services], compiled in or isolated,
-//
-//	tree, ok := host.(plugins.Tree)
+// Tree is the host service of the resource tree (package channel), offered
+// as [Services].Tree, compiled in or isolated.
 //
 // A door (a WebSocket session, an HTTP request, a GET kept open) attaches
 // a client with Connect and passes it the client's messages, or sends one
@@ -37,37 +31,33 @@ type TreeClient interface {
 	Exec(ctx context.Context, msg []byte) error
 	// Next appends to buf[:0] every frame queued for the client, in order,
 	// waiting for one when none is queued, and returns it. Once the client
-	// is disconnected and its frames returned, it returns a *channel.Gone
+	// is disconnected and its frames returned, it returns a *[TreeGone]
 	// saying why (1000 "disconnected" after Disconnect, 1008 "slow
 	// consumer" when the client's queue overflowed, ...). When ctx ends it
 	// returns ctx's error; the client may then be unusable (an isolated
 	// plugin's client is disconnected), so pass the context of the
 	// client's whole life. Next is not safe for concurrent use.
-	Next(ctx context.Context, buf []channel.Frame) ([]channel.Frame, error)
+	Next(ctx context.Context, buf []TreeFrame) ([]TreeFrame, error)
 	// Disconnect detaches the client: its transient resources are deleted
 	// and its subscriptions end. Later calls do nothing.
 	Disconnect()
 }
 
-// TreeReadier is a [TreeClient] that can be drained without a goroutine
-// waiting in Next, found by type assertion: a door with many idle clients
-// then keeps no goroutine per client. The clients of the tree in process
-// ([TreeOf]) implement it; those of an isolated plugin do not.
-type TreeReadier interface {
-	// TryNext is Next without the wait: it returns the frames queued,
-	// appended to buf[:0] in order; with none queued it returns buf[:0]
-	// and nil while the client lives, its *channel.Gone once it is
-	// disconnected.
-	TryNext(buf []channel.Frame) ([]channel.Frame, error)
-	// OnReady sets f to be called when frames are queued while none
-	// were, and when the client is disconnected; when either holds
-	// already, f is called at once. f may be called with nothing to take,
-	// and by a goroutine that holds the tree's lock: it must return
-	// quickly and not call the client (start a goroutine that does).
-	OnReady(f func())
-	// Err returns the client's *channel.Gone once it is disconnected, nil
-	// while it lives, without taking frames: a drainer that leaves them
-	// queued while its own consumer catches up learns from it, when f is
-	// called, that the tree dropped the client (1008 "slow consumer").
-	Err() error
+// TreeFrame is one message the tree sends a client: a reply or a
+// notification, one JSON object. The Data of a notification may be shared
+// by every client that receives it: never modify it.
+type TreeFrame struct {
+	Seq  uint64 // the seq of the change a notification reports; 0 for a reply
+	Data []byte
 }
+
+// TreeGone is why the tree disconnected a client, as [TreeClient].Next
+// reports it once the frames queued before have been returned: a close
+// code (as WebSocket numbers them) and a short reason.
+type TreeGone struct {
+	Code   int
+	Reason string
+}
+
+// Error returns "plugins: tree client disconnected: REASON".
+func (g *TreeGone) Error() string { return "plugins: tree client disconnected: " + g.Reason }

@@ -330,7 +330,7 @@ func TestVersionFromBuild(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ldflags := filepath.Join(dir, "reso-ldflags")
-	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X main.version=9.9.9", "-o", ldflags, "../cmd/reso")
+	build := exec.Command("go", "build", "-buildvcs=false", "-ldflags", "-X github.com/reso-project/reso/app.version=9.9.9", "-o", ldflags, "../cmd/reso")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}

@@ -157,6 +157,8 @@ type launch struct {
 	// stateDB leaves -db to the server's default (in the state directory)
 	// instead of :memory:.
 	stateDB bool
+	// binary is the program to start instead of the reso binary.
+	binary string
 }
 
 // startWith is startIn with launch options.
@@ -172,7 +174,11 @@ func startWith(dir string, m mode, l launch, args ...string) (*server, error) {
 		all = append(all, "-db", ":memory:")
 	}
 	all = append(all, args...)
-	cmd := exec.Command(binary, all...)
+	bin := binary
+	if l.binary != "" {
+		bin = l.binary
+	}
+	cmd := exec.Command(bin, all...)
 	cmd.Dir = dir
 	if l.env != nil {
 		cmd.Env = append(os.Environ(), l.env...)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,11 +61,21 @@ var nodeWebSocketFlag bool
 // lost before the reply, writes while disconnected, reconnects with
 // recovery, and kill -9 with a restart.
 func TestJSClient(t *testing.T) {
-	node := nodePath(t)
 	files, err := filepath.Glob("../client/js/test/*.test.mjs")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no tests in client/js/test: %v", err)
 	}
+	// The fleet's file runs in TestJSClientFleet, which starts the fleet.
+	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == jsFleetTest })
+	runNodeTests(t, nil, files...)
+}
+
+// runNodeTests runs the test files in Node's test runner with RESO_BIN
+// set to the reso binary of this package and env added, failing t if a
+// test fails.
+func runNodeTests(t *testing.T, env []string, files ...string) {
+	t.Helper()
+	node := nodePath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	args := append([]string{"--test", "--test-reporter=spec"}, files...)
@@ -72,7 +83,7 @@ func TestJSClient(t *testing.T) {
 		args = append([]string{"--experimental-websocket"}, args...)
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
-	cmd.Env = append(os.Environ(), "RESO_BIN="+binary, "NO_COLOR=1")
+	cmd.Env = append(append(os.Environ(), "RESO_BIN="+binary, "NO_COLOR=1"), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("node --test: %v\n%s", err, out)

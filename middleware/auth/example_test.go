@@ -64,3 +64,59 @@ func ExampleRequired() {
 	// 401 Unauthorized | Basic realm="localhost" | "401 Unauthorized\n"
 	// 200 OK |  | "hello user@example.com"
 }
+
+// Optional serves anonymous callers and known ones alike; the caller is in
+// the request's context, and in core.Request.Identity for a core.Handler,
+// wherever it is mounted.
+func ExampleOptional() {
+	ctx := context.Background()
+	store, err := sqlitestore.Open(ctx, ":memory:")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	secret, err := auth.LoadSecret("")
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := auth.New(auth.Config{Store: store, Secret: secret})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := a.Register(ctx, "user@example.com", "secret"); err != nil {
+		log.Fatal(err)
+	}
+
+	hello := core.HTTP(core.HandlerFunc(func(_ context.Context, req *core.Request) (*core.Response, error) {
+		who := "anonymous"
+		if req.Identity != nil {
+			who = req.Identity.Email
+		}
+		return &core.Response{Body: []byte("hello " + who + " at " + req.Path)}, nil
+	}))
+	mux := http.NewServeMux()
+	mux.Handle("/api/", auth.Optional(a)(http.StripPrefix("/api", hello)))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	get := func(user, password string) {
+		req, _ := http.NewRequest("GET", srv.URL+"/api/hello", nil)
+		if user != "" {
+			req.SetBasicAuth(user, password)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		fmt.Printf("%d %q\n", resp.StatusCode, body)
+	}
+	get("", "")
+	get("user@example.com", "secret")
+	get("user@example.com", "wrong")
+	// Output:
+	// 200 "hello anonymous at /hello"
+	// 200 "hello user@example.com at /hello"
+	// 401 "401 Unauthorized\n"
+}

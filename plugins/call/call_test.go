@@ -10,6 +10,8 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
@@ -77,7 +79,7 @@ func newFixture(t *testing.T, settings map[string]string) *fixture {
 	}
 	t.Cleanup(func() { tr.Close() })
 	p := &Plugin{}
-	rs, err := p.Routes(context.Background(), pluginhost.WithTree(pluginhost.NewSettings(settings), pluginhost.TreeOf(tr)))
+	rs, err := p.Routes(context.Background(), plugins.Services{Settings: pluginhost.NewSettings(settings), Tree: doors.TreeOf(tr)})
 	if err != nil {
 		t.Fatal(err)
 	}

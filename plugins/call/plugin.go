@@ -62,13 +62,13 @@ type handler struct {
 // an identity. It gives the tree's top-level paths /login, /call and
 // /user their rules.
 func (p *Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
-	t, ok := host.(plugins.Tree)
-	if !ok {
+	t := host.Tree
+	if t == nil {
 		return nil, errors.New("call: the host offers no tree")
 	}
 	h := &handler{st: store{t}, maxExpires: DefaultMaxExpires}
 	wait, count, size := DefaultWait, DefaultWaitCount, DefaultWaitBytes
-	if s, ok := host.(plugins.Settings); ok {
+	if s := host.Settings; s != nil {
 		var err error
 		if h.maxExpires, err = duration(ctx, s, SettingMaxExpires, DefaultMaxExpires); err != nil {
 			return nil, err

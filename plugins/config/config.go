@@ -24,8 +24,8 @@ type Plugin struct{}
 // Routes returns routes 3 (GET /config?directory=) and 4 (/config) of the
 // example application (docs/wire.md#example-routes).
 func (Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
-	settings, ok := host.(plugins.Settings)
-	if !ok {
+	settings := host.Settings
+	if settings == nil {
 		return nil, errors.New("config: the host offers no settings")
 	}
 	h := core.Resource(&resource{host: settings})

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins"
 )
 
 // server routes the plugin's routes with the core router behind an
 // httptest server.
 func server(t *testing.T) *httptest.Server {
 	t.Helper()
-	rs, err := Plugin{}.Routes(context.Background(), nil)
+	rs, err := Plugin{}.Routes(context.Background(), plugins.Services{})
 	if err != nil {
 		t.Fatal(err)
 	}

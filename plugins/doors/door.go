@@ -31,11 +31,12 @@ var (
 	errUnauthorized    = core.Status(http.StatusUnauthorized, "Unauthorized")
 )
 
-// Door is the HTTP door under /channel/ (docs/channel.md#the-http-door): each request is one
-// message for the tree, sent with [plugins.Tree].Call.
+// Door is the HTTP door under /channel/ (docs/channel.md#the-http-door),
+// or wherever it is mounted: each request is one message for the tree,
+// sent with [plugins.Tree].Call.
 //
-//   - The resource is the path after /channel (percent-decoded; "[attr]"
-//     kept) and the query, which passes through to the tree (deep, like,
+//   - The resource is the path after the door's mount (core.Request.Path,
+//     percent-decoded; "[attr]" kept) and the query, which passes through to the tree (deep, like,
 //     limit, offset, order) but for the door's own parameters: expires and
 //     watch.
 //   - PUT and POST send the request body, which must be JSON (400 Invalid
@@ -46,7 +47,8 @@ var (
 //   - A success answers GET with 200 and the entity as JSON, PUT and
 //     DELETE with 200 and the reply's other fields as a JSON object ({} as
 //     a rule), POST with 201 Created, a Location header naming the new
-//     child and {"id": ...}.
+//     child as the client addresses it (under the door's mount,
+//     core.Request.Consumed) and {"id": ...}.
 //   - A failure answers with a status line that carries the reason: 404 Not
 //     Found, 403 Forbidden, 400 Invalid Resource, 409 Exists, 400 Invalid
 //     JSON content, 400 Invalid Entity, else 400 and the reason in title
@@ -83,11 +85,13 @@ var (
 // consumer); the client is disconnected either way.
 type Door struct {
 	Tree plugins.Tree
+
+	watchOnly bool // every GET is kept open ([Handler].Watch)
 }
 
 // Handle answers one request of the HTTP door.
 func (d *Door) Handle(ctx context.Context, req *core.Request) (*core.Response, error) {
-	path, err := resourcePath(req.Path)
+	path, err := resourcePath(doorPath(req))
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +106,7 @@ func (d *Door) Handle(ctx context.Context, req *core.Request) (*core.Response, e
 	if q.rules {
 		return d.rules(ctx, req, resource)
 	}
-	if req.Method == http.MethodGet && (q.watch || core.EventStream(req.Header)) {
+	if req.Method == http.MethodGet && (q.watch || d.watchOnly || core.EventStream(req.Header)) {
 		return Watch(ctx, d.Tree, req, resource, q.full)
 	}
 	m := newMessage(req.Method, resource, 1)
@@ -139,7 +143,7 @@ func (d *Door) Handle(ctx context.Context, req *core.Request) (*core.Response, e
 			return nil, errBadTree
 		}
 		resp.Code = http.StatusCreated
-		resp.Header = http.Header{"Location": {"/channel" + escapePath(path) + "/" + url.PathEscape(id)}}
+		resp.Header = http.Header{"Location": {location(req, path, id)}}
 		resp.Body = r.object()
 	default:
 		resp.Body = r.object()
@@ -229,6 +233,17 @@ func StreamWanted(req *core.Request) (stream, full bool, err error) {
 	return q.watch || core.EventStream(req.Header), q.full, nil
 }
 
+// doorPath returns the part of the path of req after the door's mount and
+// the slash that follows it: req.Path when the mount consumed that slash
+// (a route of /channel/), else req.Path without its first slash (a door
+// mounted with http.StripPrefix("/rt/channel", ...), or at the root).
+func doorPath(req *core.Request) string {
+	if strings.HasSuffix(req.Consumed, "/") {
+		return req.Path
+	}
+	return strings.TrimPrefix(req.Path, "/")
+}
+
 // resourcePath returns the tree path of the part of the request path
 // after /channel/, rooted: "" is the root. It changes nothing else, so
 // that the tree's parser alone decides which paths are valid, on every
@@ -241,6 +256,14 @@ func resourcePath(p string) (string, error) {
 		return "", errInvalidResource
 	}
 	return "/" + p, nil
+}
+
+// location returns the path of the child id of the tree path path, as the
+// client of req addresses it: the door's mount (req.Consumed, such as
+// /channel, or /rt/channel where an embedding server mounted the door)
+// followed by the tree path.
+func location(req *core.Request, path, id string) string {
+	return escapePath(strings.TrimSuffix(req.Consumed, "/")) + escapePath(path) + "/" + url.PathEscape(id)
 }
 
 // escapePath percent-encodes each segment of a tree path for a header.

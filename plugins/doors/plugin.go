@@ -1,10 +1,13 @@
 package doors
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
@@ -15,6 +18,9 @@ import (
 // transport's default read limit.
 const DefaultMaxMessage = 64 << 10
 
+// DefaultPrefix is where [Plugin] mounts the doors when its Prefix is "".
+const DefaultPrefix = "/channel"
+
 // SettingMaxMessage is the setting (plugins.Settings) of the largest
 // message a session client may send, in decimal bytes, set by the host
 // from its WebSocket read limit (reso: -channel-read-limit); empty means
@@ -24,6 +30,9 @@ const SettingMaxMessage = "channel-max-message"
 // Plugin is the doors of the resource tree. The zero value is ready, with
 // the defaults its fields name.
 type Plugin struct {
+	// Prefix is the path of the WebSocket door; the HTTP door serves the
+	// paths under it (Prefix + "/"). "" means DefaultPrefix.
+	Prefix string
 	// MaxMessage is the largest message, in bytes, a session client may
 	// send; a larger one closes the session with 1009 "message too big".
 	// The transport usually refuses such a message before it gets here. 0
@@ -35,22 +44,23 @@ type Plugin struct {
 func New() *Plugin { return &Plugin{} }
 
 // errNoTree answers Routes when the host offers no tree.
-var errNoTree = errors.New("doors: the host offers no tree (plugins.Tree)")
+var errNoTree = errors.New("doors: the host offers no tree (plugins.Services.Tree)")
 
-// Routes returns the session route at /channel and the HTTP door under
-// /channel/, both with an optional identity.
+// Routes returns the session route at the prefix (/channel) and the HTTP
+// door under it (/channel/), both with an optional identity.
 func (p *Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
-	tree, ok := host.(plugins.Tree)
-	if !ok {
+	tree := host.Tree
+	if tree == nil {
 		return nil, errNoTree
 	}
 	maxMessage, err := p.maxMessage(ctx, host)
 	if err != nil {
 		return nil, err
 	}
+	prefix := regexp.QuoteMeta(strings.TrimSuffix(cmp.Or(p.Prefix, DefaultPrefix), "/"))
 	return []plugins.Route{
-		{Match: `GET /channel(?:$|\?)`, Identity: plugins.IdentityOptional, Session: &Session{Tree: tree, MaxMessage: maxMessage}},
-		{Match: `GET,PUT,POST,DELETE /channel/`, Identity: plugins.IdentityOptional, Handler: &Door{Tree: tree}},
+		{Match: `GET ` + prefix + `(?:$|\?)`, Identity: plugins.IdentityOptional, Session: &Session{Tree: tree, MaxMessage: maxMessage}},
+		{Match: `GET,PUT,POST,DELETE ` + prefix + `/`, Identity: plugins.IdentityOptional, Handler: &Door{Tree: tree}},
 	}, nil
 }
 
@@ -60,8 +70,8 @@ func (p *Plugin) maxMessage(ctx context.Context, host plugins.Services) (int, er
 	if p.MaxMessage > 0 {
 		return p.MaxMessage, nil
 	}
-	s, ok := host.(plugins.Settings)
-	if !ok {
+	s := host.Settings
+	if s == nil {
 		return DefaultMaxMessage, nil
 	}
 	v, err := s.Setting(ctx, SettingMaxMessage)

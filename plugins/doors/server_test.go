@@ -65,7 +65,7 @@ func newServer(t *testing.T, p plugins.Plugin) *server {
 func newServerOn(t *testing.T, tree plugins.Tree, p plugins.Plugin) *server {
 	t.Helper()
 	s := &server{pipes: make(chan core.Session, 8)}
-	h := &pluginhost.Host{Services: pluginhost.NewSettings(nil), Tree: tree, Sessions: pipes(s.pipes), Optional: xUser, Challenge: challenge, BodyLimit: 1 << 10}
+	h := &pluginhost.Host{Services: plugins.Services{Settings: pluginhost.NewSettings(nil), Tree: tree}, Sessions: pipes(s.pipes), Optional: xUser, Challenge: challenge, BodyLimit: 1 << 10}
 	table, err := h.Routes(t.Context(), []pluginhost.Entry{{Name: "channel", Plugin: p}})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
@@ -20,7 +19,7 @@ const CloseTooBig = 1009
 // The handler's goroutine reads the client's messages and passes each
 // text message to the tree; what the tree queues for the client (replies
 // and notifications, in order) is written all at once when the transport
-// can. When the client is a [plugins.TreeReadier] (the tree in process) a
+// can. When the client is a [readier] (the tree in process) a
 // goroutine is started to write when there is something to write, so an
 // idle session costs one goroutine; otherwise one pump goroutine waits in
 // Next for the session's whole life. A binary message is ignored: the
@@ -46,7 +45,7 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	defer c.Disconnect()
 	var wait func()
 	cancel := func() {}
-	if r, ok := c.(plugins.TreeReadier); ok {
+	if r, ok := c.(readier); ok {
 		// No context of the session's own (a cancelable context and
 		// what Recv registers on it cost an idle session half a KiB):
 		// when the drain ends the session, closing it ends the read.
@@ -93,12 +92,12 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	return nil
 }
 
-// drainer writes the frames of a TreeReadier client to its session from
+// drainer writes the frames of a readier client to its session from
 // a goroutine started when the tree has queued some, which returns once
 // the queue is empty: an idle session keeps no goroutine for writing.
 type drainer struct {
 	ctx context.Context
-	r   plugins.TreeReadier
+	r   readier
 	s   core.Session
 
 	mu      sync.Mutex
@@ -108,7 +107,7 @@ type drainer struct {
 	wg      sync.WaitGroup
 
 	// Used by the running goroutine only.
-	frames []channel.Frame
+	frames []plugins.TreeFrame
 	msgs   []core.Message
 }
 
@@ -176,7 +175,7 @@ func (d *drainer) write() bool {
 		}
 		if err != nil {
 			code, reason := core.CloseGoingAway, ""
-			var gone *channel.Gone
+			var gone *plugins.TreeGone
 			if errors.As(err, &gone) {
 				code, reason = gone.Code, gone.Reason
 			}
@@ -203,7 +202,7 @@ func (d *drainer) stop() {
 // session is then closed with the tree's code and reason), a write fails
 // or ctx ends.
 func pump(ctx context.Context, c plugins.TreeClient, s core.Session) {
-	var frames []channel.Frame
+	var frames []plugins.TreeFrame
 	var msgs []core.Message
 	for {
 		var err error
@@ -220,7 +219,7 @@ func pump(ctx context.Context, c plugins.TreeClient, s core.Session) {
 			clear(frames)
 		}
 		if err != nil {
-			var gone *channel.Gone
+			var gone *plugins.TreeGone
 			if errors.As(err, &gone) {
 				_ = s.Close(gone.Code, gone.Reason)
 			}

@@ -7,7 +7,6 @@ import (
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins/doors"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // BenchmarkSessionMessages measures one session's messages through the
@@ -19,7 +18,7 @@ func BenchmarkSessionMessages(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tr.Close()
-	h := &doors.Session{Tree: pluginhost.TreeOf(tr)}
+	h := &doors.Session{Tree: doors.TreeOf(tr)}
 	server, client := core.Pipe("bench")
 	done := make(chan struct{})
 	go func() {

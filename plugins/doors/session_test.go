@@ -12,7 +12,6 @@ import (
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/internal/treetest"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 func send(t *testing.T, s core.Session, msg string) {
@@ -140,7 +139,7 @@ func TestSessionTooBig(t *testing.T) {
 }
 
 // countingTree passes a tree's clients on, counting their calls of Next;
-// its clients are TreeReadiers when the tree's are.
+// its clients can be drained without Next when the tree's can.
 type countingTree struct {
 	plugins.Tree
 	nexts atomic.Int64
@@ -152,7 +151,7 @@ func (t *countingTree) Connect(ctx context.Context, id, identity string) (plugin
 		return nil, err
 	}
 	cc := countingClient{c, t}
-	if r, ok := c.(plugins.TreeReadier); ok {
+	if r, ok := c.(treeReadier); ok {
 		return readyCountingClient{cc, r}, nil
 	}
 	return cc, nil
@@ -163,19 +162,26 @@ type countingClient struct {
 	t *countingTree
 }
 
-func (c countingClient) Next(ctx context.Context, buf []channel.Frame) ([]channel.Frame, error) {
+func (c countingClient) Next(ctx context.Context, buf []plugins.TreeFrame) ([]plugins.TreeFrame, error) {
 	c.t.nexts.Add(1)
 	return c.TreeClient.Next(ctx, buf)
 }
 
+// treeReadier is what the doors find on the clients of doors.TreeOf to
+// drain them without a goroutine waiting in Next.
+type treeReadier interface {
+	TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error)
+	OnReady(f func())
+}
+
 type readyCountingClient struct {
 	countingClient
-	plugins.TreeReadier
+	treeReadier
 }
 
 // TestSessionWriters runs the session door with both writers: the pump
 // waiting in Next (the stand-in tree, like an isolated plugin's) and the
-// goroutine started on demand (the tree in process, a TreeReadier, whose
+// goroutine started on demand (the tree in process, drained without Next, whose
 // Next is never called). Each sees replies and notifications in order,
 // closes a slow consumer with 1008 and disconnects its client.
 func TestSessionWriters(t *testing.T) {
@@ -191,7 +197,7 @@ func TestSessionWriters(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { tr.Close() })
-			return pluginhost.TreeOf(tr)
+			return doors.TreeOf(tr)
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

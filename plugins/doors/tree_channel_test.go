@@ -6,7 +6,6 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/plugins/doors"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // TestDoorsOnTheTree runs the doors on package channel's tree: the
@@ -18,7 +17,7 @@ func TestDoorsOnTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	s := newServerOn(t, pluginhost.TreeOf(tr), doors.New())
+	s := newServerOn(t, doors.TreeOf(tr), doors.New())
 	a, doneA := s.session(t, "X-User", "ann@example.com")
 	send(t, a, `{"method":"SUBSCRIBE","resource":"/room","msg_id":1}`)
 	expect(t, a, `{"msg_id":1,"code":"success"}`)

@@ -37,7 +37,7 @@ type watcher struct {
 	resource string // what GET reads
 	full     bool
 
-	buf      []channel.Frame
+	buf      []plugins.TreeFrame
 	pending  []core.Event
 	replies  int    // replies read: the first is SUBSCRIBE's, then GETs'
 	inflight int    // GETs sent and not answered
@@ -143,7 +143,7 @@ func (w *watcher) get(ctx context.Context) error {
 }
 
 // frame turns one frame into the events it gives.
-func (w *watcher) frame(f channel.Frame) {
+func (w *watcher) frame(f plugins.TreeFrame) {
 	if f.Seq != 0 {
 		w.lastSeq = f.Seq
 		if w.full {
@@ -212,7 +212,7 @@ func (w *watcher) Next(ctx context.Context) (core.Event, error) {
 			}
 		}
 		if err != nil && w.err == nil {
-			var gone *channel.Gone
+			var gone *plugins.TreeGone
 			if errors.As(err, &gone) {
 				w.err = io.EOF
 			} else {

@@ -61,8 +61,8 @@ type Plugin struct {
 // Routes returns routes 5 (listing) and 6 (download) of the example
 // application (docs/wire.md#example-routes).
 func (p Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
-	settings, ok := host.(plugins.Settings)
-	if !ok {
+	settings := host.Settings
+	if settings == nil {
 		return nil, errors.New("files: the host offers no settings")
 	}
 	o := NewOpener(settings, p.Timeout, p.MaxPending)

@@ -14,8 +14,8 @@ import (
 
 // greeter is a plugin with one route; it reads a shared setting from the host.
 var greeter = plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
-	settings, ok := host.(plugins.Settings)
-	if !ok {
+	settings := host.Settings
+	if settings == nil {
 		return nil, errors.New("greeter: the host offers no settings")
 	}
 	return []plugins.Route{{
@@ -34,7 +34,7 @@ var greeter = plugins.PluginFunc(func(_ context.Context, host plugins.Services) 
 // the representation prefixes first, so /xml/hello reaches the greeter.
 func ExampleHost() {
 	m := &pluginhost.Host{
-		Services:  pluginhost.NewSettings(map[string]string{"name": "world"}),
+		Services:  plugins.Services{Settings: pluginhost.NewSettings(map[string]string{"name": "world"})},
 		BodyLimit: 1 << 20,
 	}
 	table, err := m.Routes(context.Background(), []pluginhost.Entry{

@@ -24,7 +24,9 @@ type Entry struct {
 // Host builds the route table of plugins, in list order: each plugin's
 // routes in the order it gives them.
 type Host struct {
-	// Services is offered to every plugin. Required.
+	// Services is offered to every plugin. A client that a plugin connects
+	// to Services.Tree with a session's id is disconnected when that
+	// session ends, however it ends, even when the plugin's process died.
 	Services plugins.Services
 	// Require wraps the handler of a route whose Identity is
 	// [IdentityRequired] (auth.Required); it answers unauthenticated
@@ -54,12 +56,6 @@ type Host struct {
 	// KeepAlive is the silence after which an open stream gets a
 	// keep-alive (see core.StreamOptions); 0 means core.DefaultKeepAlive.
 	KeepAlive time.Duration
-	// Tree, when set, is the resource tree the host offers every plugin as
-	// the [Tree] service, next to the services of Services (see
-	// [WithTree]). A client that a plugin connects with a session's id is
-	// disconnected when that session ends, however it ends, even when the
-	// plugin's process died. Nil offers no tree.
-	Tree plugins.Tree
 	// Logger receives what the host reports on its own, such as a session
 	// handler's panic; nil means slog.Default().
 	Logger *slog.Logger
@@ -93,7 +89,7 @@ func (m *Host) Routes(ctx context.Context, entries []Entry) ([]core.Route, error
 			if r.Handler != nil || r.Session != nil {
 				var h http.Handler
 				if r.Session != nil {
-					h = m.sessionHandler(r.Session, r.Identity)
+					h = m.sessionHandler(r.Session)
 				} else {
 					h = m.handler(r.Handler, r.Identity)
 				}
@@ -109,20 +105,34 @@ func (m *Host) Routes(ctx context.Context, entries []Entry) ([]core.Route, error
 	return table, nil
 }
 
-// services returns what the host offers plugins: Services, and the Tree
-// when one is set, whose clients the end of their session disconnects.
+// services returns what the host offers plugins: Services, with a Tree
+// whose clients the end of their session disconnects.
 func (m *Host) services() plugins.Services {
-	if m.Tree == nil {
-		return m.Services
+	s := m.Services
+	if s.Tree != nil {
+		s.Tree = hostTree{Tree: s.Tree, l: &m.live}
 	}
-	l := &m.live
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.tree == nil {
-		l.tree = newHostTree(m.Tree)
-		l.hooks = append(l.hooks, l.tree.end)
-	}
-	return WithTree(m.Services, l.tree)
+	return s
+}
+
+// HTTP returns h as an http.Handler that an embedding server mounts where
+// it likes, as the host serves a route's handler: the body capped at
+// BodyLimit, the caller's identity taken from the request's context
+// (core.NewIdentityContext, which the server's authentication middleware
+// calls; none makes the caller anonymous), a 401 answer to an anonymous
+// caller sent with the Challenge headers, a streamed answer ended by
+// GoAway.
+func (m *Host) HTTP(h core.Handler) http.Handler {
+	return m.handler(h, plugins.IdentityOptional)
+}
+
+// Session returns h as an http.Handler that an embedding server mounts
+// where it likes, as the host serves a session route: the Sessions
+// transport turns the request into a session, h serves it on a goroutine
+// of its own with the caller's identity from the request's context, the end
+// hooks run when it is over, and GoAway and Close end it.
+func (m *Host) Session(h core.SessionHandler) http.Handler {
+	return m.sessionHandler(h)
 }
 
 // wrap puts the authentication middleware of mode in front of h.
@@ -153,9 +163,6 @@ func (m *Host) handler(h core.Handler, mode plugins.IdentityMode) http.Handler {
 		}
 		req := core.Prepare(r)
 		req.Body = r.Body
-		if mode != plugins.IdentityNone {
-			req.Identity = core.IdentityFromContext(r.Context())
-		}
 		resp, err := h.Handle(r.Context(), req)
 		switch {
 		case err != nil:

@@ -56,7 +56,7 @@ func call(rt http.Handler, method, target, body string) (int, string) {
 }
 
 func TestMountOrderRewriteAndBodyLimit(t *testing.T) {
-	rt := serve(t, &Host{Services: &SettingsMap{}, BodyLimit: 4}, Entry{Name: "echo", Plugin: echoPlugin(plugins.IdentityNone)})
+	rt := serve(t, &Host{Services: plugins.Services{Settings: &SettingsMap{}}, BodyLimit: 4}, Entry{Name: "echo", Plugin: echoPlugin(plugins.IdentityNone)})
 	cases := []struct {
 		method, target, body string
 		code                 int
@@ -95,12 +95,12 @@ func xUser(required bool) func(http.Handler) http.Handler {
 
 func TestMountIdentity(t *testing.T) {
 	for _, mode := range []plugins.IdentityMode{plugins.IdentityOptional, plugins.IdentityRequired, plugins.IdentityMode(9)} {
-		_, err := (&Host{Services: &SettingsMap{}}).Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(mode)}})
+		_, err := (&Host{Services: plugins.Services{Settings: &SettingsMap{}}}).Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(mode)}})
 		if err == nil || !strings.Contains(err.Error(), "p: route") {
 			t.Errorf("a route with identity %s without an authenticator: %v", mode, err)
 		}
 	}
-	m := &Host{Services: &SettingsMap{}, Require: xUser(true), Optional: xUser(false)}
+	m := &Host{Services: plugins.Services{Settings: &SettingsMap{}}, Require: xUser(true), Optional: xUser(false)}
 	if _, err := m.Routes(context.Background(), []Entry{{Name: "p", Plugin: echoPlugin(plugins.IdentityMode(9))}}); err == nil {
 		t.Error("an unknown identity mode was mounted")
 	}
@@ -114,9 +114,10 @@ func TestMountIdentity(t *testing.T) {
 		{plugins.IdentityRequired, "ann@example.org", 200, "GET y ann@example.org "},
 		{plugins.IdentityOptional, "", 200, "GET y - "},
 		{plugins.IdentityOptional, "ann@example.org", 200, "GET y ann@example.org "},
-		// A route without identity never sees one, even when some outer
-		// middleware put one in the context.
-		{plugins.IdentityNone, "ann@example.org", 200, "GET y - "},
+		// A route without identity runs no check of its own, but the
+		// caller that an outer middleware put in the context is the
+		// request's: the identity has one home.
+		{plugins.IdentityNone, "ann@example.org", 200, "GET y ann@example.org "},
 	}
 	for _, c := range cases {
 		rt := serve(t, m, Entry{Name: "p", Plugin: echoPlugin(c.mode)})
@@ -147,7 +148,7 @@ func TestMountPluginError(t *testing.T) {
 	bad := plugins.PluginFunc(func(context.Context, plugins.Services) ([]plugins.Route, error) {
 		return nil, errors.New("no routes today")
 	})
-	_, err := (&Host{Services: &SettingsMap{}}).Routes(context.Background(), []Entry{{Name: "bad", Plugin: bad}})
+	_, err := (&Host{Services: plugins.Services{Settings: &SettingsMap{}}}).Routes(context.Background(), []Entry{{Name: "bad", Plugin: bad}})
 	if err == nil || !strings.Contains(err.Error(), "bad: no routes today") {
 		t.Fatalf("%v", err)
 	}
@@ -177,7 +178,7 @@ func TestMountDefaultBodyLimit(t *testing.T) {
 		{"negative is none", -1, 200},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rt := serve(t, &Host{Services: &SettingsMap{}, BodyLimit: c.limit}, Entry{Name: "echo", Plugin: echoPlugin(plugins.IdentityNone)})
+			rt := serve(t, &Host{Services: plugins.Services{Settings: &SettingsMap{}}, BodyLimit: c.limit}, Entry{Name: "echo", Plugin: echoPlugin(plugins.IdentityNone)})
 			if code, _ := call(rt, "PUT", "/e/x", big); code != c.code {
 				t.Errorf("PUT of %d bytes: %d, want %d", len(big), code, c.code)
 			}

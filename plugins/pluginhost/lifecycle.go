@@ -38,7 +38,6 @@ type live struct {
 	hooks    []func(id string)
 	entries  []Entry
 	closed   bool
-	tree     *hostTree      // the Tree as offered, once Routes ran
 	running  sync.WaitGroup // session handlers
 }
 
@@ -141,7 +140,7 @@ func (m *Host) Close(ctx context.Context) error {
 // sessionHandler adapts a session handler to net/http: the transport turns
 // the request into a session, the handler serves it, and the end hooks run
 // once when it is over.
-func (m *Host) sessionHandler(h core.SessionHandler, mode plugins.IdentityMode) http.Handler {
+func (m *Host) sessionHandler(h core.SessionHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m.Sessions == nil {
 			core.WriteError(w, r, ErrNoSessions)
@@ -150,9 +149,6 @@ func (m *Host) sessionHandler(h core.SessionHandler, mode plugins.IdentityMode) 
 		// A clone: the session outlives the request (see below).
 		req := core.Prepare(r).Clone()
 		req.Body = nil
-		if mode != plugins.IdentityNone {
-			req.Identity = core.IdentityFromContext(r.Context())
-		}
 		id := newSessionID()
 		ts, err := m.Sessions.Accept(w, r, id)
 		if err != nil {
@@ -221,7 +217,12 @@ func (m *Host) serveSession(ctx context.Context, h core.SessionHandler, req *cor
 		l.mu.Lock()
 		delete(l.sessions, ts.ID())
 		hooks := slices.Clone(l.hooks)
+		client := s.client
+		s.client = nil
 		l.mu.Unlock()
+		if client != nil {
+			client.Disconnect()
+		}
 		for _, f := range hooks {
 			f(ts.ID())
 		}
@@ -234,6 +235,7 @@ func (m *Host) serveSession(ctx context.Context, h core.SessionHandler, req *cor
 type hostSession struct {
 	core.Session
 	cancel context.CancelFunc
+	client plugins.TreeClient // the tree client of the session's id; guarded by live.mu
 	once   sync.Once
 	err    error
 }

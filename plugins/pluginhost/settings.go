@@ -9,8 +9,8 @@ import (
 	"github.com/reso-project/reso/plugins"
 )
 
-// SettingsMap is an in-memory [Services] that offers [Settings]: a map of
-// shared settings safe for concurrent use. The zero value is empty, writable
+// SettingsMap is in-memory [plugins.Settings]: a map of shared settings
+// safe for concurrent use. The zero value is empty, writable
 // and ready.
 type SettingsMap struct {
 	mu       sync.RWMutex
@@ -51,7 +51,4 @@ func (s *SettingsMap) SetSetting(_ context.Context, name, value string) error {
 	return nil
 }
 
-var (
-	_ plugins.Services = (*SettingsMap)(nil)
-	_ plugins.Settings = (*SettingsMap)(nil)
-)
+var _ plugins.Settings = (*SettingsMap)(nil)

@@ -9,6 +9,7 @@ import (
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/internal/treetest"
 	"github.com/reso-project/reso/plugins/pluginhost"
 )
@@ -23,10 +24,10 @@ func TestTreeOfSessionEnd(t *testing.T) {
 	}
 	defer tree.Close()
 	p := make(pipes, 1)
-	h := &pluginhost.Host{Services: pluginhost.NewSettings(nil), Tree: pluginhost.TreeOf(tree), Sessions: p}
+	h := &pluginhost.Host{Services: plugins.Services{Settings: pluginhost.NewSettings(nil), Tree: doors.TreeOf(tree)}, Sessions: p}
 	put := make(chan string, 1)
 	plugin := plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
-		tr := host.(plugins.Tree)
+		tr := host.Tree
 		return []plugins.Route{{Match: "GET /s", Session: core.SessionHandlerFunc(func(ctx context.Context, _ *core.Request, s core.Session) error {
 			c, err := tr.Connect(ctx, s.ID(), "")
 			if err != nil {
@@ -71,9 +72,17 @@ func TestTreeOfSessionEnd(t *testing.T) {
 	}
 }
 
-// TestTreeReadier checks that the host's clients implement TreeReadier exactly
-// when the tree's are: the in-process tree's, not the stand-in's, and
-// that one drains without Next.
+// treeReadier is what the doors find on the clients of doors.TreeOf to
+// drain them without a goroutine waiting in Next.
+type treeReadier interface {
+	TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error)
+	OnReady(f func())
+}
+
+// TestTreeReadier checks that the host hands plugins the tree's own
+// clients, so that what the tree's adapter offers besides the contract
+// stays within reach: the in-process tree's can be drained without Next,
+// the stand-in's cannot.
 func TestTreeReadier(t *testing.T) {
 	tree, err := channel.New(t.Context(), nil, channel.Options{})
 	if err != nil {
@@ -85,14 +94,14 @@ func TestTreeReadier(t *testing.T) {
 		tree  plugins.Tree
 		ready bool
 	}{
-		{"in process", pluginhost.TreeOf(tree), true},
+		{"in process", doors.TreeOf(tree), true},
 		{"stand-in", treetest.New(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var offered plugins.Tree
-			h := &pluginhost.Host{Services: pluginhost.NewSettings(nil), Tree: tc.tree, Sessions: make(pipes, 1)}
+			h := &pluginhost.Host{Services: plugins.Services{Settings: pluginhost.NewSettings(nil), Tree: tc.tree}, Sessions: make(pipes, 1)}
 			plugin := plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
-				offered = host.(plugins.Tree)
+				offered = host.Tree
 				return nil, nil
 			})
 			if _, err := h.Routes(t.Context(), []pluginhost.Entry{{Name: "p", Plugin: plugin}}); err != nil {
@@ -103,9 +112,9 @@ func TestTreeReadier(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Disconnect()
-			r, ok := c.(plugins.TreeReadier)
+			r, ok := c.(treeReadier)
 			if ok != tc.ready {
-				t.Fatalf("TreeReadier %v, want %v", ok, tc.ready)
+				t.Fatalf("readier %v, want %v", ok, tc.ready)
 			}
 			if !ok {
 				return

@@ -30,13 +30,13 @@ func (p pipes) Accept(_ http.ResponseWriter, _ *http.Request, id string) (core.S
 func treeHost(t *testing.T, tree plugins.Tree) (http.Handler, pipes, <-chan string) {
 	t.Helper()
 	p := make(pipes, 4)
-	h := &pluginhost.Host{Services: pluginhost.NewSettings(nil), Tree: tree, Sessions: p}
+	h := &pluginhost.Host{Services: plugins.Services{Settings: pluginhost.NewSettings(nil), Tree: tree}, Sessions: p}
 	plugin := plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
-		tr, ok := host.(plugins.Tree)
-		if !ok {
+		tr := host.Tree
+		if tr == nil {
 			return nil, errors.New("no tree offered")
 		}
-		if _, ok := host.(plugins.Settings); !ok {
+		if host.Settings == nil {
 			return nil, errors.New("settings no longer offered next to the tree")
 		}
 		return []plugins.Route{{Match: "GET /s", Session: core.SessionHandlerFunc(func(ctx context.Context, _ *core.Request, s core.Session) error {
@@ -96,9 +96,9 @@ func TestHostTreeSessionEnd(t *testing.T) {
 }
 
 // TestHostWithoutTree checks that a host without a tree offers none, and
-// that WithTree keeps the settings of the services it extends.
+// the settings it has.
 func TestHostWithoutTree(t *testing.T) {
-	h := &pluginhost.Host{Services: pluginhost.NewSettings(nil)}
+	h := &pluginhost.Host{Services: plugins.Services{Settings: pluginhost.NewSettings(nil)}}
 	var offered plugins.Services
 	_, err := h.Routes(t.Context(), []pluginhost.Entry{{Name: "p", Plugin: plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
 		offered = host
@@ -107,17 +107,10 @@ func TestHostWithoutTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := offered.(plugins.Tree); ok {
+	if offered.Tree != nil {
 		t.Error("a host without a tree offers one")
 	}
-	if _, ok := offered.(plugins.Settings); !ok {
+	if offered.Settings == nil {
 		t.Error("settings not offered")
-	}
-	only := pluginhost.WithTree(struct{}{}, treetest.New())
-	if _, ok := only.(plugins.Settings); ok {
-		t.Error("WithTree offers settings the services did not have")
-	}
-	if _, ok := only.(plugins.Tree); !ok {
-		t.Error("WithTree offers no tree")
 	}
 }

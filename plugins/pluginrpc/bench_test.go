@@ -57,7 +57,7 @@ func benchPlugins(b *testing.B) []struct {
 
 func BenchmarkHandle(b *testing.B) {
 	for _, bp := range benchPlugins(b) {
-		rs, err := bp.p.Routes(b.Context(), pluginhost.NewSettings(nil))
+		rs, err := bp.p.Routes(b.Context(), plugins.Services{Settings: pluginhost.NewSettings(nil)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,7 +14,7 @@ import (
 // handlerOf returns the handler of the route of p whose Match is match.
 func handlerOf(t *testing.T, p plugins.Plugin, match string) core.Handler {
 	t.Helper()
-	rs, err := p.Routes(t.Context(), pluginhost.NewSettings(nil))
+	rs, err := p.Routes(t.Context(), plugins.Services{Settings: pluginhost.NewSettings(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,19 +3,19 @@ package pluginrpc
 import "github.com/reso-project/reso/plugins"
 
 // Names of the host's capabilities as RoutesRequest.capabilities carries
-// them: one per capability interface of plugins.Services.
+// them: one per field of plugins.Services.
 const (
 	capSettings = "settings" // plugins.Settings
 	capTree     = "tree"     // plugins.Tree
 )
 
-// capabilities names the capability interfaces host implements.
+// capabilities names the services host offers.
 func capabilities(host plugins.Services) [][]byte {
 	var out []string
-	if _, ok := host.(plugins.Settings); ok {
+	if host.Settings != nil {
 		out = append(out, capSettings)
 	}
-	if _, ok := host.(plugins.Tree); ok {
+	if host.Tree != nil {
 		out = append(out, capTree)
 	}
 	return wireList(out)

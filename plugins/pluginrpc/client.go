@@ -69,7 +69,7 @@ type Client struct {
 	restarts atomic.Uint64
 
 	mu     sync.Mutex // serializes Routes and (re)binding a process
-	host   plugins.Services
+	host   *plugins.Services
 	routes []*pluginv2.Route
 	built  []plugins.Route
 }
@@ -252,7 +252,7 @@ func (c *Client) restart() (*conn, error) {
 	}
 	if c.host != nil {
 		ctx, cancel := context.WithTimeout(c.ctx, c.cfg.StartTimeout)
-		rs, err := c.bind(ctx, cn, c.host)
+		rs, err := c.bind(ctx, cn, *c.host)
 		cancel()
 		if err != nil {
 			cn.kill()

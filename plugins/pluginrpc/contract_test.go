@@ -67,7 +67,7 @@ func newTestServer(t testing.TB, entries ...pluginhost.Entry) *testServer {
 	settings := pluginhost.NewSettings(map[string]string{"greeting": "hi there"})
 	pipes := make(chan core.Session, 16)
 	m := &pluginhost.Host{
-		Services:  settings,
+		Services:  plugins.Services{Settings: settings},
 		BodyLimit: 1 << 20,
 		Sessions:  pipeTransport(pipes),
 		Require: func(next http.Handler) http.Handler {

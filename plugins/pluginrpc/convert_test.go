@@ -191,7 +191,7 @@ func TestNotUTF8RoundTrip(t *testing.T) {
 	t.Run("settings", func(t *testing.T) {
 		// The host's side of the Host service, with the messages marshaled
 		// as the wire does.
-		hs := &hostServer{host: pluginhost.NewSettings(nil)}
+		hs := &hostServer{host: plugins.Services{Settings: pluginhost.NewSettings(nil)}}
 		set := roundTrip(t, &pluginv2.SetSettingRequest{Name: wire(notUTF8), Value: wire("/dir/" + notUTF8)}, &pluginv2.SetSettingRequest{})
 		sresp, err := hs.SetSetting(t.Context(), set)
 		if err != nil || sresp.GetError() != nil {
@@ -208,7 +208,7 @@ func TestNotUTF8RoundTrip(t *testing.T) {
 		}
 	})
 	t.Run("setting error", func(t *testing.T) {
-		hs := &hostServer{host: failingHost{errors.New("settings: " + notUTF8)}}
+		hs := &hostServer{host: plugins.Services{Settings: failingHost{errors.New("settings: " + notUTF8)}}}
 		resp, err := hs.Setting(t.Context(), &pluginv2.SettingRequest{Name: wire("directory")})
 		if err != nil {
 			t.Fatal(err)
@@ -220,13 +220,13 @@ func TestNotUTF8RoundTrip(t *testing.T) {
 	})
 }
 
-// failingHost is a Host whose every call fails with err.
+// failingHost is settings whose every call fails with err.
 type failingHost struct{ err error }
 
 func (h failingHost) Setting(context.Context, string) (string, error)  { return "", h.err }
 func (h failingHost) SetSetting(context.Context, string, string) error { return h.err }
 
-var _ plugins.Services = failingHost{}
+var _ plugins.Settings = failingHost{}
 
 // TestIdentityModeRoundTrip checks that every identity mode crosses the
 // protocol, that the older auth flag still marks required routes both

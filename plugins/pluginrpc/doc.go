@@ -60,12 +60,12 @@
 //     the session ends.
 //   - At shutdown the host calls Close, which runs the plugin's Close
 //     ([plugins.Closer]) in its process, before it stops the process.
-//   - The plugin reaches the host's services ([plugins.Services]'s capability
-//     interfaces, such as [plugins.Settings] and [plugins.Tree]) through
-//     go-plugin's broker; it
-//     shares no memory with the host. The host names the capabilities it
-//     offers, and the plugin's host offers exactly those, so a type
-//     assertion answers as it would in process. A tree client's frames
+//   - The plugin reaches the host's services (the fields of
+//     [plugins.Services], such as its Settings and its Tree) through
+//     go-plugin's broker; it shares no memory with the host. The host
+//     names the services it offers, and the plugin's Services sets
+//     exactly those fields, so a plugin finds the same fields set as it
+//     would in process. A tree client's frames
 //     cross unchanged on a call of their own, and the host disconnects the
 //     client when that call ends, so a dead plugin leaves none attached.
 //     What waits for a plugin that does not read is the client's queue in

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
 
@@ -33,8 +32,8 @@ var errNoSettings = errors.New("pluginrpc: the host offers no settings")
 
 // Setting returns a shared setting; the host's error crosses in band.
 func (s *hostServer) Setting(ctx context.Context, req *pluginv2.SettingRequest) (*pluginv2.SettingResponse, error) {
-	settings, ok := s.host.(plugins.Settings)
-	if !ok {
+	settings := s.host.Settings
+	if settings == nil {
 		return &pluginv2.SettingResponse{Error: encodeError(errNoSettings)}, nil
 	}
 	v, err := settings.Setting(ctx, string(req.GetName()))
@@ -46,8 +45,8 @@ func (s *hostServer) Setting(ctx context.Context, req *pluginv2.SettingRequest) 
 
 // SetSetting changes a shared setting; the host's error crosses in band.
 func (s *hostServer) SetSetting(ctx context.Context, req *pluginv2.SetSettingRequest) (*pluginv2.SetSettingResponse, error) {
-	settings, ok := s.host.(plugins.Settings)
-	if !ok {
+	settings := s.host.Settings
+	if settings == nil {
 		return &pluginv2.SetSettingResponse{Error: encodeError(errNoSettings)}, nil
 	}
 	if err := settings.SetSetting(ctx, string(req.GetName()), string(req.GetValue())); err != nil {
@@ -61,34 +60,18 @@ type remoteHost struct {
 	client pluginv2.HostClient
 }
 
-// view returns the host the plugin sees: one that offers exactly the
-// capabilities the host named (plugins.Services's capability interfaces), so
-// that a type assertion in the plugin answers as it would in process.
+// view returns the services the plugin sees: exactly those the host named
+// (capability.go), each reached over the plugin's connection, so that the
+// plugin finds the same fields set as it would in process.
 func (h *remoteHost) view(capabilities []string) plugins.Services {
-	var s plugins.Services = hostOnly{}
+	var s plugins.Services
 	if slices.Contains(capabilities, capSettings) {
-		s = settingsHost{h}
+		s.Settings = h
 	}
 	if slices.Contains(capabilities, capTree) {
-		s = pluginhost.WithTree(s, treeHost{h})
+		s.Tree = treeHost{h}
 	}
 	return s
-}
-
-// hostOnly is a host that offers no service.
-type hostOnly struct{}
-
-// settingsHost is a host that offers plugins.Settings.
-type settingsHost struct{ h *remoteHost }
-
-// Setting asks the host for a shared setting.
-func (s settingsHost) Setting(ctx context.Context, name string) (string, error) {
-	return s.h.Setting(ctx, name)
-}
-
-// SetSetting asks the host to change a shared setting.
-func (s settingsHost) SetSetting(ctx context.Context, name, value string) error {
-	return s.h.SetSetting(ctx, name, value)
 }
 
 // Setting asks the host for a shared setting. The host's own error comes
@@ -127,6 +110,5 @@ func hostCallError(ctx context.Context, err error, what, name string) error {
 
 var (
 	_ pluginv2.HostServer = (*hostServer)(nil)
-	_ plugins.Services    = hostOnly{}
-	_ plugins.Settings    = settingsHost{}
+	_ plugins.Settings    = (*remoteHost)(nil)
 )

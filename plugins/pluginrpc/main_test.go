@@ -99,8 +99,8 @@ var downloadData = func() []byte {
 var downloadTime = time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
 
 func (testPlugin) Routes(_ context.Context, offered plugins.Services) ([]plugins.Route, error) {
-	host, ok := offered.(plugins.Settings)
-	if !ok {
+	host := offered.Settings
+	if host == nil {
 		return nil, errors.New("test plugin: the host offers no settings")
 	}
 	closeHost.Store(&host)

@@ -45,9 +45,6 @@ func sameRoutes(a, b []*pluginv2.Route) bool {
 // Routes asks the plugin for its routes (once: later calls return the same
 // routes) and serves host to it. The handlers forward to the plugin process.
 func (c *Client) Routes(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
-	if host == nil {
-		return nil, fmt.Errorf("pluginrpc: plugin %q: Routes: nil host", c.cfg.Name)
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.built != nil {
@@ -61,7 +58,7 @@ func (c *Client) Routes(ctx context.Context, host plugins.Services) ([]plugins.R
 	if err != nil {
 		return nil, err
 	}
-	c.host, c.routes = host, rs
+	c.host, c.routes = &host, rs
 	built := make([]plugins.Route, len(rs))
 	for i, r := range rs {
 		built[i] = decodeRoute(r)

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
 )
@@ -64,8 +63,8 @@ func (t *treeClients) remove(id string, c plugins.TreeClient) {
 // TreeConnect attaches a client and streams its frames until the tree
 // disconnects it or the call ends; the client is disconnected either way.
 func (s *hostServer) TreeConnect(req *pluginv2.TreeConnectRequest, stream pluginv2.Host_TreeConnectServer) error {
-	tree, ok := s.host.(plugins.Tree)
-	if !ok {
+	tree := s.host.Tree
+	if tree == nil {
 		return stream.Send(&pluginv2.TreeFrames{Error: encodeError(errNoTree)})
 	}
 	ctx := stream.Context()
@@ -82,10 +81,28 @@ func (s *hostServer) TreeConnect(req *pluginv2.TreeConnectRequest, stream plugin
 	if err := stream.Send(&pluginv2.TreeFrames{}); err != nil {
 		return nil
 	}
-	if r, ok := c.(plugins.TreeReadier); ok {
+	if r, ok := c.(treeReadier); ok {
 		return sendReady(ctx, stream, r)
 	}
 	return sendNext(ctx, stream, c)
+}
+
+// treeReadier is a tree client that can be drained without a goroutine
+// waiting in Next: the clients of the tree in process (doors.TreeOf), which
+// the host hands over as they are. How a client is drained is the tree
+// adapter's business, not the plugin contract's, so this is found by type
+// assertion; another client is drained with Next (sendNext).
+type treeReadier interface {
+	// TryNext is Next without the wait: the frames queued, appended to
+	// buf[:0]; none and nil while the client lives, its *plugins.TreeGone
+	// once it is disconnected.
+	TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error)
+	// OnReady sets f to be called when frames are queued while none were,
+	// and when the client is disconnected; f must return quickly.
+	OnReady(f func())
+	// Err returns the client's *plugins.TreeGone once it is disconnected,
+	// nil while it lives, without taking frames.
+	Err() error
 }
 
 // sendReady streams the frames of a client of the tree in process. A Send
@@ -96,7 +113,7 @@ func (s *hostServer) TreeConnect(req *pluginv2.TreeConnectRequest, stream plugin
 // "slow consumer"), and the call ends at once with that Gone in its status
 // (see goneStatus), rather than when the plugin reads again: the host then
 // holds neither the client's frames nor a goroutine for it.
-func sendReady(ctx context.Context, stream pluginv2.Host_TreeConnectServer, r plugins.TreeReadier) error {
+func sendReady(ctx context.Context, stream pluginv2.Host_TreeConnectServer, r treeReadier) error {
 	wake := make(chan struct{}, 1)
 	r.OnReady(func() {
 		select {
@@ -107,7 +124,7 @@ func sendReady(ctx context.Context, stream pluginv2.Host_TreeConnectServer, r pl
 	defer r.OnReady(nil)
 	sent := make(chan error, 1)
 	sending := false
-	var frames []channel.Frame
+	var frames []plugins.TreeFrame
 	var out []*pluginv2.TreeFrame
 	for {
 		select {
@@ -147,7 +164,7 @@ func sendReady(ctx context.Context, stream pluginv2.Host_TreeConnectServer, r pl
 // sendNext streams the frames of a client that has no TryNext (a Tree
 // other than the host's own): one Next, one Send.
 func sendNext(ctx context.Context, stream pluginv2.Host_TreeConnectServer, c plugins.TreeClient) error {
-	var frames []channel.Frame
+	var frames []plugins.TreeFrame
 	var out []*pluginv2.TreeFrame
 	for {
 		var err error
@@ -168,17 +185,17 @@ func sendNext(ctx context.Context, stream pluginv2.Host_TreeConnectServer, c plu
 }
 
 // appendFrames appends frames to out as protocol messages.
-func appendFrames(out []*pluginv2.TreeFrame, frames []channel.Frame) []*pluginv2.TreeFrame {
+func appendFrames(out []*pluginv2.TreeFrame, frames []plugins.TreeFrame) []*pluginv2.TreeFrame {
 	for _, f := range frames {
 		out = append(out, &pluginv2.TreeFrame{Seq: f.Seq, Data: f.Data})
 	}
 	return out
 }
 
-// sendGone sends the client's end when err is its *channel.Gone (the
+// sendGone sends the client's end when err is its *plugins.TreeGone (the
 // call's end is then the plugin's cancel or the host's).
 func sendGone(stream pluginv2.Host_TreeConnectServer, err error) {
-	var gone *channel.Gone
+	var gone *plugins.TreeGone
 	if errors.As(err, &gone) {
 		_ = stream.Send(&pluginv2.TreeFrames{Gone: &pluginv2.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)}})
 	}
@@ -190,7 +207,7 @@ func sendGone(stream pluginv2.Host_TreeConnectServer, err error) {
 // returns after the frames sent before it (treeGoneOf).
 func goneStatus(err error) error {
 	st := status.New(codes.Aborted, "pluginrpc: tree client ended")
-	var gone *channel.Gone
+	var gone *plugins.TreeGone
 	if !errors.As(err, &gone) {
 		return st.Err()
 	}
@@ -202,14 +219,14 @@ func goneStatus(err error) error {
 
 // treeGoneOf returns the client's end that a TreeConnect call's status
 // carries (goneStatus), nil when it carries none.
-func treeGoneOf(err error) *channel.Gone {
+func treeGoneOf(err error) *plugins.TreeGone {
 	st, ok := status.FromError(err)
 	if !ok || st.Code() != codes.Aborted {
 		return nil
 	}
 	for _, d := range st.Details() {
 		if g, ok := d.(*pluginv2.TreeGone); ok {
-			return &channel.Gone{Code: int(g.GetCode()), Reason: string(g.GetReason())}
+			return &plugins.TreeGone{Code: int(g.GetCode()), Reason: string(g.GetReason())}
 		}
 	}
 	return nil
@@ -238,8 +255,8 @@ func (s *hostServer) TreeDisconnect(_ context.Context, req *pluginv2.TreeDisconn
 
 // TreeCall executes one message without a client.
 func (s *hostServer) TreeCall(ctx context.Context, req *pluginv2.TreeCallRequest) (*pluginv2.TreeCallResponse, error) {
-	tree, ok := s.host.(plugins.Tree)
-	if !ok {
+	tree := s.host.Tree
+	if tree == nil {
 		return &pluginv2.TreeCallResponse{Error: encodeError(errNoTree)}, nil
 	}
 	reply, err := tree.Call(ctx, string(req.GetFrom()), string(req.GetIdentity()), req.GetMsg())
@@ -301,10 +318,10 @@ type remoteTreeClient struct {
 }
 
 // errHostGone ends a client whose call to the host broke.
-var errHostGone = &channel.Gone{Code: 1011, Reason: "tree unavailable"}
+var errHostGone = &plugins.TreeGone{Code: 1011, Reason: "tree unavailable"}
 
 // errDisconnected ends a client after Disconnect.
-var errDisconnected = &channel.Gone{Code: 1000, Reason: "disconnected"}
+var errDisconnected = &plugins.TreeGone{Code: 1000, Reason: "disconnected"}
 
 // Exec sends a message of the client to the host's tree.
 func (c *remoteTreeClient) Exec(ctx context.Context, msg []byte) error {
@@ -320,7 +337,7 @@ func (c *remoteTreeClient) Exec(ctx context.Context, msg []byte) error {
 
 // Next returns the frames of one message of the client's call; when ctx
 // ends, the call is cancelled (the host then disconnects the client).
-func (c *remoteTreeClient) Next(ctx context.Context, buf []channel.Frame) ([]channel.Frame, error) {
+func (c *remoteTreeClient) Next(ctx context.Context, buf []plugins.TreeFrame) ([]plugins.TreeFrame, error) {
 	buf = buf[:0]
 	if c.err != nil {
 		return buf, c.err
@@ -344,10 +361,10 @@ func (c *remoteTreeClient) Next(ctx context.Context, buf []channel.Frame) ([]cha
 		return buf, c.err
 	}
 	for _, f := range m.GetFrames() {
-		buf = append(buf, channel.Frame{Seq: f.GetSeq(), Data: f.GetData()})
+		buf = append(buf, plugins.TreeFrame{Seq: f.GetSeq(), Data: f.GetData()})
 	}
 	if g := m.GetGone(); g != nil {
-		c.err = &channel.Gone{Code: int(g.GetCode()), Reason: string(g.GetReason())}
+		c.err = &plugins.TreeGone{Code: int(g.GetCode()), Reason: string(g.GetReason())}
 		c.cancel()
 		if len(buf) == 0 {
 			return buf, c.err

@@ -13,7 +13,7 @@ import (
 	tree "github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
+	"github.com/reso-project/reso/plugins/doors"
 )
 
 // lazyPlugin attaches one tree client, "lazy", subscribed to /room, and
@@ -27,8 +27,8 @@ var lazyClient struct {
 }
 
 func (lazyPlugin) Routes(_ context.Context, offered plugins.Services) ([]plugins.Route, error) {
-	t, ok := offered.(plugins.Tree)
-	if !ok {
+	t := offered.Tree
+	if t == nil {
 		return nil, fmt.Errorf("lazy plugin: the host offers no tree")
 	}
 	open := func(ctx context.Context, _ *core.Request) (*core.Response, error) {
@@ -53,7 +53,7 @@ func (lazyPlugin) Routes(_ context.Context, offered plugins.Services) ([]plugins
 		c := lazyClient.c
 		lazyClient.mu.Unlock()
 		n := 0
-		var buf []tree.Frame
+		var buf []plugins.TreeFrame
 		for {
 			var err error
 			buf, err = c.Next(ctx, buf)
@@ -82,12 +82,12 @@ func (t watchedTree) Connect(ctx context.Context, id, identity string) (plugins.
 	if err != nil {
 		return nil, err
 	}
-	return &watchedClient{TreeClient: c, TreeReadier: c.(plugins.TreeReadier), t: t, id: id}, nil
+	return &watchedClient{TreeClient: c, treeReadier: c.(treeReadier), t: t, id: id}, nil
 }
 
 type watchedClient struct {
 	plugins.TreeClient
-	plugins.TreeReadier
+	treeReadier
 	t    watchedTree
 	id   string
 	once sync.Once
@@ -111,7 +111,7 @@ func TestTreeSlowPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	wt := watchedTree{Tree: pluginhost.TreeOf(tr), disconnected: make(chan string, 4)}
+	wt := watchedTree{Tree: doors.TreeOf(tr), disconnected: make(chan string, 4)}
 	s := newTreeServer(t, wt, load(t, Config{Name: "lazy", Cmd: childCmd("lazytree")}))
 	if got := httpGet(t, s.srv.URL+"/lazy/open"); got != `{"msg_id":1,"code":"success"}` {
 		t.Fatalf("open: %s", got)
@@ -132,7 +132,7 @@ func TestTreeSlowPlugin(t *testing.T) {
 		t.Fatal("the host still holds the TreeConnect call of a client the tree ended")
 	}
 	got := httpGet(t, s.srv.URL+"/lazy/drain")
-	if !strings.HasSuffix(got, " frames, then "+tree.ErrSlowConsumer.Error()) || strings.HasPrefix(got, "0 frames") {
+	if !strings.HasSuffix(got, " frames, then "+(&plugins.TreeGone{Code: 1008, Reason: "slow consumer"}).Error()) || strings.HasPrefix(got, "0 frames") {
 		t.Errorf("drain: %s", got)
 	}
 }

@@ -25,8 +25,7 @@ func newTreeServer(t *testing.T, tree plugins.Tree, p plugins.Plugin) *testServe
 	settings := pluginhost.NewSettings(nil)
 	pipes := make(chan core.Session, 16)
 	m := &pluginhost.Host{
-		Services: settings,
-		Tree:     tree,
+		Services: plugins.Services{Settings: settings, Tree: tree},
 		Sessions: pipeTransport(pipes),
 		Optional: func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

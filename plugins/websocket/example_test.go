@@ -35,7 +35,7 @@ var echo = plugins.PluginFunc(func(context.Context, plugins.Services) ([]plugins
 // New gives the host its WebSocket door: session routes then accept
 // WebSocket handshakes, with the default limits.
 func ExampleNew() {
-	host := &pluginhost.Host{Services: pluginhost.NewSettings(nil), BodyLimit: 1 << 20}
+	host := &pluginhost.Host{Services: plugins.Services{Settings: pluginhost.NewSettings(nil)}, BodyLimit: 1 << 20}
 	host.Sessions = websocket.New(websocket.Options{
 		Origins: []string{"https://app.example.org"},
 	})

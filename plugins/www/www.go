@@ -89,8 +89,8 @@ type Plugin struct{}
 // sets no directory. A directory that is not one, a prefix of the wrong
 // shape, or a directory inside the server's state directory is an error.
 func (Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Route, error) {
-	settings, ok := host.(plugins.Settings)
-	if !ok {
+	settings := host.Settings
+	if settings == nil {
 		return nil, errors.New("www: the host offers no settings")
 	}
 	dir, err := settings.Setting(ctx, SettingDir)

@@ -89,7 +89,7 @@ export class Reso {
  * A TCP proxy to a port. up() lets connections through; down() refuses
  * new ones (accepted and closed at once); cut() ends every open one;
  * hold() keeps what clients send from the server (held() resolves once
- * something was held).
+ * something was held); to(port) sends the new ones to another port.
  */
 export class Proxy {
   constructor(target) {
@@ -141,6 +141,11 @@ export class Proxy {
 
   up() {
     this.isUp = true;
+  }
+
+  /** Sends new connections to port; the open ones stay where they are. */
+  to(port) {
+    this.target = port;
   }
 
   down() {

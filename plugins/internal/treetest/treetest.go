@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/plugins"
 )
 
@@ -60,8 +59,8 @@ type Client struct {
 	id       string
 	identity string
 	wake     chan struct{} // one token: frames or gone arrived
-	queue    []channel.Frame
-	gone     *channel.Gone
+	queue    []plugins.TreeFrame
+	gone     *plugins.TreeGone
 }
 
 // Connect attaches a client; an id in use is an error.
@@ -118,12 +117,12 @@ func (c *Client) Exec(_ context.Context, msg []byte) error {
 	if c.gone != nil {
 		return c.gone
 	}
-	c.push(channel.Frame{Data: t.exec(c, c.id, msg)})
+	c.push(plugins.TreeFrame{Data: t.exec(c, c.id, msg)})
 	return nil
 }
 
 // Next returns the queued frames, waiting for one.
-func (c *Client) Next(ctx context.Context, buf []channel.Frame) ([]channel.Frame, error) {
+func (c *Client) Next(ctx context.Context, buf []plugins.TreeFrame) ([]plugins.TreeFrame, error) {
 	buf = buf[:0]
 	for {
 		c.t.mu.Lock()
@@ -150,11 +149,11 @@ func (c *Client) Next(ctx context.Context, buf []channel.Frame) ([]channel.Frame
 func (c *Client) Disconnect() {
 	c.t.mu.Lock()
 	defer c.t.mu.Unlock()
-	c.t.drop(c, &channel.Gone{Code: 1000, Reason: "disconnected"})
+	c.t.drop(c, &plugins.TreeGone{Code: 1000, Reason: "disconnected"})
 }
 
 // drop ends c with g.
-func (t *Tree) drop(c *Client, g *channel.Gone) {
+func (t *Tree) drop(c *Client, g *plugins.TreeGone) {
 	if c.gone != nil {
 		return
 	}
@@ -168,13 +167,13 @@ func (t *Tree) drop(c *Client, g *channel.Gone) {
 }
 
 // push queues f for c, or disconnects c as a slow consumer.
-func (c *Client) push(f channel.Frame) {
+func (c *Client) push(f plugins.TreeFrame) {
 	if c.gone != nil {
 		return
 	}
 	if len(c.queue) >= QueueLimit {
 		c.queue = c.queue[:0]
-		c.t.drop(c, channel.ErrSlowConsumer.(*channel.Gone))
+		c.t.drop(c, &plugins.TreeGone{Code: 1008, Reason: "slow consumer"})
 		return
 	}
 	c.queue = append(c.queue, f)
@@ -293,7 +292,7 @@ func (t *Tree) exec(c *Client, from string, raw []byte) []byte {
 // path and returns how many got it.
 func (t *Tree) notify(path, fields string) int {
 	t.seq++
-	f := channel.Frame{Seq: t.seq, Data: []byte("{" + fields + `,"seq":` + strconv.FormatUint(t.seq, 10) + "}")}
+	f := plugins.TreeFrame{Seq: t.seq, Data: []byte("{" + fields + `,"seq":` + strconv.FormatUint(t.seq, 10) + "}")}
 	n := 0
 	for c := range t.subs[path] {
 		c.push(f)

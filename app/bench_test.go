@@ -1,0 +1,132 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+)
+
+// discardWriter is a ResponseWriter that keeps nothing.
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) WriteHeader(int)             {}
+
+// configHandler returns the handler cmd/reso serves, without the access
+// log, and the options it was built with.
+func configHandler(b *testing.B) (http.Handler, *options) {
+	cfg, err := parseFlags([]string{"-db", ":memory:"}, io.Discard)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, cleanup, err := build(context.Background(), cfg, discardLogger)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(cleanup)
+	return h, cfg
+}
+
+var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// BenchmarkServeConfig measures the whole handler chain for GET /config,
+// without the network. The request's context is not a connection's (see
+// core.ConnContext), so the router derives one; BenchmarkServeConfigWire
+// measures the server's own setup.
+func BenchmarkServeConfig(b *testing.B) {
+	h, _ := configHandler(b)
+	r := httptest.NewRequest("GET", "/config", nil)
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		h.ServeHTTP(w, r)
+	}
+}
+
+// BenchmarkServeConfigWire measures GET /config over a loopback keep-alive
+// connection to the server cmd/reso runs (newServer: package server), against
+// the same server with a bare handler that writes the same bytes: the
+// difference of their allocations per request is what reso adds to
+// net/http's (and this light client's).
+func BenchmarkServeConfigWire(b *testing.B) {
+	body := []byte(`{"config": {"directory": "."}}`)
+	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h["Content-Type"] = []string{"application/json"}
+		h["Content-Length"] = []string{"30"}
+		w.Write(body)
+	})
+	reso, cfg := configHandler(b)
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+	}{{"bare", bare}, {"reso", reso}} {
+		b.Run(c.name, func(b *testing.B) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := newServer(cfg, c.h, discardLogger)
+			go srv.Serve(ln)
+			defer srv.Close()
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			req := []byte("GET /config HTTP/1.1\r\nHost: bench\r\n\r\n")
+			br := bufio.NewReaderSize(conn, 4096)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := conn.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				if err := readAnswer(br, len(body)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// readAnswer reads a 200 answer with a Content-Length of want bytes.
+func readAnswer(br *bufio.Reader, want int) error {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		return err
+	}
+	if !bytes.HasPrefix(line, []byte("HTTP/1.1 200 ")) {
+		return &answerError{line: string(line)}
+	}
+	n := -1
+	for {
+		h, err := br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		if len(h) <= 2 {
+			break
+		}
+		if v, ok := bytes.CutPrefix(h, []byte("Content-Length: ")); ok {
+			n, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
+		}
+	}
+	if n != want {
+		return &answerError{line: "Content-Length " + strconv.Itoa(n)}
+	}
+	_, err = br.Discard(n)
+	return err
+}
+
+type answerError struct{ line string }
+
+func (e *answerError) Error() string { return "unexpected answer: " + e.line }

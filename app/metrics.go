@@ -1,0 +1,160 @@
+package app
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel/fleet"
+	chstore "github.com/reso-project/reso/channel/sqlitestore"
+	"github.com/reso-project/reso/middleware"
+	"github.com/reso-project/reso/plugins/websocket"
+)
+
+// metrics are the Prometheus metrics of -admin-addr: the requests (from
+// middleware.Metrics, which knows nothing of Prometheus), logins, plugin
+// processes, the SQLite store and the channel.
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	bytes    *prometheus.CounterVec
+	inFlight prometheus.Gauge
+	logins   *prometheus.CounterVec
+}
+
+// newMetrics returns the metrics of o, registered with the Go and process
+// collectors.
+func newMetrics(o *ops) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reso_http_requests_total",
+			Help: "Requests answered, by route pattern and status class.",
+		}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "reso_http_request_duration_seconds",
+			Help:    "Time to answer a request, by route pattern (streams and sessions: their whole life).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
+		}, []string{"route"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reso_http_response_bytes_total",
+			Help: "Body bytes written, by route pattern.",
+		}, []string{"route"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "reso_http_requests_in_flight",
+			Help: "Requests being answered now.",
+		}),
+		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "reso_auth_checks_total",
+			Help: "Checks of requests with credentials, by scheme (basic, digest, route, cookie, other) and result (success, failure).",
+		}, []string{"scheme", "result"}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.bytes, m.inFlight, m.logins,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		pluginCollector{o})
+	return m
+}
+
+// Start and Done make metrics a middleware.Recorder.
+func (m *metrics) Start() { m.inFlight.Inc() }
+
+// Done counts one answered request.
+func (m *metrics) Done(obs middleware.Observation) {
+	m.inFlight.Dec()
+	route := obs.Route
+	if route == "" {
+		route = "none"
+	}
+	m.requests.WithLabelValues(route, statusClass(obs.Status)).Inc()
+	m.latency.WithLabelValues(route).Observe(obs.Duration.Seconds())
+	m.bytes.WithLabelValues(route).Add(float64(obs.Bytes))
+}
+
+// statusClass is "2xx" for 200 and so on.
+func statusClass(code int) string {
+	if code < 100 || code > 599 {
+		return "other"
+	}
+	return strconv.Itoa(code/100) + "xx"
+}
+
+// loginChecked counts the outcome of a check with credentials.
+func (m *metrics) loginChecked(scheme string, ok bool) {
+	result := "failure"
+	if ok {
+		result = "success"
+	}
+	m.logins.WithLabelValues(scheme, result).Inc()
+}
+
+// channel registers the metrics of the channel: its tree, the store and
+// the WebSocket door.
+func (m *metrics) channel(tree *channel.Tree, st *chstore.Store, ws *websocket.Transport) {
+	gauge := func(name, help string, f func() float64) {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+	}
+	counter := func(name, help string, f func() float64) {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, f))
+	}
+	gauge("reso_channel_connections", "Open WebSocket connections of the channel.", func() float64 { return float64(ws.Open()) })
+	gauge("reso_channel_clients", "Clients of the tree: WebSocket sessions and GETs kept open.", func() float64 { return float64(tree.Stats().Clients) })
+	gauge("reso_channel_subscriptions", "Subscriptions of all clients.", func() float64 { return float64(tree.Stats().Subscriptions) })
+	gauge("reso_channel_queue_depth", "Messages queued for all clients and not yet written.", func() float64 { return float64(tree.Stats().Queued) })
+	counter("reso_channel_notifications_delivered_total", "Notifications queued to a subscriber.", func() float64 { return float64(tree.Stats().Delivered) })
+	counter("reso_channel_slow_consumer_disconnects_total", "Clients disconnected because their queue was full (1008 slow consumer).", func() float64 { return float64(tree.Stats().SlowConsumers) })
+	if st == nil {
+		return // a node of a fleet: no SQLite store
+	}
+	counter("reso_sqlite_errors_total", "Failed operations of the channel's SQLite store.", func() float64 { n, _ := st.Errors(); return float64(n) })
+	counter("reso_sqlite_busy_total", "Failed operations of the channel's SQLite store that found the database busy past its busy timeout.", func() float64 { _, n := st.Errors(); return float64(n) })
+}
+
+// fleet registers the metrics of a node of a fleet: its id and fleet as
+// labels of reso_fleet_info, the entries of the log it applied.
+func (m *metrics) fleet(fl *fleet.Fleet, tree *channel.Tree) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "reso_fleet_info",
+		Help:        "1, with this node's id and its fleet's name as labels.",
+		ConstLabels: prometheus.Labels{"node": fl.Node(), "fleet": fl.Name()},
+	}, func() float64 { return 1 }))
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "reso_fleet_applied_total", Help: "Entries of the fleet's log this node applied (the position in the log).",
+	}, func() float64 { return float64(tree.Applied()) }))
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "reso_fleet_live_nodes", Help: "Nodes of the fleet whose heartbeat this node saw within the timeout.",
+	}, func() float64 { return float64(len(fl.Live())) }))
+}
+
+// pluginCollector reports the isolated plugins' processes: up or not, and
+// their restarts.
+type pluginCollector struct{ o *ops }
+
+var (
+	pluginUpDesc       = prometheus.NewDesc("reso_plugin_up", "1 while the plugin's process runs, 0 while it is restarted.", []string{"plugin"}, nil)
+	pluginRestartsDesc = prometheus.NewDesc("reso_plugin_restarts_total", "Times the plugin's process was started again after it exited.", []string{"plugin"}, nil)
+)
+
+// Describe sends the descriptions of the plugin metrics.
+func (c pluginCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- pluginUpDesc
+	ch <- pluginRestartsDesc
+}
+
+// Collect sends the plugin metrics now.
+func (c pluginCollector) Collect(ch chan<- prometheus.Metric) {
+	c.o.mu.Lock()
+	clients := slices.Clone(c.o.plugins)
+	c.o.mu.Unlock()
+	for _, p := range clients {
+		up := 0.0
+		if p.Running() {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(pluginUpDesc, prometheus.GaugeValue, up, p.Name())
+		ch <- prometheus.MustNewConstMetric(pluginRestartsDesc, prometheus.CounterValue, float64(p.Restarts()), p.Name())
+	}
+}

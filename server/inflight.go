@@ -1,0 +1,100 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// inFlight tracks the requests being served, to name those cut at
+// shutdown. An HTTP/1 connection serves one request at a time, so each
+// connection has a slot of its own, found through its context: a request
+// costs an uncontended lock, not a shared map. Requests of connections that
+// multiplex (HTTP/2) go to a shared map.
+type inFlight struct {
+	mu    sync.Mutex
+	conns map[net.Conn]*slot
+	multi map[*http.Request]time.Time
+}
+
+// slot is the request an HTTP/1 connection is serving, if any.
+type slot struct {
+	mu    sync.Mutex
+	r     *http.Request
+	start time.Time
+}
+
+type slotKey struct{}
+
+func newInFlight() *inFlight {
+	return &inFlight{conns: make(map[net.Conn]*slot), multi: make(map[*http.Request]time.Time)}
+}
+
+// connContext adds the connection's slot to ctx, its context.
+func (f *inFlight) connContext(ctx context.Context, c net.Conn) context.Context {
+	s := &slot{}
+	f.mu.Lock()
+	f.conns[c] = s
+	f.mu.Unlock()
+	return context.WithValue(ctx, slotKey{}, s)
+}
+
+// connState is the server's ConnState: it forgets connections that are
+// closed or no longer the server's.
+func (f *inFlight) connState(c net.Conn, st http.ConnState) {
+	if st == http.StateClosed || st == http.StateHijacked {
+		f.mu.Lock()
+		delete(f.conns, c)
+		f.mu.Unlock()
+	}
+}
+
+func (f *inFlight) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s, _ := r.Context().Value(slotKey{}).(*slot)
+		if s == nil || r.ProtoMajor != 1 {
+			f.mu.Lock()
+			f.multi[r] = time.Now()
+			f.mu.Unlock()
+			defer func() {
+				f.mu.Lock()
+				delete(f.multi, r)
+				f.mu.Unlock()
+			}()
+			h.ServeHTTP(w, r)
+			return
+		}
+		s.mu.Lock()
+		s.r, s.start = r, time.Now()
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.r = nil
+			s.mu.Unlock()
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// list returns the requests being served.
+func (f *inFlight) list() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Request
+	add := func(r *http.Request, start time.Time) {
+		out = append(out, Request{Method: r.Method, Target: r.URL.RequestURI(), Client: r.RemoteAddr, Running: time.Since(start)})
+	}
+	for _, s := range f.conns {
+		s.mu.Lock()
+		if s.r != nil {
+			add(s.r, s.start)
+		}
+		s.mu.Unlock()
+	}
+	for r, start := range f.multi {
+		add(r, start)
+	}
+	return out
+}

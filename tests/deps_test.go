@@ -1,0 +1,59 @@
+package tests
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// module is the import path of this repository's module.
+const module = "github.com/reso-project/reso"
+
+// listDeps returns the packages of this module that pkg depends on, itself
+// included, as go list -deps names them.
+func listDeps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "../"+pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	var deps []string
+	for _, p := range strings.Fields(string(out)) {
+		if p == module || strings.HasPrefix(p, module+"/") {
+			deps = append(deps, strings.TrimPrefix(strings.TrimPrefix(p, module), "/"))
+		}
+	}
+	return deps
+}
+
+// TestDependencyFloors checks that dependencies point one way
+// (docs/embedding.md): no package on a lower floor imports one of a
+// higher floor, and a plugin that does not use the resource tree does not
+// link it.
+func TestDependencyFloors(t *testing.T) {
+	for _, tc := range []struct {
+		pkg     string
+		allowed []string // packages of the module it may depend on, besides itself
+	}{
+		{"core", []string{"core/internal/match"}},
+		{"channel", nil},
+		{"plugins", []string{"core", "core/internal/match"}},
+		{"middleware", []string{"core", "core/internal/match"}},
+		{"middleware/auth", []string{"core", "core/internal/match", "middleware"}},
+		{"plugins/pluginhost", []string{"core", "core/internal/match", "plugins"}},
+		{"plugins/websocket", []string{"core", "core/internal/match"}},
+		{"server", []string{"core", "core/internal/match"}},
+		// A third-party plugin links the contract and its transport, never
+		// the tree, the host or the bundled plugins.
+		{"examples/hello-plugin", []string{"core", "core/internal/match", "plugins", "plugins/pluginrpc", "plugins/pluginrpc/pluginv2", "examples/hello-plugin/hello"}},
+	} {
+		t.Run(tc.pkg, func(t *testing.T) {
+			for _, d := range listDeps(t, tc.pkg) {
+				if d != tc.pkg && !slices.Contains(tc.allowed, d) {
+					t.Errorf("%s depends on %s", tc.pkg, d)
+				}
+			}
+		})
+	}
+}
