@@ -20,12 +20,12 @@ import (
 )
 
 // Bounds of TestIdleMemory, per idle WebSocket, with a margin above what it
-// measures (about 5 KiB of heap and 8 KiB of stack): net/http's buffers of
+// measures (about 4.5 KiB of heap and 8 KiB of stack): net/http's buffers of
 // the connection, which a session once held through the request's context,
 // are 8 KiB more on the heap, and a session goroutine whose stack stayed at
 // 16 KiB would pass the stack bound.
 const (
-	maxIdleHeap  = 10 << 10
+	maxIdleHeap  = 8 << 10
 	maxIdleStack = 12 << 10
 )
 

@@ -43,14 +43,18 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 		return err
 	}
 	defer c.Disconnect()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wait func()
+	cancel := func() {}
 	if r, ok := c.(readier); ok {
-		d := &drainer{ctx: ctx, cancel: cancel, r: r, s: s}
+		// No context of the session's own (a cancelable context and
+		// what Recv registers on it cost an idle session half a KiB):
+		// when the drain ends the session, closing it ends the read.
+		d := &drainer{ctx: ctx, r: r, s: s}
 		r.OnReady(d.wake)
 		wait = d.stop
 	} else {
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
 		pumped := make(chan struct{})
 		go func() {
 			defer close(pumped)
@@ -80,6 +84,9 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 		}
 	}
 	c.Disconnect()
+	// The session is over (the host would close it so once this returns):
+	// a write still waiting for the client ends.
+	_ = s.Close(core.CloseNormal, "")
 	cancel()
 	wait()
 	return nil
@@ -89,10 +96,9 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 // a goroutine started when the tree has queued some, which returns once
 // the queue is empty: an idle session keeps no goroutine for writing.
 type drainer struct {
-	ctx    context.Context
-	cancel context.CancelFunc // stops the session's reader
-	r      readier
-	s      core.Session
+	ctx context.Context
+	r   readier
+	s   core.Session
 
 	mu      sync.Mutex
 	running bool // a goroutine runs drain
@@ -139,7 +145,6 @@ func (d *drainer) drain() {
 			d.mu.Lock()
 			d.over, d.running = true, false
 			d.mu.Unlock()
-			d.cancel() // the session is over: stop reading
 			return
 		}
 	}
@@ -147,7 +152,8 @@ func (d *drainer) drain() {
 
 // write writes the frames queued until there are none and reports whether
 // the session goes on: it does not once the client is gone (the session
-// is then closed with the tree's code and reason) or a write failed.
+// is then closed with the tree's code and reason, which ends the
+// session's read) or a write failed.
 func (d *drainer) write() bool {
 	for {
 		var err error
@@ -161,14 +167,19 @@ func (d *drainer) write() bool {
 			clear(d.msgs) // let the frames' bytes go while idle
 			clear(d.frames)
 			if werr != nil {
+				// The transport ended the session already (or
+				// the host did); make sure the read ends too.
+				_ = d.s.Close(core.CloseAbnormal, "write failed")
 				return false
 			}
 		}
 		if err != nil {
+			code, reason := core.CloseGoingAway, ""
 			var gone *plugins.TreeGone
 			if errors.As(err, &gone) {
-				_ = d.s.Close(gone.Code, gone.Reason)
+				code, reason = gone.Code, gone.Reason
 			}
+			_ = d.s.Close(code, reason)
 			return false
 		}
 		if len(d.frames) == 0 {
