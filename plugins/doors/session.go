@@ -17,9 +17,10 @@ const CloseTooBig = 1009
 // session to the tree as a client whose id is the session's id.
 //
 // The handler's goroutine reads the client's messages and passes each
-// text message to the tree; what the tree queues for the client (replies
-// and notifications, in order) is written all at once when the transport
-// can. When the client is a [readier] (the tree in process) a
+// text message to the tree, waiting while a goroutine shared by all
+// sessions works on it (see execPool); what the tree queues for the
+// client (replies and notifications, in order) is written all at once
+// when the transport can. When the client is a [readier] (the tree in process) a
 // goroutine is started to write when there is something to write, so an
 // idle session costs one goroutine; otherwise one pump goroutine waits in
 // Next for the session's whole life. A binary message is ignored: the
@@ -79,7 +80,7 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 			_ = s.Close(CloseTooBig, "message too big")
 			break
 		}
-		if err := c.Exec(ctx, m.Data); err != nil {
+		if err := exec(ctx, c, m.Data); err != nil {
 			break
 		}
 	}
