@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 )
 
 // Event is what a subscription delivers: a notification, or, after a
@@ -212,3 +213,6 @@ func (c *Client) subscribeCallLocked(s *Subscription) *call {
 	c.registerLocked(cl)
 	return cl
 }
+
+// errSubscribed is the answer to a second subscription to one resource.
+var errSubscribed = errors.New("client: already subscribed to that resource")

@@ -1,0 +1,160 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/reso-project/reso/channel"
+)
+
+// consume feeds the log to the tree in order, one entry after the other,
+// starting over after the last one applied whenever the consumer ends.
+func (f *Fleet) consume() {
+	defer f.done.Done()
+	for {
+		next := f.tree.Applied() + 1
+		err := f.consumeFrom(next)
+		select {
+		case <-f.stop:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		if err != nil {
+			f.log.Warn("fleet: log consumer", "err", err, "next", next)
+		}
+	}
+}
+
+// consumeFrom applies the log from position next until an error or Close.
+func (f *Fleet) consumeFrom(next uint64) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-f.stop:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	var cons jetstream.Consumer
+	err := retry(ctx, func(ctx context.Context) error {
+		var err error
+		cons, err = f.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+			DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+			OptStartSeq:   next,
+		})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	go func() {
+		<-ctx.Done()
+		it.Stop()
+	}()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			return err
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return err
+		}
+		pos := md.Sequence.Stream
+		switch applied := f.tree.Applied(); {
+		case pos <= applied:
+			continue // delivered again after a reset
+		case pos > applied+1:
+			f.mu.Lock()
+			f.gap = fmt.Errorf("fleet: the log lost entries %d to %d before this node applied them", applied+1, pos-1)
+			f.mu.Unlock()
+			f.log.Error("fleet: gap in the log", "applied", applied, "next", pos)
+			return f.gap
+		}
+		f.tree.Apply(pos, msg.Data())
+		f.maybeSnapshot(pos)
+	}
+}
+
+// Propose implements [channel.Log]: it publishes entry to the log with id
+// as its message id, so that a retry after a lost acknowledgement is not
+// stored twice, and retries until ctx ends.
+func (f *Fleet) Propose(ctx context.Context, id string, entry []byte) error {
+	err := retry(ctx, func(actx context.Context) error {
+		_, err := f.js.Publish(actx, f.subject, entry, jetstream.WithMsgID(id))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", channel.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Barrier implements [channel.Log]: the last position of the stream, from
+// its leader. The reads waiting at one moment share one request; a read
+// that comes while a request is under way waits for the next one, which
+// starts after it came, so that it sees every write acknowledged before.
+func (f *Fleet) Barrier(ctx context.Context) (uint64, error) {
+	f.bmu.Lock()
+	c := f.bnext
+	if c == nil {
+		c = &barrierCall{done: make(chan struct{})}
+		f.bnext = c
+		if !f.brunning {
+			f.brunning = true
+			go f.barriers()
+		}
+	}
+	f.bmu.Unlock()
+	select {
+	case <-c.done:
+		return c.pos, c.err
+	case <-ctx.Done():
+		return 0, fmt.Errorf("%w: %v", channel.ErrUnavailable, ctx.Err())
+	}
+}
+
+// barrierCall is one request for the stream's last position.
+type barrierCall struct {
+	done chan struct{}
+	pos  uint64
+	err  error
+}
+
+// barriers sends the requests of Barrier one after the other while reads
+// wait for them.
+func (f *Fleet) barriers() {
+	for {
+		f.bmu.Lock()
+		c := f.bnext
+		f.bnext = nil
+		if c == nil {
+			f.brunning = false
+			f.bmu.Unlock()
+			return
+		}
+		f.bmu.Unlock()
+		// Attempts of attemptTimeout, for as long as a read waits at most.
+		ctx, cancel := context.WithTimeout(context.Background(), barrierTimeout)
+		err := retry(ctx, func(ctx context.Context) error {
+			info, err := f.stream.Info(ctx)
+			if err == nil {
+				c.pos = info.State.LastSeq
+			}
+			return err
+		})
+		cancel()
+		if err != nil {
+			c.err = fmt.Errorf("%w: %v", channel.ErrUnavailable, err)
+		}
+		close(c.done)
+	}
+}
