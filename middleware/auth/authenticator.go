@@ -48,6 +48,9 @@ type Config struct {
 	// gorilla/securecookie under a key derived from Secret; a cookie that
 	// does not verify counts as absent.
 	SignedCookies bool
+	// Cookies names the session cookies and sets their Path; the zero
+	// value is the cookies token and user_id with Path=/ (see [Cookies]).
+	Cookies Cookies
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// NonceLifetime is how long a Digest nonce is accepted; 0 means
@@ -82,6 +85,7 @@ type Authenticator struct {
 	digest         bool
 	onCheck        func(scheme string, ok bool)
 	codec          *securecookie.SecureCookie
+	cookies        Cookies // with every default filled in
 	now            func() time.Time
 	nonceLifetime  time.Duration
 	nonceKey       []byte
@@ -119,7 +123,12 @@ func New(cfg Config) (*Authenticator, error) {
 	if th := cfg.Throttle; th.Attempts < 0 || th.Backoff < 0 || th.MaxBackoff < 0 || th.Decay < 0 || th.MaxTracked < 0 {
 		return nil, fmt.Errorf("auth: negative throttle setting %+v", th)
 	}
+	cookies, err := cfg.Cookies.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	a := &Authenticator{
+		cookies:       cookies,
 		onCheck:       cfg.OnCheck,
 		store:         cfg.Store,
 		secret:        append([]byte(nil), cfg.Secret...),

@@ -9,8 +9,8 @@ import (
 	"github.com/gorilla/securecookie"
 )
 
-// Names of the session cookies set by the authenticator
-// (docs/wire.md#session-cookies).
+// Default names of the session cookies set by the authenticator
+// (docs/wire.md#session-cookies); [Cookies] chooses others.
 const (
 	// CookieToken is the name of the cookie that holds the session token.
 	CookieToken = "token"
@@ -18,10 +18,81 @@ const (
 	CookieUserID = "user_id"
 )
 
+// DefaultCookiePath is the Path of the session cookies when
+// [Cookies].Path is empty.
+const DefaultCookiePath = "/"
+
+// Cookies names the session cookies and sets their Path attribute, so that
+// an authenticator mounted in a larger server neither collides with the
+// host application's cookies nor sends its own to every path. An empty
+// field takes its default: [CookieToken], [CookieUserID],
+// [DefaultCookiePath]. With [Config].SignedCookies the values are signed
+// under the names chosen here.
+type Cookies struct {
+	// Token is the name of the cookie that holds the session token.
+	Token string
+	// UserID is the name of the cookie that holds the record id.
+	UserID string
+	// Path is the Path attribute of both cookies, e.g. "/rt/": browsers
+	// send them only to that path and below.
+	Path string
+}
+
+// withDefaults returns c with its empty fields filled in, or an error when
+// a name is not an RFC 6265 cookie name, the names are equal, or the path
+// does not start with "/" or holds a character a Path attribute cannot
+// carry (a control character or ';').
+func (c Cookies) withDefaults() (Cookies, error) {
+	if c.Token == "" {
+		c.Token = CookieToken
+	}
+	if c.UserID == "" {
+		c.UserID = CookieUserID
+	}
+	if c.Path == "" {
+		c.Path = DefaultCookiePath
+	}
+	for _, name := range []string{c.Token, c.UserID} {
+		if !validCookieName(name) {
+			return Cookies{}, fmt.Errorf("auth: cookie name %q: want an RFC 6265 token (letters, digits and !#$%%&'*+-.^_`|~)", name)
+		}
+	}
+	if c.Token == c.UserID {
+		return Cookies{}, fmt.Errorf("auth: the token and user id cookies have the same name %q", c.Token)
+	}
+	if c.Path[0] != '/' {
+		return Cookies{}, fmt.Errorf("auth: cookie path %q: want an absolute path", c.Path)
+	}
+	for i := 0; i < len(c.Path); i++ {
+		if b := c.Path[i]; b < 0x20 || b > 0x7e || b == ';' {
+			return Cookies{}, fmt.Errorf("auth: cookie path %q: want printable ASCII without ';'", c.Path)
+		}
+	}
+	return c, nil
+}
+
+// validCookieName reports whether name is a token of RFC 7230 (RFC 6265's
+// cookie-name).
+func validCookieName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // maxSignedCookieAge is how long a signed cookie value is accepted.
 const maxSignedCookieAge = 30 * 24 * time.Hour
 
-// sessionCookies reads the user_id and token cookies from the Cookie header
+// sessionCookies reads the user id and token cookies from the Cookie header
 // lines; the first cookie of each name counts. With signed cookies, a value
 // that does not verify counts as absent.
 func (a *Authenticator) sessionCookies(r *http.Request) (userID, token string, ok bool) {
@@ -29,22 +100,23 @@ func (a *Authenticator) sessionCookies(r *http.Request) (userID, token string, o
 	if len(lines) == 0 {
 		return "", "", false
 	}
-	userID, token, ok = parseCookies(lines)
+	userID, token, ok = parseCookies(lines, a.cookies.UserID, a.cookies.Token)
 	if !ok || a.codec == nil {
 		return userID, token, ok
 	}
 	var id, tok []byte
-	if a.codec.Decode(CookieUserID, userID, &id) != nil || a.codec.Decode(CookieToken, token, &tok) != nil {
+	if a.codec.Decode(a.cookies.UserID, userID, &id) != nil || a.codec.Decode(a.cookies.Token, token, &tok) != nil {
 		return "", "", false
 	}
 	return string(id), string(tok), true
 }
 
-// parseCookies finds the first user_id and token cookies in Cookie header
-// lines (RFC 6265 5.4: name=value pairs separated by "; "). A value may be
-// enclosed in double quotes; a pair whose value holds characters outside
-// cookie-octet is skipped. It reports whether both cookies were found.
-func parseCookies(lines []string) (userID, token string, ok bool) {
+// parseCookies finds the first cookies named userIDName and tokenName in
+// Cookie header lines (RFC 6265 5.4: name=value pairs separated by "; "). A
+// value may be enclosed in double quotes; a pair whose value holds
+// characters outside cookie-octet is skipped. It reports whether both
+// cookies were found.
+func parseCookies(lines []string, userIDName, tokenName string) (userID, token string, ok bool) {
 	var haveID, haveToken bool
 	for _, line := range lines {
 		for line != "" && !(haveID && haveToken) {
@@ -58,9 +130,9 @@ func parseCookies(lines []string) (userID, token string, ok bool) {
 			var dst *string
 			var have *bool
 			switch name {
-			case CookieUserID:
+			case userIDName:
 				dst, have = &userID, &haveID
-			case CookieToken:
+			case tokenName:
 				dst, have = &token, &haveToken
 			default:
 				continue
@@ -95,30 +167,30 @@ func validCookieValue(v string) bool {
 }
 
 // cookie returns a session cookie with the attributes of every cookie the
-// authenticator sets: Path=/, HttpOnly, SameSite=Lax, and Secure when the
-// request came over TLS.
-func cookie(secure bool, name, value string) *http.Cookie {
+// authenticator sets: the configured Path (default /), HttpOnly,
+// SameSite=Lax, and Secure when the request came over TLS.
+func (a *Authenticator) cookie(secure bool, name, value string) *http.Cookie {
 	return &http.Cookie{
 		Name:     name,
 		Value:    value,
-		Path:     "/",
+		Path:     a.cookies.Path,
 		HttpOnly: true,
 		Secure:   secure,
 		SameSite: http.SameSiteLaxMode,
 	}
 }
 
-// sessionValues returns the user_id and token cookie values of a new
+// sessionValues returns the user id and token cookie values of a new
 // session, signed when signed cookies are on.
 func (a *Authenticator) sessionValues(id int64, token string) (userID, tok string, err error) {
 	userID = itoa(id)
 	if a.codec == nil {
 		return userID, token, nil
 	}
-	if userID, err = a.codec.Encode(CookieUserID, []byte(userID)); err != nil {
+	if userID, err = a.codec.Encode(a.cookies.UserID, []byte(userID)); err != nil {
 		return "", "", fmt.Errorf("auth: sign cookie: %w", err)
 	}
-	if tok, err = a.codec.Encode(CookieToken, []byte(token)); err != nil {
+	if tok, err = a.codec.Encode(a.cookies.Token, []byte(token)); err != nil {
 		return "", "", fmt.Errorf("auth: sign cookie: %w", err)
 	}
 	return userID, tok, nil
@@ -126,8 +198,8 @@ func (a *Authenticator) sessionValues(id int64, token string) (userID, tok strin
 
 // expireCookie tells the client to drop a cookie: empty value, Max-Age=0
 // and an Expires in the past.
-func expireCookie(w http.ResponseWriter, secure bool, name string) {
-	c := cookie(secure, name, "")
+func (a *Authenticator) expireCookie(w http.ResponseWriter, secure bool, name string) {
+	c := a.cookie(secure, name, "")
 	c.MaxAge = -1
 	c.Expires = time.Unix(0, 0)
 	http.SetCookie(w, c)

@@ -37,9 +37,11 @@
 // "401 Not Authorized", "401 Not Authorized as Admin", "404 Not Found");
 // core.WriteError puts them on the wire.
 //
-// Cookies set by the authenticator have Path=/, HttpOnly, SameSite=Lax, and
-// Secure when the request came over TLS; with [Config].SignedCookies their
-// values are signed with gorilla/securecookie.
+// The session cookies are named token and user_id and have Path=/, HttpOnly,
+// SameSite=Lax, and Secure when the request came over TLS; [Config].Cookies
+// chooses other names and another path (for an authenticator mounted under
+// a prefix of a larger server). With [Config].SignedCookies their values are
+// signed with gorilla/securecookie.
 //
 // Failed logins are throttled ([Config].Throttle, on by default). Failures
 // are counted per (account, client address), per client address and per

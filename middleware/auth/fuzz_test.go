@@ -84,7 +84,7 @@ func FuzzParseCookies(f *testing.F) {
 		f.Add(s, "token=second")
 	}
 	f.Fuzz(func(t *testing.T, line1, line2 string) {
-		uid, tok, ok := parseCookies([]string{line1, line2})
+		uid, tok, ok := parseCookies([]string{line1, line2}, CookieUserID, CookieToken)
 		if !ok {
 			if uid != "" || tok != "" {
 				t.Fatalf("values on failure: %q %q", uid, tok)

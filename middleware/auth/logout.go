@@ -3,7 +3,7 @@ package auth
 import "net/http"
 
 // Logout ends the session of the request's cookies (docs/wire.md#logout): with
-// both cookies user_id and token present, the token cookie is expired and,
+// both cookies user_id and token (or the names of [Config].Cookies) present, the token cookie is expired and,
 // when the id is not 0, the stored token is cleared if it equals the cookie
 // token. Without both cookies it does nothing. It returns only store errors.
 func (a *Authenticator) Logout(w http.ResponseWriter, r *http.Request) error {
@@ -11,7 +11,7 @@ func (a *Authenticator) Logout(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return nil
 	}
-	expireCookie(w, r.TLS != nil, CookieToken)
+	a.expireCookie(w, r.TLS != nil, a.cookies.Token)
 	id, ok := parseID(uid)
 	if !ok || id == 0 {
 		return nil

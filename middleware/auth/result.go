@@ -30,8 +30,8 @@ type Result struct {
 	retryAfter int64  // seconds of Retry-After; 0 for none
 }
 
-// Write sets the headers of res on w: the token and user_id cookies of a new
-// session, or both cookies expired; WWW-Authenticate (Basic realm="<realm>",
+// Write sets the headers of res on w: the token and user id cookies of a new
+// session (named as [Config].Cookies says), or both cookies expired; WWW-Authenticate (Basic realm="<realm>",
 // then Digest when it is enabled) when the check asks the client for
 // credentials; Retry-After when the client is throttled. It writes no status
 // and no body: after a failed check the caller answers with
@@ -47,12 +47,12 @@ func (res *Result) Write(w http.ResponseWriter) {
 		res.a.writeChallenge(w, res.stale)
 	}
 	if res.expire {
-		expireCookie(w, res.secure, CookieToken)
-		expireCookie(w, res.secure, CookieUserID)
+		res.a.expireCookie(w, res.secure, res.a.cookies.Token)
+		res.a.expireCookie(w, res.secure, res.a.cookies.UserID)
 	}
 	if res.token != "" {
-		http.SetCookie(w, cookie(res.secure, CookieToken, res.token))
-		http.SetCookie(w, cookie(res.secure, CookieUserID, res.uid))
+		http.SetCookie(w, res.a.cookie(res.secure, res.a.cookies.Token, res.token))
+		http.SetCookie(w, res.a.cookie(res.secure, res.a.cookies.UserID, res.uid))
 	}
 }
 
