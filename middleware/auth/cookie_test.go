@@ -182,3 +182,39 @@ func TestCookiesConfig(t *testing.T) {
 		t.Errorf("valid cookies: %v", err)
 	}
 }
+
+// TestLoginEndsEarlierSessions pins what docs/auth.md says of one session
+// per user: a password login in a later second stores a new token, which
+// ends every cookie session of the earlier one (401 Unauthorized, both
+// cookies expired) without telling the OnEnd functions; a login within the
+// same second gets the same token and ends nothing.
+func TestLoginEndsEarlierSessions(t *testing.T) {
+	f := newFixture(t, nil)
+	var ended []string
+	f.a.OnEnd(func(email string) { ended = append(ended, email) })
+	uid := fmt.Sprint(f.id)
+	first := wantSession(t, f.get(t, "/a", basic(testEmail, testPassword)), f.id)
+	if again := wantSession(t, f.get(t, "/a", basic(testEmail, testPassword)), f.id); again != first {
+		t.Errorf("a login within the same second changed the token: %q, then %q", first, again)
+	}
+	if r := f.get(t, "/a", cookies(uid, first)); r.status != "200 OK" {
+		t.Errorf("the session after a login within the same second: %s", r.status)
+	}
+	f.clock.Advance(time.Second)
+	second := wantSession(t, f.get(t, "/a", basic(testEmail, testPassword)), f.id)
+	if second == first {
+		t.Fatal("a login a second later kept the token")
+	}
+	r := f.get(t, "/a", cookies(uid, first))
+	if r.status != "401 Unauthorized" {
+		t.Errorf("the earlier session after a later login: %s, want 401 Unauthorized", r.status)
+	}
+	wantChallenge(t, r)
+	wantExpired(t, r, CookieToken, CookieUserID)
+	if r := f.get(t, "/a", cookies(uid, second)); r.status != "200 OK" {
+		t.Errorf("the new session: %s", r.status)
+	}
+	if len(ended) != 0 {
+		t.Errorf("OnEnd told of %q: a new token is not the end of a user's sessions", ended)
+	}
+}
