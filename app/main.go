@@ -141,11 +141,15 @@ func usage(w io.Writer, fs *flag.FlagSet) {
        reso admin-token [-secret-file FILE]
        reso plugin NAME                               (internal: started by reso -isolate)
 
-Serves the example application (configuration, file listing and download,
-users, a private resource) on -addr. The login database and the instance
-secret live in a per-user state directory unless -db and -secret-file say
-otherwise: $XDG_STATE_HOME/reso, else ~/.local/state/reso (created 0700,
-files 0600). The files plugin never lists or serves them.
+Serves the bundled plugins on -addr: the example application
+(configuration, file listing and download, users, a private resource), the
+resource channel (a tree of resources that clients follow over a WebSocket
+at /channel, plain HTTP and GETs kept open under /channel/), call control
+(/login/, /call, /user), the live console (/console/; / redirects there)
+and, with -www, a web app's static files. The login database and the
+instance secret live in a per-user state directory unless -db and
+-secret-file say otherwise: $XDG_STATE_HOME/reso, else ~/.local/state/reso
+(created 0700, files 0600). The files plugin never lists or serves them.
 
 Flags:
 `)

@@ -101,7 +101,9 @@ func TestHelpListsSubcommands(t *testing.T) {
 	if code != 0 {
 		t.Errorf("exit status %d", code)
 	}
-	for _, want := range []string{"reso user add", "reso user list", "reso admin-token", "reso plugin NAME", "-db", "~/.local/state/reso", "-shutdown-timeout"} {
+	for _, want := range []string{"reso user add", "reso user list", "reso admin-token", "reso plugin NAME", "-db", "~/.local/state/reso", "-shutdown-timeout",
+		// The whole bundled set, not only the example application.
+		"example application", "resource channel", "/channel", "call control", "/console/", "a web app's static files"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("-h does not mention %q:\n%s", want, stdout)
 		}
