@@ -120,3 +120,45 @@ func ExampleOptional() {
 	// 200 "hello user@example.com at /hello"
 	// 401 "401 Unauthorized\n"
 }
+
+// Cookies gives the session cookies names of their own and a path, for an
+// authenticator mounted under a prefix of a larger application.
+func ExampleCookies() {
+	ctx := context.Background()
+	store, err := sqlitestore.Open(ctx, ":memory:")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	secret, err := auth.LoadSecret("")
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := auth.New(auth.Config{
+		Store:   store,
+		Secret:  secret,
+		Cookies: auth.Cookies{Token: "rt_token", UserID: "rt_uid", Path: "/rt/"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := a.Register(ctx, "user@example.com", "secret"); err != nil {
+		log.Fatal(err)
+	}
+	srv := httptest.NewServer(auth.Required(a)(http.NotFoundHandler()))
+	defer srv.Close()
+
+	req, _ := http.NewRequest("GET", srv.URL+"/rt/x", nil)
+	req.SetBasicAuth("user@example.com", "secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		fmt.Printf("%s: Path=%s HttpOnly=%v\n", c.Name, c.Path, c.HttpOnly)
+	}
+	// Output:
+	// rt_token: Path=/rt/ HttpOnly=true
+	// rt_uid: Path=/rt/ HttpOnly=true
+}
