@@ -1,13 +1,13 @@
 // Type declarations of reso.js, the JavaScript client of reso's resource
 // channel (docs/clients.md).
 
-/** A reply of the server: code "success", msg_id, and the method's fields. */
-export interface Reply {
+/** A reply of the server: code "success", msg_id, and the method's fields; T is the entity's type. */
+export interface Reply<T = any> {
   msg_id: number;
   code: "success";
   resource?: string;
   type?: string | null;
-  entity?: unknown;
+  entity?: T;
   id?: string;
   sent_count?: number;
   recovered?: boolean;
@@ -54,9 +54,20 @@ export class ChannelError extends Error {
   readonly status?: number;
 }
 
+/** What reso.js uses of a WebSocket: the browser's, Node's and the ws package's all fit. */
+export interface WebSocketLike {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onopen: ((ev: any) => void) | null;
+  onmessage: ((ev: any) => void) | null;
+  onclose: ((ev: any) => void) | null;
+  onerror: ((ev: any) => void) | null;
+}
+
 export interface ChannelOptions {
   /** The WebSocket constructor: default globalThis.WebSocket; in Node the ws package, for example. */
-  WebSocket?: new (url: string, protocolsOrOptions?: any) => WebSocket;
+  WebSocket?: new (url: string, ...args: any[]) => WebSocketLike;
   /** Headers of the handshake and of SEND/CANCEL (Node only; browsers send their cookies). */
   headers?: Record<string, string>;
   /** First wait before reconnecting, in ms (default 250); doubled per attempt. */
