@@ -323,3 +323,35 @@ func TestRefusedHandshake(t *testing.T) {
 		t.Errorf("Dial: %v, want ErrUnauthorized", err)
 	}
 }
+
+// TestDialGivesUp: Dial whose context ends before a connection opens
+// returns the context's error and says why the last attempt failed; the
+// client it made is closed.
+func TestDialGivesUp(t *testing.T) {
+	srv := newScripted(t)
+	srv.refuse.Store(http.StatusServiceUnavailable)
+	ctx, cancel := context.WithCancel(context.Background())
+	opt := fast()
+	failed := make(chan struct{})
+	var once atomic.Bool
+	opt.OnState = func(s client.State) {
+		if s == client.Reconnecting && once.CompareAndSwap(false, true) {
+			close(failed) // an attempt failed
+		}
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := client.Dial(ctx, srv.url, opt)
+		errc <- err
+	}()
+	select {
+	case <-failed:
+	case <-time.After(wait):
+		t.Fatal("no attempt failed")
+	}
+	cancel()
+	err := <-errc
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "503") {
+		t.Errorf("Dial: %v, want context.Canceled and the 503 of the last attempt", err)
+	}
+}
