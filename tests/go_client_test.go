@@ -659,32 +659,33 @@ func TestGoClientURLs(t *testing.T) {
 
 	a.server.stop()
 	wsA, wsB := "ws://"+a.Addr+"/channel", "ws://"+gate.Addr+"/channel"
-	c, err := resoclient.Dial(ctx, "", &resoclient.Options{URLs: []string{wsA, wsB}, BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond, ConnectTimeout: 2 * time.Second})
+	var log stateLog
+	opt := fastClient()
+	opt.URLs = []string{wsA, wsB}
+	opt.OnState = log.add
+	c, err := resoclient.Dial(ctx, "", opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	on(c, onB, "b, the only one up")
 
-	// b goes away, a comes back: the client moves to a.
+	// b goes away, a comes back: the client moves to a. (Each move is
+	// awaited as one more open: the connection may be back before a
+	// poll of State would see it down.)
 	a.launch()
 	onA := direct(a)
 	gate.setDown(true)
 	gate.cut()
-	waitDown(t, c)
-	if err := c.WaitOpen(ctx); err != nil {
-		t.Fatal(err)
-	}
+	log.until(t, resoclient.Open, 2)
 	on(c, onA, "a, after b went away")
 
 	// a goes away, b is back: the client moves to b again.
 	gate.setDown(false)
 	a.server.stop()
-	waitDown(t, c)
-	if err := c.WaitOpen(ctx); err != nil {
-		t.Fatal(err)
-	}
+	log.until(t, resoclient.Open, 3)
 	on(c, onB, "b, after a went away")
+	checkStates(t, log.get())
 }
 
 // startUsers starts reso on a fresh -db file that holds the users
@@ -732,6 +733,7 @@ func TestGoClientCredentials(t *testing.T) {
 	var calls atomic.Int32
 	var freshLog, staleLog stateLog
 	fopt := fastClient()
+	fopt.ConnectTimeout = wait // a Basic login hashes the password: slow under load
 	fopt.OnState = freshLog.add
 	fopt.HeaderFunc = func(ctx context.Context) (http.Header, error) {
 		calls.Add(1)
@@ -743,6 +745,7 @@ func TestGoClientCredentials(t *testing.T) {
 	}
 	defer fc.Close()
 	sopt := fastClient()
+	sopt.ConnectTimeout = wait
 	sopt.OnState = staleLog.add
 	sopt.Header = basic(stale[0], stale[1])
 	sc, err := resoclient.Dial(ctx, ws, sopt)
@@ -759,8 +762,8 @@ func TestGoClientCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := calls.Load(); n != 1 {
-		t.Fatalf("HeaderFunc called %d times for one connection", n)
+	if n, attempts := calls.Load(), freshLog.count(resoclient.Connecting); int(n) != attempts {
+		t.Fatalf("HeaderFunc called %d times for %d attempts", n, attempts)
 	}
 
 	password.Store("new-pw")
@@ -790,8 +793,8 @@ func TestGoClientCredentials(t *testing.T) {
 
 	// The fresh one is back, as its user, with its subscription.
 	freshLog.until(t, resoclient.Open, 2)
-	if n := calls.Load(); n < 2 {
-		t.Errorf("HeaderFunc called %d times for two connections", n)
+	if n, attempts := calls.Load(), freshLog.count(resoclient.Connecting); int(n) != attempts || n < 2 {
+		t.Errorf("HeaderFunc called %d times for %d attempts", n, attempts)
 	}
 	if ev := nextEvent(t, fsub); ev.Resync == nil {
 		t.Fatalf("%+v, want a resync", ev)
