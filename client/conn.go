@@ -3,30 +3,55 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/textproto"
 	"time"
 
 	"github.com/coder/websocket"
 )
 
 // run connects, serves the connection, and reconnects after a jittered
-// back-off, until Close.
+// back-off, moving to the next URL at each attempt, until the client
+// ends.
 func (c *Client) run() {
 	defer c.wg.Done()
 	attempt := 0
 	for {
-		conn, err := c.dial()
-		if err == nil {
-			attempt = 0
-			c.serve(conn)
-		}
 		c.mu.Lock()
-		if c.state == Closed {
+		if c.err != nil {
 			c.mu.Unlock()
 			return
 		}
-		notify := c.setStateLocked(Reconnecting)
+		url := c.urls[c.next]
+		c.next = (c.next + 1) % len(c.urls)
+		notify := c.setStateLocked(Connecting)
+		c.mu.Unlock()
+		notify()
+
+		conn, err := c.dial(url)
+		if err == nil {
+			attempt = 0
+			c.serve(conn, url)
+		}
+		c.mu.Lock()
+		if c.err != nil {
+			c.mu.Unlock()
+			return
+		}
+		if errors.Is(err, ErrUnauthorized) {
+			notify, _ := c.endLocked(Unauthorized, err)
+			c.mu.Unlock()
+			notify()
+			return
+		}
+		if err != nil {
+			c.lastErr = err
+		}
+		notify = c.setStateLocked(Reconnecting)
 		c.mu.Unlock()
 		notify()
 		bound := c.opt.BackoffMin << min(attempt, 30)
@@ -45,30 +70,71 @@ func (c *Client) run() {
 	}
 }
 
-func (c *Client) dial() (*websocket.Conn, error) {
+// maxRefusal bounds what is read of a refused handshake's body.
+const maxRefusal = 1024
+
+// dial makes one connection attempt. A handshake refused with 401 or 403
+// is an error that wraps ErrUnauthorized.
+func (c *Client) dial(url string) (*websocket.Conn, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.opt.ConnectTimeout)
 	defer cancel()
-	conn, resp, err := websocket.Dial(ctx, c.url, &websocket.DialOptions{HTTPHeader: c.opt.Header, HTTPClient: c.opt.HTTPClient})
-	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
-	}
+	h, err := c.header(ctx)
 	if err != nil {
 		return nil, err
+	}
+	conn, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: h, HTTPClient: c.opt.HTTPClient})
+	if resp != nil && resp.Body != nil {
+		defer resp.Body.Close()
+	}
+	if err != nil {
+		if resp != nil && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+			var body []byte
+			if resp.Body != nil {
+				body, _ = io.ReadAll(io.LimitReader(resp.Body, maxRefusal))
+			}
+			return nil, &unauthorizedError{refusal(resp.StatusCode, body)}
+		}
+		return nil, fmt.Errorf("client: %s: %w", url, err)
 	}
 	conn.SetReadLimit(c.opt.ReadLimit)
 	return conn, nil
 }
 
+// header returns the header of a request: Options.Header, with what
+// Options.HeaderFunc gives.
+func (c *Client) header(ctx context.Context) (http.Header, error) {
+	h := c.opt.Header.Clone()
+	if c.opt.HeaderFunc == nil {
+		return h, nil
+	}
+	more, err := c.opt.HeaderFunc(ctx)
+	if err != nil {
+		if errors.Is(err, ErrUnauthorized) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("client: HeaderFunc: %w", err)
+	}
+	if h == nil {
+		h = make(http.Header, len(more))
+	}
+	for k, vs := range more {
+		h[textproto.CanonicalMIMEHeaderKey(k)] = vs
+	}
+	return h, nil
+}
+
 // serve runs one connection: it subscribes again, sends the queue, opens
 // the client to requests, and reads until the connection ends.
-func (c *Client) serve(conn *websocket.Conn) {
+func (c *Client) serve(conn *websocket.Conn, url string) {
 	c.mu.Lock()
-	if c.state == Closed {
+	if c.err != nil {
 		c.mu.Unlock()
 		conn.CloseNow()
 		return
 	}
 	c.conn = conn
+	c.url = url
+	c.connSeq = 0
 	var first []*call
 	for _, s := range c.subs {
 		first = append(first, c.subscribeCallLocked(s))
@@ -86,7 +152,9 @@ func (c *Client) serve(conn *websocket.Conn) {
 		if err != nil {
 			break
 		}
-		c.handle(conn, data)
+		if !c.handle(data) {
+			break // the app fell behind: resume from what it got
+		}
 	}
 	conn.CloseNow()
 	c.mu.Lock()
@@ -94,7 +162,7 @@ func (c *Client) serve(conn *websocket.Conn) {
 	if c.conn == conn {
 		c.conn = nil
 		c.failLocked(ErrConnectionLost, false)
-		if c.state != Closed {
+		if c.err == nil {
 			notify = c.setStateLocked(Reconnecting)
 		}
 	}
@@ -154,7 +222,7 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, cl *call) erro
 	if c.pending[cl.msg.id] == cl {
 		delete(c.pending, cl.msg.id)
 		c.mu.Unlock()
-		cl.finish(nil, fmt.Errorf("client: %w", err))
+		cl.finish(nil, fmt.Errorf("%w: %w", ErrEncode, err))
 		return nil
 	}
 	c.mu.Unlock()
@@ -162,49 +230,50 @@ func (c *Client) write(ctx context.Context, conn *websocket.Conn, cl *call) erro
 }
 
 // handle reads one frame: a notification for a subscription, or a reply.
-func (c *Client) handle(conn *websocket.Conn, data []byte) {
+// It reports false when a subscription's app fell too far behind: the
+// connection must end (and nothing more be read from it) so that the
+// subscription resumes from the last event the app was given.
+func (c *Client) handle(data []byte) bool {
 	var f frame
 	if json.Unmarshal(data, &f) != nil {
-		return
+		return true
 	}
 	if f.Notify != "" {
 		n := &Notification{}
 		if json.Unmarshal(data, n) != nil {
-			return
+			return true
 		}
 		n.Raw = data
 		c.mu.Lock()
 		c.seq = max(c.seq, n.Seq)
+		c.connSeq = max(c.connSeq, n.Seq)
 		ok := true
 		if s := c.subs[n.Resource]; s != nil {
-			ok = s.offerLocked(Event{Notification: n})
+			ok = s.notifyLocked(n)
 		}
 		c.mu.Unlock()
-		if !ok {
-			// The app fell behind: resume from what it got.
-			conn.CloseNow()
-		}
-		return
+		return ok
 	}
 	if f.MsgID == nil {
-		return
+		return true
 	}
 	c.mu.Lock()
 	cl := c.pending[*f.MsgID]
 	delete(c.pending, *f.MsgID)
 	c.mu.Unlock()
 	if cl == nil {
-		return
+		return true
 	}
 	if f.Code != "success" {
 		cl.finish(nil, &Error{Reason: f.Reason})
-		return
+		return true
 	}
 	r := &Reply{}
 	if err := json.Unmarshal(data, r); err != nil {
 		cl.finish(nil, fmt.Errorf("client: a reply: %w", err))
-		return
+		return true
 	}
 	r.Raw = data
 	cl.finish(r, nil)
+	return true
 }

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
@@ -47,6 +48,38 @@ func Example() {
 	// Output:
 	// UPDATE {"text":"hello"}
 	// client: not found
+}
+
+// ExampleOptions gives a client the URLs of several nodes, where it
+// starts at a random one and moves on when one fails, and credentials
+// fetched afresh before each connection attempt. A handshake refused with
+// 401 or 403 ends the client in the state Unauthorized, and Err says why.
+func ExampleOptions() {
+	url, stop := startServer()
+	defer stop()
+	ctx := context.Background()
+
+	c, err := client.Dial(ctx, "", &client.Options{
+		URLs: []string{url}, // e.g. "wss://a.example.org/channel", "wss://b.example.org/channel"
+		HeaderFunc: func(ctx context.Context) (http.Header, error) {
+			token := "..." // e.g. from the app's session store, renewed when it expires
+			return http.Header{"Cookie": {"user_id=42; token=" + token}}, nil
+		},
+		OnState: func(s client.State) {
+			if s == client.Unauthorized {
+				log.Print("log in again") // c.Err() wraps client.ErrUnauthorized
+			}
+		},
+	})
+	if errors.Is(err, client.ErrUnauthorized) {
+		log.Fatal("the server refused the credentials: ", err)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Println(c.State())
+	// Output: open
 }
 
 // startServer serves a resource tree at a WebSocket URL, as reso does at

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -16,14 +17,15 @@ const maxHTTPAnswer = 1 << 20
 
 // Send delivers body (an invitation {"command", "url", "id", "reason"}) to
 // a call-control resource such as "/login/bob@example.org" with the HTTP
-// method SEND (docs/call.md), with Options.Header as credentials. It
+// method SEND (docs/call.md), with Options.Header (and HeaderFunc) as
+// credentials, to the origin of the URL of the last connection. It
 // returns the message's id and the status: 200 delivered, 202 waiting. A
 // refusal is an *Error with the status and the reason phrase
 // ("Not Logged In").
 func (c *Client) Send(ctx context.Context, resource string, body any) (id string, status int, err error) {
 	b, err := json.Marshal(body)
 	if err != nil {
-		return "", 0, fmt.Errorf("client: %w", err)
+		return "", 0, fmt.Errorf("%w: %w", ErrEncode, err)
 	}
 	out, status, err := c.http(ctx, "SEND", resource, b)
 	if err != nil {
@@ -48,7 +50,10 @@ func (c *Client) Cancel(ctx context.Context, resource string) error {
 // http sends a request to the server's HTTP side (the origin of the
 // channel's URL).
 func (c *Client) http(ctx context.Context, method, resource string, body []byte) ([]byte, int, error) {
-	u, err := url.Parse(c.url)
+	c.mu.Lock()
+	base := c.url
+	c.mu.Unlock()
+	u, err := url.Parse(base)
 	if err != nil {
 		return nil, 0, fmt.Errorf("client: %w", err)
 	}
@@ -67,7 +72,11 @@ func (c *Client) http(ctx context.Context, method, resource string, body []byte)
 	if err != nil {
 		return nil, 0, fmt.Errorf("client: %w", err)
 	}
-	for k, vs := range c.opt.Header {
+	h, err := c.header(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	for k, vs := range h {
 		req.Header[k] = vs
 	}
 	if body != nil {
@@ -87,14 +96,19 @@ func (c *Client) http(ctx context.Context, method, resource string, body []byte)
 		return nil, resp.StatusCode, fmt.Errorf("client: %w", err)
 	}
 	if resp.StatusCode >= 300 {
-		// reso repeats the status line as the body: "404 Not Logged In".
-		reason, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-		if code, rest, ok := strings.Cut(reason, " "); ok && code == fmt.Sprint(resp.StatusCode) {
-			reason = rest
-		} else {
-			reason = http.StatusText(resp.StatusCode)
-		}
-		return nil, resp.StatusCode, &Error{Reason: reason, Status: resp.StatusCode}
+		return nil, resp.StatusCode, refusal(resp.StatusCode, out)
 	}
 	return out, resp.StatusCode, nil
+}
+
+// refusal is the *Error of an HTTP answer with that status and body.
+func refusal(status int, body []byte) *Error {
+	// reso repeats the status line as the body: "404 Not Logged In".
+	reason, _, _ := strings.Cut(strings.TrimSpace(string(body)), "\n")
+	if code, rest, ok := strings.Cut(reason, " "); ok && code == strconv.Itoa(status) {
+		reason = rest
+	} else {
+		reason = http.StatusText(status)
+	}
+	return &Error{Reason: reason, Status: status}
 }

@@ -11,9 +11,10 @@ func (c *Client) Do(ctx context.Context, msg Message) (*Reply, error) {
 	cl := &call{msg: msg, done: make(chan result, 1)}
 	c.mu.Lock()
 	switch {
-	case c.state == Closed:
+	case c.err != nil:
+		err := c.err
 		c.mu.Unlock()
-		return nil, ErrClosed
+		return nil, err
 	case c.state != Open || c.conn == nil:
 		switch {
 		case len(c.queue) < c.opt.Queue:

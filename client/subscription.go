@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
 )
 
 // Event is what a subscription delivers: a notification, or, after a
@@ -12,11 +11,15 @@ type Event struct {
 	Resync       *Resync       // nil for a notification
 }
 
-// Resync tells a subscription that it is back after a reconnect.
+// Resync tells a subscription that it is back after a reconnect, or that
+// the server's history started again under it.
 type Resync struct {
 	// Recovered is true when every notification missed while the
 	// connection was down was delivered (before this event). When it is
-	// false, read the state again: Subscription.Reload.
+	// false, read the state again: Subscription.Reload. The subscription's
+	// seq order then starts afresh: the next notification is delivered
+	// whatever its seq (a server restarted on a new state numbers from 1
+	// again).
 	Recovered bool
 }
 
@@ -30,6 +33,8 @@ type Subscription struct {
 	// Guarded by c.mu.
 	lastSeq   uint64 // the seq of the last notification delivered to ch
 	base      uint64 // the client's seq when the server confirmed it
+	epoch     string // the history's epoch of lastSeq and base; "" when unknown
+	answered  bool   // its SUBSCRIBE on the current connection was answered
 	confirmed bool
 	ended     bool
 	err       error
@@ -44,7 +49,8 @@ func (s *Subscription) Resource() string { return s.resource }
 func (s *Subscription) Events() <-chan Event { return s.ch }
 
 // Err returns why the subscription ended: nil while it lasts or after
-// Unsubscribe, ErrClosed, or the server's refusal (*Error).
+// Unsubscribe, the server's refusal (*Error), or why the client ended
+// (Client.Err: ErrClosed, ErrUnauthorized).
 func (s *Subscription) Err() error {
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
@@ -78,20 +84,39 @@ func (s *Subscription) Unsubscribe(ctx context.Context) error {
 // since returns the seq to resume after, 0 when it cannot tell.
 func (s *Subscription) sinceLocked() uint64 { return max(s.lastSeq, s.base) }
 
-// offerLocked queues an event for the app, leaving out a notification
-// already delivered; it reports false when the app is too far behind
-// (the event was not queued).
+// notifyLocked delivers a notification. One whose seq is not above the
+// last one delivered is dropped as a replay of what the app has, while
+// the subscription's SUBSCRIBE on this connection waits for its reply.
+// After that reply the server sends only what follows since, so a seq
+// that went back means that the history started again under a server
+// that did not say so (no epoch): the subscription gets a Resync without
+// recovery and its seq order starts afresh with this notification. It
+// reports false when the app is too far behind.
+func (s *Subscription) notifyLocked(n *Notification) bool {
+	if s.ended {
+		return true
+	}
+	if n.Seq > 0 && n.Seq <= s.lastSeq {
+		if !s.answered {
+			return true
+		}
+		if !s.offerLocked(Event{Resync: &Resync{Recovered: false}}) {
+			return false
+		}
+		s.lastSeq, s.base = 0, 0
+	}
+	return s.offerLocked(Event{Notification: n})
+}
+
+// offerLocked queues an event for the app; it reports false when the app
+// is too far behind (the event was not queued).
 func (s *Subscription) offerLocked(ev Event) bool {
 	if s.ended {
 		return true
 	}
-	n := ev.Notification
-	if n != nil && n.Seq > 0 && n.Seq <= s.lastSeq {
-		return true // a replay of what was delivered
-	}
 	select {
 	case s.ch <- ev:
-		if n != nil && n.Seq > 0 {
+		if n := ev.Notification; n != nil && n.Seq > 0 {
 			s.lastSeq = n.Seq
 		}
 		return true
@@ -119,13 +144,13 @@ func (s *Subscription) endLocked(err error) {
 func (c *Client) Subscribe(ctx context.Context, resource string) (*Subscription, error) {
 	s := &Subscription{c: c, resource: resource, ch: make(chan Event, c.opt.Buffer), ready: make(chan struct{})}
 	c.mu.Lock()
-	if c.state == Closed {
+	if err := c.err; err != nil {
 		c.mu.Unlock()
-		return nil, ErrClosed
+		return nil, err
 	}
 	if c.subs[resource] != nil {
 		c.mu.Unlock()
-		return nil, errSubscribed
+		return nil, ErrSubscribed
 	}
 	c.subs[resource] = s
 	var cl *call
@@ -172,13 +197,18 @@ func (c *Client) SubscribeFunc(ctx context.Context, resource string, fn func(Eve
 	return s, nil
 }
 
-// subscribeCallLocked registers the SUBSCRIBE of s, with since when s is
-// coming back after a reconnect.
+// subscribeCallLocked registers the SUBSCRIBE of s, with since (and the
+// epoch of that seq's history, when known) when s is coming back after a
+// reconnect.
 func (c *Client) subscribeCallLocked(s *Subscription) *call {
 	msg := Message{Method: "SUBSCRIBE", Resource: s.resource}
 	since := s.sinceLocked()
 	resync := s.confirmed
 	msg.Since = since
+	if since > 0 {
+		msg.Epoch = s.epoch
+	}
+	s.answered = false
 	cl := &call{msg: msg, done: make(chan result, 1)}
 	cl.onReply = func(r *Reply, err error) {
 		c.mu.Lock()
@@ -195,24 +225,41 @@ func (c *Client) subscribeCallLocked(s *Subscription) *call {
 			// Lost with the connection: the next one subscribes again.
 			return
 		}
+		if r.Epoch != "" && r.Epoch != c.epoch {
+			// Another history: what the client saw of the one before
+			// says nothing of this one.
+			if c.epoch != "" {
+				c.seq = c.connSeq
+			}
+			c.epoch = r.Epoch
+		}
+		newHistory := r.Epoch != "" && s.epoch != "" && r.Epoch != s.epoch
+		s.epoch = r.Epoch
+		s.answered = true
 		if !s.confirmed {
 			s.confirmed = true
 			close(s.ready)
 		}
-		if s.base == 0 {
-			s.base = c.seq
-		}
 		if resync {
-			recovered := since > 0 && r.Recovered != nil && *r.Recovered
+			recovered := since > 0 && r.Recovered != nil && *r.Recovered && !newHistory
+			if !recovered {
+				// The app reads the state again, and the seq order starts
+				// afresh (a server on a new history numbers from 1
+				// again). The next since is what this history has shown:
+				// without an epoch, only this connection can tell.
+				s.lastSeq, s.base = 0, c.connSeq
+				if r.Epoch != "" {
+					s.base = c.seq
+				}
+			}
 			if !s.offerLocked(Event{Resync: &Resync{Recovered: recovered}}) && c.conn != nil {
 				// Too far behind even for this: resume once more.
 				c.conn.CloseNow()
 			}
+		} else if s.base == 0 {
+			s.base = c.seq
 		}
 	}
 	c.registerLocked(cl)
 	return cl
 }
-
-// errSubscribed is the answer to a second subscription to one resource.
-var errSubscribed = errors.New("client: already subscribed to that resource")

@@ -74,7 +74,7 @@ func TestGoClientFleet(t *testing.T) {
 	// the writer goes on.
 	gate.setDown(true)
 	f.node(0).kill()
-	waitState(t, c, resoclient.Reconnecting)
+	waitDown(t, c)
 	for i := range 3 {
 		post("away " + strconv.Itoa(i))
 	}
