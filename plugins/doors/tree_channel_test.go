@@ -12,7 +12,7 @@ import (
 // session door, the HTTP door and the GET kept open see each other's
 // changes with the shapes of docs/channel.md#the-websocket-door and §4.
 func TestDoorsOnTheTree(t *testing.T) {
-	tr, err := channel.New(t.Context(), nil, channel.Options{})
+	tr, err := channel.New(t.Context(), nil, channel.Options{Epoch: "e1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func TestDoorsOnTheTree(t *testing.T) {
 	s := newServerOn(t, doors.TreeOf(tr), doors.New())
 	a, doneA := s.session(t, "X-User", "ann@example.com")
 	send(t, a, `{"method":"SUBSCRIBE","resource":"/room","msg_id":1}`)
-	expect(t, a, `{"msg_id":1,"code":"success"}`)
+	expect(t, a, `{"msg_id":1,"code":"success","epoch":"e1"}`)
 	send(t, a, `{"method":"PUT","resource":"/room/ann","msg_id":2,"entity":{"name":"Ann"}}`)
 	expect(t, a, `{"notify":"UPDATE","resource":"/room","update":"ann","type":"application/json","entity":{"name":"Ann"},"seq":1}`)
 	expect(t, a, `{"msg_id":2,"code":"success"}`)
