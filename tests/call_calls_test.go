@@ -37,7 +37,7 @@ func TestCallCalls(t *testing.T) {
 		C := "/call/" + call
 
 		w := c.dialAs(g, "$W", cat)
-		wantCall(t, w, msg("SUBSCRIBE", C, 1, ""), okReply(1, ""))
+		wantCall(t, w, msg("SUBSCRIBE", C, 1, ""), okReply(1, `"epoch":"E"`))
 
 		// A GET kept open of the call, as Server-Sent Events: the state,
 		// then the same notifications.
@@ -122,7 +122,7 @@ func TestCallCalls(t *testing.T) {
 
 		// The creator removes a participant; a subscriber sees it leave.
 		v := c.dialAs(g, "$V", bob)
-		wantCall(t, v, msg("SUBSCRIBE", C, 2, ""), okReply(2, ""))
+		wantCall(t, v, msg("SUBSCRIBE", C, 2, ""), okReply(2, `"epoch":"E"`))
 		r = c.req(ann, "DELETE", C+"/"+bp, "")
 		status(t, r, "200 OK", false)
 		v.expect(left(call, bp))

@@ -109,7 +109,15 @@ func Watch(ctx context.Context, t plugins.Tree, req *core.Request, resource stri
 					return nil, refusal(req, r.reason)
 				}
 				w.resumed = since != nil && string(r.get("recovered")) == "true"
-				w.epoch = replyEpoch(r)
+				// The replayed notifications came before the reply:
+				// their ids get the epoch now.
+				if w.epoch = replyEpoch(r); w.epoch != "" {
+					for i := range w.pending {
+						if w.pending[i].ID != "" {
+							w.pending[i].ID = w.epoch + ":" + w.pending[i].ID
+						}
+					}
+				}
 				continue
 			}
 			if f.Seq == 0 && w.replies == 1 {
