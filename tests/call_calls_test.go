@@ -52,8 +52,8 @@ func TestCallCalls(t *testing.T) {
 		bp, _ := created(t, c.req(bob, "POST", C, `{"session":"sip:bob@desk"}`), C+"/")
 		w.expect(joined(call, bp, "sip:bob@desk"))
 		e := sse.event()
-		if got, seq := withoutSeq(e.Data); got != joined(call, bp, "sip:bob@desk") || !e.HasID || e.ID != itoa(int(seq)) {
-			t.Errorf("event of the join: %v\nwant %s with its seq as id", e, joined(call, bp, "sip:bob@desk"))
+		if got, seq := withoutSeq(e.Data); got != joined(call, bp, "sip:bob@desk") || !e.HasID || eventIDSeq(e.ID) != seq {
+			t.Errorf("event of the join: %v\nwant %s with <epoch>:<seq> as id", e, joined(call, bp, "sip:bob@desk"))
 		}
 		sse.conn.Close()
 		cp, _ := created(t, c.req(cat, "POST", C, `{"session":"sip:cat@desk"}`), C+"/")

@@ -48,8 +48,8 @@ func TestCallSendSessions(t *testing.T) {
 			want := invitation(ann, bob, body)
 			wantLine(t, nd, "NDJSON session", want)
 			e := sse.event()
-			if got, seq := withoutSeq(e.Data); got != want || !e.HasID || e.ID != itoa(int(seq)) {
-				t.Errorf("SSE session: %v\nwant %s with its seq as id", e, want)
+			if got, seq := withoutSeq(e.Data); got != want || !e.HasID || eventIDSeq(e.ID) != seq {
+				t.Errorf("SSE session: %v\nwant %s with <epoch>:<seq> as id", e, want)
 			}
 			a.expect(want)
 		}

@@ -169,6 +169,20 @@ func anyEpoch(frame string) string {
 	return f
 }
 
+// eventIDRe is the id of an event of a GET kept open: "<epoch>:<seq>".
+var eventIDRe = regexp.MustCompile(`^[0-9a-z]{1,32}:([0-9]+)$`)
+
+// eventIDSeq returns the seq of an event id "<epoch>:<seq>", 0 when the
+// id has another form.
+func eventIDSeq(id string) uint64 {
+	m := eventIDRe.FindStringSubmatch(id)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(m[1], 10, 64)
+	return n
+}
+
 // increasing fails t unless every seq is greater than the one before it
 // (and none is 0).
 func increasing(t testing.TB, seqs []uint64) {
