@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -219,7 +220,7 @@ func subscribe(d *websocket.Dialer, addr string, i int) (*websocket.Conn, error)
 	if err != nil {
 		return nil, fmt.Errorf("connection %d: %w", i, err)
 	}
-	if want := `{"msg_id":1,"code":"success"}`; string(reply) != want {
+	if want := `^\{"msg_id":1,"code":"success","epoch":"[0-9a-z]{1,32}"\}$`; !regexp.MustCompile(want).Match(reply) {
 		return nil, fmt.Errorf("connection %d: reply %s, want %s", i, reply, want)
 	}
 	c.SetReadDeadline(time.Time{})

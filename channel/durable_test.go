@@ -67,8 +67,8 @@ func TestFailedStoreInvisible(t *testing.T) {
 		{`{"method":"GET","resource":"/r","msg_id":2}`, `{"msg_id":2,"code":"success","resource":"/r","type":"application/json","entity":{"v":"before"}}`},
 		{`{"method":"GET","resource":"/l?deep=1","msg_id":2}`, `{"msg_id":2,"code":"success","resource":"/l?deep=1","type":"application/json","entity":["k"]}`},
 		{`{"method":"GET","resource":"/","msg_id":2}`, `{"msg_id":2,"code":"success","resource":"/","type":"application/json","entity":["r","l"]}`},
-		{`{"method":"SUBSCRIBE","resource":"/r","since":` + fmt.Sprint(last) + `,"msg_id":2}`, `{"msg_id":2,"code":"success","recovered":true}`},
-		{`{"method":"SUBSCRIBE","resource":"/l","since":` + fmt.Sprint(last) + `,"msg_id":2}`, `{"msg_id":2,"code":"success","recovered":true}`},
+		{`{"method":"SUBSCRIBE","resource":"/r","since":` + fmt.Sprint(last) + `,"msg_id":2}`, `{"msg_id":2,"code":"success","recovered":true,"epoch":"e"}`},
+		{`{"method":"SUBSCRIBE","resource":"/l","since":` + fmt.Sprint(last) + `,"msg_id":2}`, `{"msg_id":2,"code":"success","recovered":true,"epoch":"e"}`},
 	} {
 		if got := ex(t, b, c.msg); got != c.want {
 			t.Errorf("%s: %s, want %s", c.msg, got, c.want)
@@ -237,7 +237,7 @@ func TestSeqMarkStalled(t *testing.T) {
 	c := connect(t, tr2, "c", "")
 	// Nothing after last was handed out: the history since then is whole.
 	got := ex(t, c, fmt.Sprintf(`{"method":"SUBSCRIBE","resource":"/t","since":%d,"msg_id":1}`, last))
-	if got != `{"msg_id":1,"code":"success","recovered":true}` {
+	if got != `{"msg_id":1,"code":"success","recovered":true,"epoch":"e"}` {
 		t.Errorf("since %d after the crash: %s", last, got)
 	}
 	c.Exec(context.Background(), []byte(`{"method":"NOTIFY","resource":"/t","data":0}`))

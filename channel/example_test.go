@@ -12,7 +12,8 @@ import (
 // it with a transient resource, and leaving deletes it.
 func Example() {
 	ctx := context.Background()
-	tree, err := channel.New(ctx, nil, channel.Options{})
+	// Epoch fixed for the output; without it the tree draws one.
+	tree, err := channel.New(ctx, nil, channel.Options{Epoch: "e1"})
 	if err != nil {
 		panic(err)
 	}
@@ -27,7 +28,7 @@ func Example() {
 		fmt.Println(string(f.Data))
 	}
 	// Output:
-	// {"msg_id":1,"code":"success"}
+	// {"msg_id":1,"code":"success","epoch":"e1"}
 	// {"notify":"UPDATE","resource":"/room","update":"bob","type":"application/json","entity":{"name":"Bob"},"seq":1}
 	// {"notify":"UPDATE","resource":"/room","delete":"bob","type":null,"entity":null,"seq":2}
 }

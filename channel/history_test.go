@@ -38,11 +38,11 @@ func TestHistoryBounds(t *testing.T) {
 		want   string
 		frames int
 	}{
-		{1, `{"msg_id":1,"code":"success","recovered":false}`, 0},
-		{2, `{"msg_id":1,"code":"success","recovered":true}`, 4},
-		{5, `{"msg_id":1,"code":"success","recovered":true}`, 1},
-		{6, `{"msg_id":1,"code":"success","recovered":true}`, 0},
-		{7, `{"msg_id":1,"code":"success","recovered":false}`, 0},
+		{1, `{"msg_id":1,"code":"success","recovered":false,"epoch":"e"}`, 0},
+		{2, `{"msg_id":1,"code":"success","recovered":true,"epoch":"e"}`, 4},
+		{5, `{"msg_id":1,"code":"success","recovered":true,"epoch":"e"}`, 1},
+		{6, `{"msg_id":1,"code":"success","recovered":true,"epoch":"e"}`, 0},
+		{7, `{"msg_id":1,"code":"success","recovered":false,"epoch":"e"}`, 0},
 	}
 	for _, tc := range cases {
 		c.Exec(ctx, fmt.Appendf(nil, `{"method":"SUBSCRIBE","resource":"/h","since":%d,"msg_id":1}`, tc.since))
@@ -53,7 +53,7 @@ func TestHistoryBounds(t *testing.T) {
 	}
 	clk.add(2 * time.Minute)
 	c.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":"/h","since":5,"msg_id":1}`))
-	if got := drain(t, c); len(got) != 1 || got[0] != `{"msg_id":1,"code":"success","recovered":false}` {
+	if got := drain(t, c); len(got) != 1 || got[0] != `{"msg_id":1,"code":"success","recovered":false,"epoch":"e"}` {
 		t.Errorf("after the age: %q", got)
 	}
 }
@@ -84,7 +84,7 @@ func TestReplayBeyondQueue(t *testing.T) {
 			t.Fatalf("frame %d: %s, want %s", i, got[i], want)
 		}
 	}
-	if got[n] != `{"msg_id":1,"code":"success","recovered":true}` {
+	if got[n] != `{"msg_id":1,"code":"success","recovered":true,"epoch":"e"}` {
 		t.Errorf("reply %s", got[n])
 	}
 	if !strings.Contains(got[n+1], `"data":"after"`) {
@@ -98,7 +98,7 @@ func TestReplayBeyondQueue(t *testing.T) {
 	}
 	c = connect(t, small, "c", "")
 	c.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":"/burst","since":0,"msg_id":1}`))
-	if got := drain(t, c); len(got) != 1 || got[0] != `{"msg_id":1,"code":"success","recovered":false}` {
+	if got := drain(t, c); len(got) != 1 || got[0] != `{"msg_id":1,"code":"success","recovered":false,"epoch":"e"}` {
 		t.Errorf("replay past the queue's bytes: %q", got)
 	}
 }
@@ -120,9 +120,9 @@ func TestHistoryBytes(t *testing.T) {
 		want   string
 		frames int
 	}{
-		{2, `{"msg_id":1,"code":"success","recovered":false}`, 0},
-		{3, `{"msg_id":1,"code":"success","recovered":true}`, 2},
-		{4, `{"msg_id":1,"code":"success","recovered":true}`, 1},
+		{2, `{"msg_id":1,"code":"success","recovered":false,"epoch":"e"}`, 0},
+		{3, `{"msg_id":1,"code":"success","recovered":true,"epoch":"e"}`, 2},
+		{4, `{"msg_id":1,"code":"success","recovered":true,"epoch":"e"}`, 1},
 	} {
 		c.Exec(ctx, fmt.Appendf(nil, `{"method":"SUBSCRIBE","resource":"/h","since":%d,"msg_id":1}`, tc.since))
 		got := drain(t, c)
@@ -133,7 +133,7 @@ func TestHistoryBytes(t *testing.T) {
 	c.Exec(ctx, []byte(`{"method":"NOTIFY","resource":"/h","data":"`+strings.Repeat("y", 1000)+`"}`))
 	drain(t, c)
 	c.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":"/h","since":5,"msg_id":1}`))
-	if got := drain(t, c); len(got) != 1 || got[0] != `{"msg_id":1,"code":"success","recovered":false}` {
+	if got := drain(t, c); len(got) != 1 || got[0] != `{"msg_id":1,"code":"success","recovered":false,"epoch":"e"}` {
 		t.Errorf("after a notification past the bound: %q", got)
 	}
 }

@@ -48,6 +48,7 @@ type message struct {
 	ID         *string         `json:"id"`
 	Partial    bool            `json:"partial"`
 	Since      *uint64         `json:"since"`
+	Epoch      *string         `json:"epoch"`
 	Expires    *float64        `json:"expires"`
 	Stream     bool            `json:"stream"`
 	Rules      *string         `json:"rules"`

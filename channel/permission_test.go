@@ -251,7 +251,7 @@ func TestFilteredReplay(t *testing.T) {
 	}
 	// /m/r/open twice; /m/r/closed never, not even its first PUT, made
 	// while it was open: the rules at replay decide.
-	if strings.Join(keys, ",") != "open,open" || !strings.HasSuffix(got, `{"msg_id":1,"code":"success","recovered":true}`) {
+	if strings.Join(keys, ",") != "open,open" || !strings.HasSuffix(got, `{"msg_id":1,"code":"success","recovered":true,"epoch":"e"}`) {
 		t.Errorf("replay: %s", got)
 	}
 }

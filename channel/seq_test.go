@@ -22,7 +22,7 @@ func (s *memStore) snapshot() *memStore {
 func TestSeqAfterCrash(t *testing.T) {
 	ctx := context.Background()
 	st := newMemStore()
-	a, err := New(ctx, st, Options{})
+	a, err := New(ctx, st, Options{Epoch: "e"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestSeqAfterCrash(t *testing.T) {
 	}
 
 	// The server crashes: a restarts on what the store held, unclosed.
-	b, err := New(ctx, st.snapshot(), Options{})
+	b, err := New(ctx, st.snapshot(), Options{Epoch: "e"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestSeqAfterCrash(t *testing.T) {
 	cb.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":"/t","msg_id":1,"since":`+strconv.FormatUint(last, 10)+`}`))
 	cb.Exec(ctx, []byte(`{"method":"NOTIFY","resource":"/t","data":1,"msg_id":2}`))
 	got := drain(t, cb)
-	if len(got) != 3 || got[0] != `{"msg_id":1,"code":"success","recovered":false}` {
+	if len(got) != 3 || got[0] != `{"msg_id":1,"code":"success","recovered":false,"epoch":"e"}` {
 		t.Fatalf("after the crash: %q", got)
 	}
 	if seq := seqOf(got[1]); seq <= last {

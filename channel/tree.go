@@ -27,6 +27,11 @@ type Options struct {
 	// store: the log is its store.
 	Log  Log
 	Node string
+	// Epoch is the epoch of the tree's history
+	// (docs/channel.md#replay-after-a-reconnect) when neither its store
+	// nor its log has one ([Epocher]); "" draws a random one at New, so
+	// that no since of an earlier tree is taken for one of this tree.
+	Epoch string
 }
 
 // Defaults of [Options].
@@ -51,6 +56,8 @@ type Tree struct {
 	opt Options
 	st  Store
 	now func() time.Time
+	// epoch is the identity of the history (see Epocher), fixed at New.
+	epoch string
 
 	mu     sync.RWMutex
 	closed bool
@@ -116,10 +123,15 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 	if opt.Log != nil && (store != nil || opt.Node == "") {
 		return nil, errors.New("channel: a tree with a log needs a node id and no store")
 	}
+	epoch, err := epochOf(store, opt.Log, opt.Epoch)
+	if err != nil {
+		return nil, err
+	}
 	root := &node{path: "/"}
 	t := &Tree{
 		opt:       opt,
 		st:        store,
+		epoch:     epoch,
 		now:       opt.Now,
 		root:      root,
 		nodes:     map[string]*node{"/": root},

@@ -11,6 +11,9 @@ import (
 // newTree returns a tree over store (nil: none) closed with the test.
 func newTree(t testing.TB, store Store, opt Options) *Tree {
 	t.Helper()
+	if opt.Epoch == "" {
+		opt.Epoch = "e" // the epoch the replies of the tests show
+	}
 	tr, err := New(context.Background(), store, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +66,7 @@ var scenarios = []struct {
 	steps []step
 }{
 	{"put get self-notify", []step{
-		{"c1", `{"method":"SUBSCRIBE","resource":"/p","msg_id":1}`, map[string]string{"c1": `{"msg_id":1,"code":"success"}`}},
+		{"c1", `{"method":"SUBSCRIBE","resource":"/p","msg_id":1}`, map[string]string{"c1": `{"msg_id":1,"code":"success","epoch":"e"}`}},
 		{"c1", `{"method":"PUT","resource":"/p","msg_id":"a","entity":{"z":1,"a":2,"_secret":3}}`, map[string]string{
 			"c1": `{"notify":"PUT","resource":"/p","type":"application/json","entity":{"z":1,"a":2},"from":"c1","seq":1}` + "\n" +
 				`{"msg_id":"a","code":"success"}`}},
@@ -204,9 +207,9 @@ var scenarios = []struct {
 		{"c2", `{"method":"SUBSCRIBE","resource":"/r","since":1,"msg_id":1}`, map[string]string{
 			"c2": `{"notify":"PUT","resource":"/r","type":"application/json","entity":2,"from":"c1","seq":2}` + "\n" +
 				`{"notify":"NOTIFY","resource":"/r","data":4,"from":"c1","seq":4}` + "\n" +
-				`{"msg_id":1,"code":"success","recovered":true}`}},
+				`{"msg_id":1,"code":"success","recovered":true,"epoch":"e"}`}},
 		{"c2", `{"method":"SUBSCRIBE","resource":"/s","since":99,"msg_id":2}`, map[string]string{
-			"c2": `{"msg_id":2,"code":"success","recovered":false}`}},
+			"c2": `{"msg_id":2,"code":"success","recovered":false,"epoch":"e"}`}},
 	}},
 }
 

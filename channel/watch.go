@@ -4,7 +4,8 @@ import "strconv"
 
 // subscribeMsg runs SUBSCRIBE: notify the client of changes to /p and
 // its immediate children, after replaying (with "since") the history's
-// notifications of /p after that seq.
+// notifications of /p after that seq. The reply carries the tree's epoch;
+// a since that comes with another epoch is not recovered.
 func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string) {
 	if cl.c == nil {
 		return nil, reasonNotSupported
@@ -23,19 +24,21 @@ func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string)
 		t.mu.Unlock()
 		return nil, reasonTooManySubs
 	}
-	if m.Since != nil {
+	// A since of another history (its epoch given and not this one) is
+	// not replayed: its seqs number other notifications.
+	if m.Since != nil && (m.Epoch == nil || *m.Epoch == t.epoch) {
 		var fs []Frame
 		fs, recovered = t.hist.replay(r.path, *m.Since, t.seq, t.now(), c.room(), t.reader(c.identity))
 		c.pushReplay(fs)
 	}
 	t.subscribe(c, r.path)
 	t.mu.Unlock()
-	if m.Since == nil {
-		return nil, ""
+	b := replyStart(m.MsgID, 32+len(t.epoch))
+	if m.Since != nil {
+		b = strconv.AppendBool(append(b, `,"recovered":`...), recovered)
 	}
-	b := replyStart(m.MsgID, 20)
-	b = strconv.AppendBool(append(b, `,"recovered":`...), recovered)
-	return append(b, '}'), ""
+	b = append(append(append(b, `,"epoch":"`...), t.epoch...), '"', '}')
+	return b, ""
 }
 
 // reader returns a function reporting whether identity may read a

@@ -37,7 +37,7 @@ func TestCallCalls(t *testing.T) {
 		C := "/call/" + call
 
 		w := c.dialAs(g, "$W", cat)
-		wantCall(t, w, msg("SUBSCRIBE", C, 1, ""), okReply(1, ""))
+		wantCall(t, w, msg("SUBSCRIBE", C, 1, ""), okReply(1, `"epoch":"E"`))
 
 		// A GET kept open of the call, as Server-Sent Events: the state,
 		// then the same notifications.
@@ -52,8 +52,8 @@ func TestCallCalls(t *testing.T) {
 		bp, _ := created(t, c.req(bob, "POST", C, `{"session":"sip:bob@desk"}`), C+"/")
 		w.expect(joined(call, bp, "sip:bob@desk"))
 		e := sse.event()
-		if got, seq := withoutSeq(e.Data); got != joined(call, bp, "sip:bob@desk") || !e.HasID || e.ID != itoa(int(seq)) {
-			t.Errorf("event of the join: %v\nwant %s with its seq as id", e, joined(call, bp, "sip:bob@desk"))
+		if got, seq := withoutSeq(e.Data); got != joined(call, bp, "sip:bob@desk") || !e.HasID || eventIDSeq(e.ID) != seq {
+			t.Errorf("event of the join: %v\nwant %s with <epoch>:<seq> as id", e, joined(call, bp, "sip:bob@desk"))
 		}
 		sse.conn.Close()
 		cp, _ := created(t, c.req(cat, "POST", C, `{"session":"sip:cat@desk"}`), C+"/")
@@ -122,7 +122,7 @@ func TestCallCalls(t *testing.T) {
 
 		// The creator removes a participant; a subscriber sees it leave.
 		v := c.dialAs(g, "$V", bob)
-		wantCall(t, v, msg("SUBSCRIBE", C, 2, ""), okReply(2, ""))
+		wantCall(t, v, msg("SUBSCRIBE", C, 2, ""), okReply(2, `"epoch":"E"`))
 		r = c.req(ann, "DELETE", C+"/"+bp, "")
 		status(t, r, "200 OK", false)
 		v.expect(left(call, bp))

@@ -17,11 +17,11 @@ func TestCallExpiry(t *testing.T) {
 		L := login(ann)
 		s := c.watch(ann, ann)
 		a := c.dialAs(g, "$A", ann)
-		wantCall(t, a, msg("SUBSCRIBE", L, 1, ""), okReply(1, ""))
+		wantCall(t, a, msg("SUBSCRIBE", L, 1, ""), okReply(1, `"epoch":"E"`))
 
 		id := c.register(ann, ann, "sip:ann@desk", "3600", "1")
 		c.register(ann, ann, "sip:ann@phone", "", "1")
-		wantCall(t, a, msg("SUBSCRIBE", L+"/"+id, 2, ""), okReply(2, ""))
+		wantCall(t, a, msg("SUBSCRIBE", L+"/"+id, 2, ""), okReply(2, `"epoch":"E"`))
 		gone := `{"notify":"UPDATE","resource":` + jsonString(L) + `,"delete":` + jsonString(id) + `,"type":null,"entity":null,"seq":N}`
 
 		if got, _ := withoutSeq(lineUntil(s, "delete", jsonString(id))); got != gone {
@@ -78,7 +78,7 @@ func TestCallIsolateCall(t *testing.T) {
 
 	call, _ := created(t, c.req(ann, "POST", "/call", `{"subject":"s"}`), "/call/")
 	w := c.dialAs(g, "$W", cat)
-	wantCall(t, w, msg("SUBSCRIBE", "/call/"+call, 1, ""), okReply(1, ""))
+	wantCall(t, w, msg("SUBSCRIBE", "/call/"+call, 1, ""), okReply(1, `"epoch":"E"`))
 	p, _ := created(t, c.req(bob, "POST", "/call/"+call, `{"session":"sip:bob@desk"}`), "/call/"+call+"/")
 	w.expect(joined(call, p, "sip:bob@desk"))
 	c.expect(bob, "DELETE", "/call/"+call+"/"+p, "", "200 OK")

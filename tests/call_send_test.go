@@ -30,11 +30,11 @@ func TestCallSendSessions(t *testing.T) {
 			t.Errorf("first event (the state): %v", e)
 		}
 		a := c.dialAs(g, "$A", ann)
-		wantCall(t, a, msg("SUBSCRIBE", L, 1, ""), okReply(1, ""))
+		wantCall(t, a, msg("SUBSCRIBE", L, 1, ""), okReply(1, `"epoch":"E"`))
 		b := c.dialAs(g, "$B", bob)
 		// Ann's login is hidden from bob: his SUBSCRIBE answers as on a
 		// missing resource, and delivers him nothing (b.quiet below).
-		wantCall(t, b, msg("SUBSCRIBE", L, 2, ""), okReply(2, ""))
+		wantCall(t, b, msg("SUBSCRIBE", L, 2, ""), okReply(2, `"epoch":"E"`))
 
 		bodies := []string{
 			invite("/call/4f2a", "inv1"),
@@ -48,8 +48,8 @@ func TestCallSendSessions(t *testing.T) {
 			want := invitation(ann, bob, body)
 			wantLine(t, nd, "NDJSON session", want)
 			e := sse.event()
-			if got, seq := withoutSeq(e.Data); got != want || !e.HasID || e.ID != itoa(int(seq)) {
-				t.Errorf("SSE session: %v\nwant %s with its seq as id", e, want)
+			if got, seq := withoutSeq(e.Data); got != want || !e.HasID || eventIDSeq(e.ID) != seq {
+				t.Errorf("SSE session: %v\nwant %s with <epoch>:<seq> as id", e, want)
 			}
 			a.expect(want)
 		}
@@ -80,7 +80,7 @@ func TestCallSendFailures(t *testing.T) {
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
 		L := login(ann)
 		a := c.dialAs(g, "$A", ann)
-		wantCall(t, a, msg("SUBSCRIBE", L, 1, ""), okReply(1, ""))
+		wantCall(t, a, msg("SUBSCRIBE", L, 1, ""), okReply(1, `"epoch":"E"`))
 
 		c.send(ann, cat, invite("/call/1", "i1"), "404 Not Logged In")
 		c.send(ann, who{email: "nobody@example.org"}, invite("/call/1", "i1"), "404 Not Logged In")
@@ -157,7 +157,7 @@ func TestCallWaiting(t *testing.T) {
 		ws := invite("/call/ws", "w1")
 		wid := c.send(bob, ann, ws, "202 Accepted")
 		a := c.dialAs(g, "$A", ann)
-		wantCall(t, a, msg("SUBSCRIBE", L, 1, ""), okReply(1, ""))
+		wantCall(t, a, msg("SUBSCRIBE", L, 1, ""), okReply(1, `"epoch":"E"`))
 		a.expect(invitation(ann, bob, ws))
 		a.quiet()
 		c.expect(bob, "CANCEL", L+"/"+wid, "", "409 Already Delivered")
@@ -233,7 +233,7 @@ func TestCallWebSocketContact(t *testing.T) {
 		c.send(bob, ann, invite("/call/2", "i2"), "202 Accepted")
 
 		f := c.dialAs(g, "$F", ann)
-		wantCall(t, f, msg("SUBSCRIBE", L, 3, ""), okReply(3, ""))
+		wantCall(t, f, msg("SUBSCRIBE", L, 3, ""), okReply(3, `"epoch":"E"`))
 		f.expect(invitation(ann, bob, invite("/call/2", "i2")))
 		w.closeNormal()
 		f.expect(`{"notify":"UPDATE","resource":` + jsonString(L) + `,"delete":` + id + `,"type":null,"entity":null,"seq":N}`)

@@ -30,9 +30,14 @@ func TestChannelBrowser(t *testing.T) {
 		b.eval(`page.connect()`, "true")
 		b.eval(`page.send({method: "PUT", resource: `+R+`, entity: {topic: "test"}, persistent: true})`,
 			`{"msg_id":"page-1","code":"success"}`)
+		epoch := ""
 		for i, p := range []*tab{a, b} {
-			want := `{"msg_id":"page-` + string(rune('1'+i)) + `","code":"success"}`
-			p.eval(`page.send({method: "SUBSCRIBE", resource: `+R+`})`, want)
+			want := `{"msg_id":"page-` + string(rune('1'+i)) + `","code":"success","epoch":"E"}`
+			got, e := withoutEpoch(p.eval(`page.send({method: "SUBSCRIBE", resource: `+R+`})`, ""))
+			if got != want || epoch != "" && e != epoch {
+				t.Errorf("%s: SUBSCRIBE: %s (epoch %q), want %s (epoch %q)", p.name, got, e, want, epoch)
+			}
+			epoch = e
 			p.eval(`page.listen("/channel`+room+`")`, "true")
 			// The stream's first event is the room's state.
 			p.waitFor("events", `(e) => e.data.entity && e.data.entity.topic === "test"`)
@@ -42,13 +47,13 @@ func TestChannelBrowser(t *testing.T) {
 		b.eval(`page.send({method: "PUT", resource: `+jsonString(room+"/b")+`, entity: {text: "from B"}})`,
 			`{"msg_id":"page-3","code":"success"}`)
 		a.waitFor("notes", `(n) => n.notify === "UPDATE" && n.resource === `+R+` && n.update === "b" && n.entity.text === "from B" && n.seq > 0`)
-		a.waitFor("events", `(e) => e.data.notify === "UPDATE" && e.data.update === "b" && e.id === String(e.data.seq)`)
+		a.waitFor("events", `(e) => e.data.notify === "UPDATE" && e.data.update === "b" && e.id === `+jsonString(epoch+":")+` + e.data.seq`)
 
 		// A writes, B sees it both ways too.
 		a.eval(`page.send({method: "PUT", resource: `+jsonString(room+"/a")+`, entity: {text: "from A"}})`,
 			`{"msg_id":"page-2","code":"success"}`)
 		b.waitFor("notes", `(n) => n.notify === "UPDATE" && n.resource === `+R+` && n.update === "a" && n.entity.text === "from A"`)
-		b.waitFor("events", `(e) => e.data.notify === "UPDATE" && e.data.update === "a" && e.id === String(e.data.seq)`)
+		b.waitFor("events", `(e) => e.data.notify === "UPDATE" && e.data.update === "a" && e.id === `+jsonString(epoch+":")+` + e.data.seq`)
 
 		// A NOTIFY from A reaches B with A's client id (and counts four
 		// subscribers: two WebSockets, two EventSources); nothing went

@@ -154,7 +154,7 @@ func (c *wsClient) startReading() {
 func (c *wsClient) learnID() {
 	c.t.Helper()
 	p := "/" + uniq("whoami-")
-	if r := c.call(`{"method":"SUBSCRIBE","resource":"` + p + `","msg_id":"id-1"}`); r != `{"msg_id":"id-1","code":"success"}` {
+	if r := anyEpoch(c.call(`{"method":"SUBSCRIBE","resource":"` + p + `","msg_id":"id-1"}`)); r != `{"msg_id":"id-1","code":"success","epoch":"E"}` {
 		c.t.Fatalf("%s: learning the client id: SUBSCRIBE: %s", c.label, r)
 	}
 	r := c.call(`{"method":"NOTIFY","resource":"` + p + `","msg_id":"id-2"}`)
@@ -282,7 +282,8 @@ func (c *wsClient) tryCall(msg string) (string, error) {
 }
 
 // expect reads the next len(want) frames and compares them byte for byte,
-// with the labels of want replaced by client ids and every seq by N; it
+// with the labels of want replaced by client ids, every seq by N and the
+// epoch of a SUBSCRIBE reply by E; it
 // returns the seqs of the notifications, which must increase.
 func (c *wsClient) expect(want ...string) []uint64 {
 	c.t.Helper()
@@ -292,7 +293,7 @@ func (c *wsClient) expect(want ...string) []uint64 {
 		if err != nil {
 			c.t.Fatalf("%s: frame %d of %d: %v; want %s", c.label, i+1, len(want), err, c.g.fill(w))
 		}
-		got, seq := withoutSeq(f)
+		got, seq := withoutSeq(anyEpoch(f))
 		if w := c.g.fill(w); got != w {
 			c.t.Errorf("%s: frame %d:\n got %s\nwant %s", c.label, i+1, describe(f), w)
 		}

@@ -61,7 +61,11 @@ func TestChannelStoreFails(t *testing.T) {
 			`{"method":"SUBSCRIBE","resource":` + R + `,"msg_id":1}`,
 			`{"method":"SUBSCRIBE","resource":` + L + `,"msg_id":1}`,
 		} {
-			if got := s.call(msg); got != `{"msg_id":1,"code":"success"}` {
+			want := `{"msg_id":1,"code":"success"}`
+			if strings.Contains(msg, "SUBSCRIBE") {
+				want = `{"msg_id":1,"code":"success","epoch":"E"}`
+			}
+			if got := anyEpoch(s.call(msg)); got != want {
 				t.Fatalf("%s: %s", msg, got)
 			}
 		}
@@ -92,8 +96,8 @@ func TestChannelStoreFails(t *testing.T) {
 			}
 		}
 		for _, p := range []string{R, L} {
-			got := b.call(`{"method":"SUBSCRIBE","resource":` + p + `,"since":` + strconv.FormatUint(last, 10) + `,"msg_id":5}`)
-			if got != `{"msg_id":5,"code":"success","recovered":true}` {
+			got := anyEpoch(b.call(`{"method":"SUBSCRIBE","resource":` + p + `,"since":` + strconv.FormatUint(last, 10) + `,"msg_id":5}`))
+			if got != `{"msg_id":5,"code":"success","recovered":true,"epoch":"E"}` {
 				t.Errorf("replay of %s: %s", p, got)
 			}
 		}
@@ -138,7 +142,7 @@ func TestChannelSeqAfterKill(t *testing.T) {
 		g := clients(t, cs)
 		s, n := g.dial("$S"), g.dial("$N")
 		p := jsonString("/" + uniq("seq-"))
-		if got := s.call(`{"method":"SUBSCRIBE","resource":` + p + `,"msg_id":1}`); got != `{"msg_id":1,"code":"success"}` {
+		if got := anyEpoch(s.call(`{"method":"SUBSCRIBE","resource":` + p + `,"msg_id":1}`)); got != `{"msg_id":1,"code":"success","epoch":"E"}` {
 			t.Fatal(got)
 		}
 		release := lockDB(t, cs.DB)
@@ -201,11 +205,11 @@ func TestChannelHistoryBytes(t *testing.T) {
 			s.send(`{"method":"NOTIFY","resource":` + p + `,"data":` + data + `}`)
 			seqs = append(seqs, s.expect(`{"notify":"NOTIFY","resource":`+p+`,"data":`+data+`,"from":$S,"seq":N}`)...)
 		}
-		if got := c.call(`{"method":"SUBSCRIBE","resource":` + p + `,"since":` + strconv.FormatUint(seqs[0], 10) + `,"msg_id":2}`); got != `{"msg_id":2,"code":"success","recovered":false}` {
+		if got := anyEpoch(c.call(`{"method":"SUBSCRIBE","resource":` + p + `,"since":` + strconv.FormatUint(seqs[0], 10) + `,"msg_id":2}`)); got != `{"msg_id":2,"code":"success","recovered":false,"epoch":"E"}` {
 			t.Errorf("since the first: %s", got)
 		}
 		c.quiet()
-		if got := c.call(`{"method":"SUBSCRIBE","resource":` + p + `,"since":` + strconv.FormatUint(seqs[7], 10) + `,"msg_id":3}`); got != `{"msg_id":3,"code":"success","recovered":true}` {
+		if got := anyEpoch(c.call(`{"method":"SUBSCRIBE","resource":` + p + `,"since":` + strconv.FormatUint(seqs[7], 10) + `,"msg_id":3}`)); got != `{"msg_id":3,"code":"success","recovered":true,"epoch":"E"}` {
 			t.Errorf("since the eighth: %s", got)
 		}
 		c.expect(`{"notify":"NOTIFY","resource":`+p+`,"data":`+data+`,"from":$S,"seq":N}`, `{"notify":"NOTIFY","resource":`+p+`,"data":`+data+`,"from":$S,"seq":N}`)

@@ -147,6 +147,42 @@ func withoutSeq(frame string) (string, uint64) {
 	return frame[:m[0]] + `,"seq":N}`, n
 }
 
+// epochRe finds the epoch of a SUBSCRIBE reply: always its last field,
+// 1 to 32 characters from [0-9a-z] (docs/channel.md#replay-after-a-reconnect).
+var epochRe = regexp.MustCompile(`,"epoch":"([0-9a-z]{1,32})"\}$`)
+
+// withoutEpoch returns a SUBSCRIBE reply with its epoch replaced by E,
+// and the epoch ("" and the frame unchanged when it has none): the epoch
+// is drawn for each server's state directory.
+func withoutEpoch(frame string) (string, string) {
+	m := epochRe.FindStringSubmatchIndex(frame)
+	if m == nil {
+		return frame, ""
+	}
+	return frame[:m[0]] + `,"epoch":"E"}`, frame[m[2]:m[3]]
+}
+
+// anyEpoch returns frame with the epoch of a SUBSCRIBE reply replaced by
+// E (see withoutEpoch).
+func anyEpoch(frame string) string {
+	f, _ := withoutEpoch(frame)
+	return f
+}
+
+// eventIDRe is the id of an event of a GET kept open: "<epoch>:<seq>".
+var eventIDRe = regexp.MustCompile(`^[0-9a-z]{1,32}:([0-9]+)$`)
+
+// eventIDSeq returns the seq of an event id "<epoch>:<seq>", 0 when the
+// id has another form.
+func eventIDSeq(id string) uint64 {
+	m := eventIDRe.FindStringSubmatch(id)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseUint(m[1], 10, 64)
+	return n
+}
+
 // increasing fails t unless every seq is greater than the one before it
 // (and none is 0).
 func increasing(t testing.TB, seqs []uint64) {

@@ -352,7 +352,7 @@ func TestChannelPrivateNested(t *testing.T) {
 		p := top + "/e"
 		var id counter
 		n := id.next()
-		wantCall(t, c, msg("SUBSCRIBE", top, n, ""), okReply(n, ""))
+		wantCall(t, c, msg("SUBSCRIBE", top, n, ""), okReply(n, `"epoch":"E"`))
 		s := cs.openStream("/channel"+p, "Accept: text/event-stream")
 		if e := s.event(); e.Data != `{"resource":`+jsonString(p)+`,"type":null,"entity":null}` {
 			t.Fatalf("the stream's state: %s", e)

@@ -103,8 +103,9 @@ func TestChannelExpires(t *testing.T) {
 
 // TestChannelSSE: a GET with Accept: text/event-stream is kept open: the
 // current state first, then each change as the notification of docs/channel.md#the-websocket-door
-// in an event whose id is its seq; a new GET with Last-Event-ID resumes
-// after that seq with exactly the changes missed.
+// in an event whose id is "<epoch>:<seq>" (the epoch of SUBSCRIBE's
+// reply); a new GET with Last-Event-ID resumes after that seq with
+// exactly the changes missed.
 func TestChannelSSE(t *testing.T) {
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
@@ -113,6 +114,10 @@ func TestChannelSSE(t *testing.T) {
 		p := "/" + uniq("sse-")
 		P := jsonString(p)
 		wantHTTP(t, cs.httpJSON("PUT", "/channel"+p, `{"v":1,"_p":0}`), "200 OK", "-")
+		_, epoch := withoutEpoch(a.call(`{"method":"SUBSCRIBE","resource":"/` + uniq("ep-") + `","msg_id":"ep"}`))
+		if epoch == "" {
+			t.Fatal("SUBSCRIBE's reply carries no epoch")
+		}
 
 		s := cs.openStream("/channel"+p, "Accept: text/event-stream")
 		if s.Resp.StatusLine != "HTTP/1.1 200 OK" || s.Resp.Header.Get("Content-Type") != "text/event-stream" {
@@ -136,8 +141,8 @@ func TestChannelSSE(t *testing.T) {
 			if want := g.fill(notification(v)); got != want {
 				t.Errorf("event\n got %v\nwant %s", e, want)
 			}
-			if !e.HasID || e.ID != strconv.FormatUint(seq, 10) {
-				t.Errorf("event id %q, seq %d", e.ID, seq)
+			if !e.HasID || e.ID != epoch+":"+strconv.FormatUint(seq, 10) {
+				t.Errorf("event id %q, seq %d, epoch %s", e.ID, seq, epoch)
 			}
 			return e.ID
 		}
@@ -164,8 +169,12 @@ func TestChannelSSE(t *testing.T) {
 	})
 }
 
-// atou returns the number s holds, 0 when it holds none.
+// atou returns the number s holds, or the seq of an event id
+// "<epoch>:<seq>"; 0 when it holds none.
 func atou(s string) uint64 {
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		s = s[i+1:]
+	}
 	n, _ := strconv.ParseUint(s, 10, 64)
 	return n
 }

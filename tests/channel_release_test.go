@@ -202,7 +202,7 @@ func dropSubscribed(addr, room string, i int) error {
 	if err != nil {
 		return fmt.Errorf("SUBSCRIBE: %v", err)
 	}
-	if reply != `{"msg_id":1,"code":"success"}` {
+	if anyEpoch(reply) != `{"msg_id":1,"code":"success","epoch":"E"}` {
 		return fmt.Errorf("SUBSCRIBE: %s", reply)
 	}
 	return nil

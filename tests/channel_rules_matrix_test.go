@@ -133,7 +133,7 @@ func TestChannelRulesMatrix(t *testing.T) {
 					if o.name == "notify" {
 						for _, c := range callers {
 							n := next()
-							wantCall(t, ad, msg("SUBSCRIBE", R+"/e-"+c.kind, n, ""), okReply(n, ""))
+							wantCall(t, ad, msg("SUBSCRIBE", R+"/e-"+c.kind, n, ""), okReply(n, `"epoch":"E"`))
 						}
 					}
 
@@ -166,9 +166,9 @@ func TestChannelRulesMatrix(t *testing.T) {
 								case "delete":
 									message, success = msg("DELETE", target, n, ""), okReply(n, "")
 								case "subscribe":
-									message, success = msg("SUBSCRIBE", target, n, ""), okReply(n, "")
+									message, success = msg("SUBSCRIBE", target, n, ""), okReply(n, `"epoch":"E"`)
 								case "subscribe-stream":
-									message, success = msg("SUBSCRIBE", target, n, `"stream":true`), okReply(n, "")
+									message, success = msg("SUBSCRIBE", target, n, `"stream":true`), okReply(n, `"epoch":"E"`)
 								case "notify":
 									message, success = msg("NOTIFY", target, n, `"data":{"k":"`+c.kind+`"}`), okReply(n, `"sent_count":1`)
 								}

@@ -23,10 +23,10 @@ func TestChannelMethods(t *testing.T) {
 		p := root + "/p"
 		P, R := jsonString(p), jsonString(root)
 
-		if got := a.call(`{"method":"SUBSCRIBE","resource":` + P + `,"msg_id":1}`); got != `{"msg_id":1,"code":"success"}` {
+		if got := anyEpoch(a.call(`{"method":"SUBSCRIBE","resource":` + P + `,"msg_id":1}`)); got != `{"msg_id":1,"code":"success","epoch":"E"}` {
 			t.Errorf("SUBSCRIBE to a path that does not exist yet: %s", got)
 		}
-		if got := b.call(`{"method":"SUBSCRIBE","resource":` + R + `,"msg_id":"sub"}`); got != `{"msg_id":"sub","code":"success"}` {
+		if got := anyEpoch(b.call(`{"method":"SUBSCRIBE","resource":` + R + `,"msg_id":"sub"}`)); got != `{"msg_id":"sub","code":"success","epoch":"E"}` {
 			t.Errorf("SUBSCRIBE: %s", got)
 		}
 
@@ -253,11 +253,11 @@ func TestChannelReplay(t *testing.T) {
 		b.expect(
 			`{"notify":"PUT","resource":`+r+`,"type":"application/json","entity":2,"from":$A,"seq":N}`,
 			`{"notify":"NOTIFY","resource":`+r+`,"data":4,"from":$A,"seq":N}`,
-			`{"msg_id":6,"code":"success","recovered":true}`)
+			`{"msg_id":6,"code":"success","recovered":true,"epoch":"E"}`)
 		b.quiet()
 
 		c := g.dial("$C")
-		if got := c.call(`{"method":"SUBSCRIBE","resource":` + r + `,"msg_id":7}`); got != `{"msg_id":7,"code":"success"}` {
+		if got := anyEpoch(c.call(`{"method":"SUBSCRIBE","resource":` + r + `,"msg_id":7}`)); got != `{"msg_id":7,"code":"success","epoch":"E"}` {
 			t.Errorf("SUBSCRIBE without since: %s", got)
 		}
 		c.quiet()

@@ -105,7 +105,7 @@ func TestEmbedExample(t *testing.T) {
 	if err := ws.WriteMessage(gorilla.TextMessage, []byte(`{"method":"SUBSCRIBE","resource":"/rooms/lobby","msg_id":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	if got := read(); got != `{"msg_id":1,"code":"success"}` {
+	if got := anyEpoch(read()); got != `{"msg_id":1,"code":"success","epoch":"E"}` {
 		t.Fatalf("SUBSCRIBE: %s", got)
 	}
 

@@ -126,7 +126,7 @@ func TestHealthAndMetrics(t *testing.T) {
 		s.get(t, "/private/x", "Authorization: Basic dXNlckBleGFtcGxlLm9yZzpleGFtcGxl")
 		s.get(t, "/private/x", "Authorization: Basic dXNlckBleGFtcGxlLm9yZzp3cm9uZw==")
 		c := clients(t, cs).dial("ops")
-		if r := c.call(`{"method":"SUBSCRIBE","resource":"/ops","msg_id":1}`); r != `{"msg_id":1,"code":"success"}` {
+		if r := anyEpoch(c.call(`{"method":"SUBSCRIBE","resource":"/ops","msg_id":1}`)); r != `{"msg_id":1,"code":"success","epoch":"E"}` {
 			t.Fatalf("SUBSCRIBE: %s", r)
 		}
 		c.call(`{"method":"NOTIFY","resource":"/ops","msg_id":2,"data":1}`)

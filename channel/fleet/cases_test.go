@@ -25,6 +25,7 @@ func TestFleet(t *testing.T) {
 	t.Run("LateJoiner", func(t *testing.T) { lateJoiner(t, cl) })
 	t.Run("LateJoinerFromSnapshot", func(t *testing.T) { lateFromSnapshot(t, cl) })
 	t.Run("FormatVersion", func(t *testing.T) { formatVersion(t, cl) })
+	t.Run("Epoch", func(t *testing.T) { epochEverywhere(t, cl) })
 }
 
 // sameSeqEverywhere: writes proposed on every node reach the subscribers
@@ -304,7 +305,11 @@ func lateFromSnapshot(t *testing.T, cl *natstest.Cluster) {
 	var subs []*client
 	for _, n := range []*node{ns[1], late} {
 		c := connect(t, n, "")
-		c.do(`{"method":"SUBSCRIBE","resource":"/snap"}`)
+		// The late node has the fleet's epoch, from the stream, not the
+		// snapshot.
+		if r := c.do(`{"method":"SUBSCRIBE","resource":"/snap"}`); r["epoch"] != ns[0].f.Epoch() || n.tree.Epoch() != ns[0].f.Epoch() {
+			t.Fatalf("SUBSCRIBE: %v, tree's epoch %q, want epoch %q", r, n.tree.Epoch(), ns[0].f.Epoch())
+		}
 		subs = append(subs, c)
 	}
 	a := subs[0].do(`{"method":"GET","resource":"/snap?deep=2"}`)

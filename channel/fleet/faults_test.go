@@ -75,8 +75,8 @@ func TestNodeDeath(t *testing.T) {
 
 // TestNATSOutage: with every NATS server stopped, writes answer
 // unavailable and the node is not ready; once NATS is back the node
-// recovers by itself, and a subscriber gets every acknowledged write
-// exactly once, in seq order.
+// recovers by itself, a node that joins then has the fleet's epoch, and a
+// subscriber gets every acknowledged write exactly once, in seq order.
 func TestNATSOutage(t *testing.T) {
 	cl := natstest.Start(t, 3)
 	ns := fleet(t, cl, 2, Config{})
@@ -131,6 +131,11 @@ func TestNATSOutage(t *testing.T) {
 		if write(i) == "success" {
 			ok++
 		}
+	}
+	// The epoch survives the restart of every NATS server: a node that
+	// joins now has the fleet's.
+	if late := startNode(t, cl, Config{Name: fleetName(t)}); late.f.Epoch() != ns[0].f.Epoch() {
+		t.Errorf("epoch of a node started after the outage %q, before %q", late.f.Epoch(), ns[0].f.Epoch())
 	}
 	// A late subscriber resubscribing with since gets the same.
 	probe := connect(t, ns[1], "")

@@ -69,6 +69,7 @@ type Fleet struct {
 	snaps   jetstream.ObjectStore
 	meta    jetstream.KeyValue // the format, the newest snapshot's position
 	subject string             // of the log
+	epoch   string             // of the log stream (see Epoch)
 	log     *slog.Logger
 	started time.Time
 
@@ -145,6 +146,16 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 			AllowDirect: true,
 			Metadata:    map[string]string{"reso-format": strconv.Itoa(Format)},
 		})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fleet: the log stream: %w", err)
+	}
+	err = retry(ctx, func(ctx context.Context) error {
+		info, err := f.stream.Info(ctx)
+		if err == nil {
+			f.epoch, err = streamEpoch(info.Created)
+		}
 		return err
 	})
 	if err != nil {
@@ -260,6 +271,22 @@ func newNodeID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// streamEpoch returns the epoch of a log stream created at created: its
+// creation time as JetStream keeps it (fixed when the stream is created,
+// the same on every server of the cluster and across their restarts), in
+// lowercase hex nanoseconds since 1970.
+func streamEpoch(created time.Time) (string, error) {
+	if created.IsZero() || created.UnixNano() <= 0 {
+		return "", permanent{fmt.Errorf("creation time %v: no epoch", created)}
+	}
+	return strconv.FormatUint(uint64(created.UnixNano()), 16), nil
+}
+
+// Epoch returns the epoch of the fleet's history ([channel.Epocher]):
+// fixed when its log stream was created, the same on every node, and
+// another one when the stream is deleted and created anew.
+func (f *Fleet) Epoch() string { return f.epoch }
+
 // Node returns this node's id.
 func (f *Fleet) Node() string { return f.node }
 
@@ -357,3 +384,8 @@ func (f *Fleet) ready(ctx context.Context) error {
 	}
 	return nil
 }
+
+var (
+	_ channel.Log     = (*Fleet)(nil)
+	_ channel.Epocher = (*Fleet)(nil)
+)

@@ -7,7 +7,9 @@ package sqlitestore
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +54,7 @@ CREATE TABLE IF NOT EXISTS channel_meta (
 // transactions of one group commit each). Open it with [Open].
 type Store struct {
 	db               *sql.DB
+	epoch            string // of the history the file keeps (see Epoch)
 	put, del, setSeq *sql.Stmt
 	errs, busy       atomic.Uint64 // failed operations, and those of them that found the database busy
 }
@@ -106,6 +109,9 @@ func Open(path string) (*Store, error) {
 		rule = excluded.rule, grp = excluded.grp`); err != nil {
 		return fail(err)
 	}
+	if s.epoch, err = fileEpoch(ctx, db); err != nil {
+		return fail(err)
+	}
 	if s.del, err = db.PrepareContext(ctx, "DELETE FROM channel_resources WHERE path = ?"); err != nil {
 		return fail(err)
 	}
@@ -145,6 +151,33 @@ func addColumns(ctx context.Context, db *sql.DB) error {
 	}
 	return nil
 }
+
+// fileEpoch returns the epoch the database keeps in channel_meta (key
+// 'epoch'), drawing it first when the database has none (a new file, or
+// one of a reso from before epochs): 64 random bits, kept as an INTEGER
+// and written as 16 lowercase hex digits.
+func fileEpoch(ctx context.Context, db *sql.DB) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	fresh := int64(binary.BigEndian.Uint64(b[:]))
+	if _, err := db.ExecContext(ctx, `INSERT INTO channel_meta (key, value) VALUES ('epoch', ?)
+		ON CONFLICT (key) DO NOTHING`, fresh); err != nil {
+		return "", err
+	}
+	var v int64
+	if err := db.QueryRowContext(ctx, "SELECT value FROM channel_meta WHERE key = 'epoch'").Scan(&v); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%016x", uint64(v)), nil
+}
+
+// Epoch returns the epoch of the history the database keeps
+// ([channel.Epocher]): drawn when the database got its channel tables,
+// the same at every Open of the file after. A ":memory:" database gets a
+// new one at each Open.
+func (s *Store) Epoch() string { return s.epoch }
 
 // escapeURIPath escapes the characters that end the path of a file: URI.
 func escapeURIPath(p string) string {
@@ -266,4 +299,7 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-var _ channel.Store = (*Store)(nil)
+var (
+	_ channel.Store   = (*Store)(nil)
+	_ channel.Epocher = (*Store)(nil)
+)

@@ -73,11 +73,16 @@ var (
 //     "entity": null} while it does not exist); left out when Last-Event-ID
 //     resumed the stream and the tree still held every notification since;
 //   - with watch=diff, every notification of docs/channel.md#the-websocket-door, byte for byte,
-//     its event id the change's seq;
+//     its event id "EPOCH:SEQ": the epoch of the tree's history (from
+//     SUBSCRIBE's reply) and the change's seq;
 //   - with watch=full, the state again after each change (after each batch
-//     of changes read at once), its event id the last change's seq.
+//     of changes read at once), its event id that of the last change.
 //
-// The host writes Server-Sent Events ("id: SEQ") to a client that asks
+// Last-Event-ID is read as "EPOCH:SEQ" (sent to the tree as "since" and
+// "epoch": another epoch gets the state first) or as a bare SEQ; anything
+// else answers 400 Invalid Last-Event-ID.
+//
+// The host writes Server-Sent Events ("id: EPOCH:SEQ") to a client that asks
 // for text/event-stream, else newline-delimited JSON. A subscription the
 // tree refuses answers with the failure's status line (403 Forbidden, 400
 // Invalid Resource, ...) before the stream starts. The stream ends when

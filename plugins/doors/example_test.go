@@ -71,7 +71,7 @@ func ExampleNewHandler() {
 // message for the tree, replies and notifications come back as text
 // messages (docs/channel.md#the-websocket-door).
 func ExampleHandler_WebSocket() {
-	tree, err := channel.New(context.Background(), nil, channel.Options{})
+	tree, err := channel.New(context.Background(), nil, channel.Options{Epoch: "e1"}) // fixed for the output
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func ExampleHandler_WebSocket() {
 		fmt.Println(regexp.MustCompile(`"from":"[^"]*"`).ReplaceAllString(string(frame), `"from":"..."`))
 	}
 	// Output:
-	// {"msg_id":1,"code":"success"}
+	// {"msg_id":1,"code":"success","epoch":"e1"}
 	// {"notify":"PUT","resource":"/rooms/lobby","type":"application/json","entity":{"topic":"welcome"},"from":"...","seq":1}
 	// {"msg_id":2,"code":"success"}
 }

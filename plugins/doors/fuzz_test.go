@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/reso-project/reso/channel"
 )
 
 // FuzzParseQuery checks that the door's own parameters never reach the
@@ -50,5 +52,30 @@ func FuzzParseReply(f *testing.F) {
 			t.Errorf("%q: object %q is not JSON", data, obj)
 		}
 		failure(r.reason) // never panics, whatever the reason
+	})
+}
+
+// FuzzParseEventID checks the reading of Last-Event-ID: what it accepts
+// is "<epoch>:<seq>" with a valid epoch, or a bare seq, and it reads back
+// the same when written as the stream writes ids.
+func FuzzParseEventID(f *testing.F) {
+	for _, s := range []string{"5", "3f9a0c1d2e4b5a69:42", " e:1 ", "e:", ":1", "E:1", "a:b:1", "18446744073709551616", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		epoch, seq, err := parseEventID(v)
+		if err != nil {
+			if err != errInvalidEventID {
+				t.Errorf("%q: error %v", v, err)
+			}
+			return
+		}
+		if epoch != "" && !channel.ValidEpoch(epoch) {
+			t.Errorf("%q: epoch %q", v, epoch)
+		}
+		w := &watcher{epoch: epoch}
+		if e2, s2, err := parseEventID(w.eventID(seq)); err != nil || e2 != epoch || s2 != seq {
+			t.Errorf("%q: read as %q %d, its id %q read as %q %d %v", v, epoch, seq, w.eventID(seq), e2, s2, err)
+		}
 	})
 }

@@ -45,7 +45,7 @@ func TestSessionDoor(t *testing.T) {
 		t.Errorf("identities %v", who)
 	}
 	send(t, a, `{"method":"SUBSCRIBE","resource":"/room","msg_id":"s1"}`)
-	expect(t, a, `{"msg_id":"s1","code":"success"}`)
+	expect(t, a, `{"msg_id":"s1","code":"success","epoch":"`+treetest.Epoch+`"}`)
 	send(t, b, `{"method":"PUT","resource":"/room","msg_id":2,"entity":{"topic":"x"}}`)
 	expect(t, b, `{"msg_id":2,"code":"success"}`)
 	expect(t, a, `{"notify":"PUT","resource":"/room","type":"application/json","entity":{"topic":"x"},"from":"`+b.ID()+`","seq":1}`)
@@ -100,7 +100,7 @@ func TestSessionSlowConsumer(t *testing.T) {
 	slow, done := s.session(t)
 	w, _ := s.session(t)
 	send(t, slow, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
-	expect(t, slow, `{"msg_id":1,"code":"success"}`)
+	expect(t, slow, `{"msg_id":1,"code":"success","epoch":"`+treetest.Epoch+`"}`)
 	notifyUntilDropped(t, w, "/r")
 	var err error
 	for err == nil {
@@ -192,7 +192,7 @@ func TestSessionWriters(t *testing.T) {
 	}{
 		{"pump", func(*testing.T) plugins.Tree { return treetest.New() }, false},
 		{"on demand", func(t *testing.T) plugins.Tree {
-			tr, err := channel.New(t.Context(), nil, channel.Options{QueueFrames: treetest.QueueLimit})
+			tr, err := channel.New(t.Context(), nil, channel.Options{QueueFrames: treetest.QueueLimit, Epoch: treetest.Epoch})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,7 +206,7 @@ func TestSessionWriters(t *testing.T) {
 			a, doneA := s.session(t)
 			b, doneB := s.session(t)
 			send(t, a, `{"method":"SUBSCRIBE","resource":"/r","msg_id":0}`)
-			expect(t, a, `{"msg_id":0,"code":"success"}`)
+			expect(t, a, `{"msg_id":0,"code":"success","epoch":"`+treetest.Epoch+`"}`)
 			const n = 50
 			for i := 1; i <= n; i++ {
 				send(t, b, fmt.Sprintf(`{"method":"PUT","resource":"/r","msg_id":%d}`, i))
@@ -268,7 +268,7 @@ func TestSessionTreePanics(t *testing.T) {
 	s := newServerOn(t, panickyTree{treetest.New()}, doors.New())
 	a, doneA := s.session(t)
 	send(t, a, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
-	expect(t, a, `{"msg_id":1,"code":"success"}`)
+	expect(t, a, `{"msg_id":1,"code":"success","epoch":"`+treetest.Epoch+`"}`)
 	send(t, a, `{"method":"NOTIFY","resource":"/panic","msg_id":2}`)
 	_, err := a.Recv(context.WithoutCancel(t.Context()))
 	if code, _ := core.CloseStatus(err); code != core.CloseInternal {
@@ -277,7 +277,7 @@ func TestSessionTreePanics(t *testing.T) {
 	<-doneA
 	b, doneB := s.session(t)
 	send(t, b, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
-	expect(t, b, `{"msg_id":1,"code":"success"}`)
+	expect(t, b, `{"msg_id":1,"code":"success","epoch":"`+treetest.Epoch+`"}`)
 	b.Close(core.CloseNormal, "")
 	<-doneB
 }

@@ -2,6 +2,7 @@ package doors
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -44,6 +45,7 @@ type watcher struct {
 	stale    bool   // full: a change came after the last GET was sent
 	resumed  bool   // the tree replayed every change since Last-Event-ID
 	lastSeq  uint64 // of the last notification read
+	epoch    string // of the tree's history, from SUBSCRIBE's reply
 	err      error  // what Next returns once pending is empty
 	nextID   int
 }
@@ -59,12 +61,13 @@ func Watch(ctx context.Context, t plugins.Tree, req *core.Request, resource stri
 	path, _, _ := strings.Cut(resource, "?")
 	path, _, _ = strings.Cut(path, "[")
 	var since *uint64
+	var epoch string
 	if v := req.Header.Get("Last-Event-ID"); v != "" {
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		e, n, err := parseEventID(v)
 		if err != nil {
-			return nil, errInvalidEventID
+			return nil, err
 		}
-		since = &n
+		since, epoch = &n, e
 	}
 	c, err := t.Connect(ctx, newClientID("watch-"), identity(req))
 	if err != nil {
@@ -81,6 +84,9 @@ func Watch(ctx context.Context, t plugins.Tree, req *core.Request, resource stri
 	sub := newMessage("SUBSCRIBE", path, w.msgID()).raw("stream", []byte("true"))
 	if since != nil {
 		sub.uint("since", *since)
+	}
+	if epoch != "" {
+		sub.raw("epoch", channel.AppendString(nil, epoch))
 	}
 	if err := c.Exec(ctx, sub.bytes()); err != nil {
 		return nil, treeError(ctx, err)
@@ -103,6 +109,15 @@ func Watch(ctx context.Context, t plugins.Tree, req *core.Request, resource stri
 					return nil, refusal(req, r.reason)
 				}
 				w.resumed = since != nil && string(r.get("recovered")) == "true"
+				// The replayed notifications came before the reply:
+				// their ids get the epoch now.
+				if w.epoch = replyEpoch(r); w.epoch != "" {
+					for i := range w.pending {
+						if w.pending[i].ID != "" {
+							w.pending[i].ID = w.epoch + ":" + w.pending[i].ID
+						}
+					}
+				}
 				continue
 			}
 			if f.Seq == 0 && w.replies == 1 {
@@ -125,6 +140,43 @@ func Watch(ctx context.Context, t plugins.Tree, req *core.Request, resource stri
 	}
 	started = true
 	return &core.Response{Stream: w}, nil
+}
+
+// parseEventID reads a Last-Event-ID: "<epoch>:<seq>" as the stream's
+// events carry it, or the bare "<seq>" of older clients (epoch "").
+// Anything else is 400 Invalid Last-Event-ID.
+func parseEventID(v string) (epoch string, seq uint64, err error) {
+	v = strings.TrimSpace(v)
+	e, n, found := strings.Cut(v, ":")
+	if !found {
+		e, n = "", v
+	} else if !channel.ValidEpoch(e) {
+		return "", 0, errInvalidEventID
+	}
+	seq, perr := strconv.ParseUint(n, 10, 64)
+	if perr != nil {
+		return "", 0, errInvalidEventID
+	}
+	return e, seq, nil
+}
+
+// replyEpoch returns the epoch a SUBSCRIBE reply carries ("" when it has
+// none that is valid).
+func replyEpoch(r *reply) string {
+	var e string
+	if json.Unmarshal(r.get("epoch"), &e) != nil || !channel.ValidEpoch(e) {
+		return ""
+	}
+	return e
+}
+
+// eventID returns the id of an event at seq: "<epoch>:<seq>", or the bare
+// seq from a tree that gave no epoch.
+func (w *watcher) eventID(seq uint64) string {
+	if w.epoch == "" {
+		return strconv.FormatUint(seq, 10)
+	}
+	return w.epoch + ":" + strconv.FormatUint(seq, 10)
 }
 
 // msgID returns the next msg_id.
@@ -150,7 +202,7 @@ func (w *watcher) frame(f plugins.TreeFrame) {
 			w.stale = true
 			return
 		}
-		w.pending = append(w.pending, core.Event{ID: strconv.FormatUint(f.Seq, 10), Value: core.EventData(f.Data)})
+		w.pending = append(w.pending, core.Event{ID: w.eventID(f.Seq), Value: core.EventData(f.Data)})
 		return
 	}
 	w.replies++
@@ -180,7 +232,7 @@ func (w *watcher) frame(f plugins.TreeFrame) {
 	}
 	ev := core.Event{Value: core.EventData(state)}
 	if w.lastSeq != 0 {
-		ev.ID = strconv.FormatUint(w.lastSeq, 10)
+		ev.ID = w.eventID(w.lastSeq)
 	}
 	w.pending = append(w.pending, ev)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/plugins/internal/treetest"
 )
 
 // stream is a GET kept open.
@@ -117,7 +118,7 @@ func TestWatchSSE(t *testing.T) {
 		t.Errorf("state %s", e)
 	}
 	s.do(t, "PUT", "/channel/new", `[1]`)
-	if e := st.event(t); !strings.HasPrefix(e, `id: 1|data: {"notify":"PUT","resource":"/new"`) {
+	if e := st.event(t); !strings.HasPrefix(e, `id: `+treetest.Epoch+`:1|data: {"notify":"PUT","resource":"/new"`) {
 		t.Errorf("event %s", e)
 	}
 
@@ -126,17 +127,26 @@ func TestWatchSSE(t *testing.T) {
 		t.Errorf("full state %s", e)
 	}
 	s.do(t, "PUT", "/channel/new", `[2]`)
-	if e := full.event(t); e != `id: 2|data: {"resource":"/new","type":"application/json","entity":[2]}` {
+	if e := full.event(t); e != `id: `+treetest.Epoch+`:2|data: {"resource":"/new","type":"application/json","entity":[2]}` {
 		t.Errorf("full state after a change %s", e)
 	}
 
 	// Resumed where the tree's history still reaches: no state first.
-	resumed := s.watch(t, "/channel/new", "Accept", "text/event-stream", "Last-Event-ID", "2")
-	s.do(t, "DELETE", "/channel/new", "")
-	if e := resumed.event(t); !strings.HasPrefix(e, `id: 3|data: {"notify":"DELETE","resource":"/new"`) {
-		t.Errorf("resumed %s", e)
+	// In both forms of Last-Event-ID: "<epoch>:<seq>", and the bare seq
+	// of older clients. One of another epoch gets the state first.
+	resumed := s.watch(t, "/channel/new", "Accept", "text/event-stream", "Last-Event-ID", treetest.Epoch+":2")
+	bare := s.watch(t, "/channel/new", "Accept", "text/event-stream", "Last-Event-ID", "2")
+	other := s.watch(t, "/channel/new", "Accept", "text/event-stream", "Last-Event-ID", "0ther:2")
+	if e := other.event(t); e != `data: {"resource":"/new","type":"application/json","entity":[2]}` {
+		t.Errorf("state of a stream of another epoch %s", e)
 	}
-	if e := full.event(t); e != `id: 3|data: {"resource":"/new","type":null,"entity":null}` {
+	s.do(t, "DELETE", "/channel/new", "")
+	for name, st := range map[string]*stream{"resumed": resumed, "bare": bare, "other": other} {
+		if e := st.event(t); !strings.HasPrefix(e, `id: `+treetest.Epoch+`:3|data: {"notify":"DELETE","resource":"/new"`) {
+			t.Errorf("%s %s", name, e)
+		}
+	}
+	if e := full.event(t); e != `id: `+treetest.Epoch+`:3|data: {"resource":"/new","type":null,"entity":null}` {
 		t.Errorf("full state after the delete %s", e)
 	}
 }
@@ -154,9 +164,11 @@ func TestWatchRefused(t *testing.T) {
 	if status != "HTTP/1.1 403 Forbidden" || header.Get("WWW-Authenticate") != "" {
 		t.Errorf("known caller: %q %q", status, header)
 	}
-	status, _, _ = s.do(t, "GET", "/channel/x", "", "Accept", "text/event-stream", "Last-Event-ID", "x")
-	if status != "HTTP/1.1 400 Invalid Last-Event-ID" {
-		t.Errorf("status %q", status)
+	for _, id := range []string{"x", "-1", "1.5", "abc:", ":5", "ABC:5", "a-b:5", "a:b:5", "7e57:x", strings.Repeat("a", 33) + ":5"} {
+		status, _, _ = s.do(t, "GET", "/channel/x", "", "Accept", "text/event-stream", "Last-Event-ID", id)
+		if status != "HTTP/1.1 400 Invalid Last-Event-ID" {
+			t.Errorf("Last-Event-ID %q: status %q", id, status)
+		}
 	}
 	if left := s.tree.Connected(); len(left) != 0 {
 		t.Errorf("clients left: %v", left)

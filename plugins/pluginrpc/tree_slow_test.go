@@ -117,14 +117,14 @@ func (c *watchedClient) Disconnect() {
 // client and its queue); the plugin then reads the frames sent before and
 // that end.
 func TestTreeSlowPlugin(t *testing.T) {
-	tr, err := tree.New(t.Context(), nil, tree.Options{QueueFrames: 64})
+	tr, err := tree.New(t.Context(), nil, tree.Options{QueueFrames: 64, Epoch: "e1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tr.Close()
 	wt := watchedTree{Tree: doors.TreeOf(tr), disconnected: make(chan string, 4), taken: make(chan struct{})}
 	s := newTreeServer(t, wt, load(t, Config{Name: "lazy", Cmd: childCmd("lazytree")}))
-	if got := httpGet(t, s.srv.URL+"/lazy/open"); got != `{"msg_id":1,"code":"success"}` {
+	if got := httpGet(t, s.srv.URL+"/lazy/open"); got != `{"msg_id":1,"code":"success","epoch":"e1"}` {
 		t.Fatalf("open: %s", got)
 	}
 	data := `"` + strings.Repeat("x", 1000) + `"`

@@ -97,7 +97,7 @@ func TestTreeContract(t *testing.T) {
 			a, doneA := openSession(t, s, "/channel")
 			b, doneB := openSession(t, s, "/channel")
 			sendText(t, a, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
-			expectText(t, a, `{"msg_id":1,"code":"success"}`)
+			expectText(t, a, `{"msg_id":1,"code":"success","epoch":"`+treetest.Epoch+`"}`)
 			// Bytes that JSON allows but a re-encoding would change.
 			entity := `{"z":"caf\u00e9 \u00fc","a":[1.50,"\ud83d\ude00"],"e":"ü\t"}`
 			sendText(t, b, `{"method":"PUT","resource":"/r","msg_id":"p","entity":`+entity+`}`)

@@ -23,6 +23,10 @@ import (
 // it is disconnected as a slow consumer.
 const QueueLimit = 64
 
+// Epoch is the epoch of every stand-in tree's history, in its SUBSCRIBE
+// replies.
+const Epoch = "7e57"
+
 // Call is a message a Tree received through Call.
 type Call struct {
 	From, Identity string
@@ -197,6 +201,7 @@ type message struct {
 	Data     json.RawMessage `json:"data"`
 	ID       string          `json:"id"`
 	Since    *uint64         `json:"since"`
+	Epoch    *string         `json:"epoch"`
 }
 
 // exec executes msg for c (nil for Call) and returns its reply.
@@ -268,9 +273,10 @@ func (t *Tree) exec(c *Client, from string, raw []byte) []byte {
 		}
 		t.subs[path][c] = true
 		if m.Since != nil {
-			return reply(m.MsgID, `"recovered":`+strconv.FormatBool(*m.Since == t.seq))
+			same := m.Epoch == nil || *m.Epoch == Epoch
+			return reply(m.MsgID, `"recovered":`+strconv.FormatBool(same && *m.Since == t.seq)+`,"epoch":"`+Epoch+`"`)
 		}
-		return reply(m.MsgID, "")
+		return reply(m.MsgID, `"epoch":"`+Epoch+`"`)
 	case "UNSUBSCRIBE":
 		if c != nil {
 			delete(t.subs[path], c)
