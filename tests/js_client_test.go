@@ -59,7 +59,9 @@ var nodeWebSocketFlag bool
 // (client/js/test/*.test.mjs) in Node's test runner against the reso
 // binary of this package: messages and replies, failures, a connection
 // lost before the reply, writes while disconnected, reconnects with
-// recovery, and kill -9 with a restart.
+// recovery, kill -9 with a restart, failed handshakes, credentials, lists
+// of URLs, timeouts and signals, and a history reset. They run twice: on
+// Node's own WebSocket, and on the ws package's (client/js/node_modules).
 func TestJSClient(t *testing.T) {
 	files, err := filepath.Glob("../client/js/test/*.test.mjs")
 	if err != nil || len(files) == 0 {
@@ -67,7 +69,29 @@ func TestJSClient(t *testing.T) {
 	}
 	// The fleet's file runs in TestJSClientFleet, which starts the fleet.
 	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == jsFleetTest })
-	runNodeTests(t, nil, files...)
+	t.Run("node", func(t *testing.T) {
+		runNodeTests(t, []string{"RESO_JS_WEBSOCKET=node"}, files...)
+	})
+	t.Run("ws", func(t *testing.T) {
+		requireNodeModules(t)
+		runNodeTests(t, []string{"RESO_JS_WEBSOCKET=ws"}, files...)
+	})
+}
+
+// requireNodeModules skips t (fails it under requireTools) when
+// client/js/node_modules, the dev dependencies of package.json (the ws
+// package, TypeScript), is not installed.
+func requireNodeModules(t *testing.T) {
+	t.Helper()
+	for _, p := range []string{"ws", "typescript"} {
+		if _, err := os.Stat(filepath.Join("../client/js/node_modules", p, "package.json")); err != nil {
+			msg := "client/js/node_modules has no " + p + ": run npm ci --prefix client/js"
+			if requireTools() {
+				t.Fatal(msg + " (CI=true)")
+			}
+			t.Skip(msg)
+		}
+	}
 }
 
 // runNodeTests runs the test files in Node's test runner with RESO_BIN

@@ -1,16 +1,13 @@
 // Tests of reso.js against a real reso ($RESO_BIN): run with
 //   RESO_BIN=/path/to/reso node --experimental-websocket --test client/js/test/
+// (with RESO_JS_WEBSOCKET=ws on the ws package's WebSocket)
 // (go test ./tests runs them: tests/js_client_test.go).
 
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
 import { Channel, ChannelError } from "../reso.js";
-import { Proxy, Reso, nextState, uniq, until } from "./harness.mjs";
-
-// Node 20's WebSocket never reports a connection refused during the
-// handshake (as the proxy's down() does): connectTimeout gives it up.
-const fast = { backoffMin: 20, backoffMax: 200, connectTimeout: 500 };
+import { Proxy, Reso, fast, nextState, uniq, until } from "./harness.mjs";
 
 describe("reso.js", () => {
   let reso;

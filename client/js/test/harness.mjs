@@ -10,6 +10,17 @@ import path from "node:path";
 
 export const wait = 15000; // a hang guard, never a timing assertion
 
+/**
+ * The WebSocket the tests give reso.js: Node's own, or with
+ * RESO_JS_WEBSOCKET=ws the ws package's (client/js/node_modules, from
+ * npm ci --prefix client/js).
+ */
+export const impl = process.env.RESO_JS_WEBSOCKET === "ws" ? "ws" : "node";
+export const WebSocketImpl = impl === "ws" ? (await import("ws")).WebSocket : globalThis.WebSocket;
+
+/** Options of a Channel that reconnects fast, on WebSocketImpl. */
+export const fast = { backoffMin: 20, backoffMax: 200, connectTimeout: 500, WebSocket: WebSocketImpl };
+
 /** Resolves with a free loopback port. */
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -175,11 +186,11 @@ export class Proxy {
   }
 }
 
-/** Resolves when cond() is true, checking after every event-loop turn. */
-export async function until(cond, what) {
-  const deadline = Date.now() + wait;
+/** Resolves when cond() is true, checking after every event-loop turn; bound: ms. */
+export async function until(cond, what, bound = wait) {
+  const deadline = Date.now() + bound;
   while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`waited ${wait} ms for ${what}`);
+    if (Date.now() > deadline) throw new Error(`waited ${bound} ms for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
