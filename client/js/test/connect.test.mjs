@@ -92,11 +92,16 @@ describe(`reso.js connection attempts (${impl} WebSocket)`, () => {
   it("is open again soon after a killed server is back, well before a connectTimeout", async () => {
     const own = new Reso();
     await own.start();
-    const ch = new Channel(own.wsURL, quick);
+    const c = counting();
+    const ch = new Channel(own.wsURL, { ...quick, WebSocket: c.WebSocket });
     try {
       await ch.opened();
       await own.kill9();
       await until(() => ch.state === "reconnecting", "the drop");
+      // An attempt made while the server is down: it must not hold up the
+      // first one after the server is back.
+      const before = c.n;
+      await until(() => c.n > before, "an attempt while the server is down");
       await own.start();
       await until(() => ch.state === "open", `the reconnect, before a connectTimeout (${connectTimeout} ms) could run out`, connectTimeout - 2000);
       assert.equal((await ch.put("/" + uniq("back-"), { ok: true })).code, "success");
