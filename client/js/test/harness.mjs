@@ -73,6 +73,11 @@ export class Reso {
     this.log = "";
   }
 
+  /** Gives the next start a new state directory: a new -db file, a new history. */
+  freshState() {
+    this.db = path.join(mkdtempSync(path.join(this.dir, "state-")), "reso.db");
+  }
+
   get wsURL() {
     return `ws://127.0.0.1:${this.port}/channel`;
   }
