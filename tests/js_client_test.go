@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -102,7 +103,8 @@ func runNodeTests(t *testing.T, env []string, files ...string) {
 	node := nodePath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	args := append([]string{"--test", "--test-reporter=spec"}, files...)
+	// --test-timeout: a test that hangs fails by its name, within the context's bound.
+	args := append([]string{"--test", "--test-reporter=spec", "--test-timeout=120000"}, files...)
 	if nodeWebSocketFlag {
 		args = append([]string{"--experimental-websocket"}, args...)
 	}
@@ -113,4 +115,100 @@ func runNodeTests(t *testing.T, env []string, files ...string) {
 		t.Fatalf("node --test: %v\n%s", err, out)
 	}
 	t.Logf("node --test:\n%s", out)
+}
+
+// TestJSClientTypes type-checks reso.d.ts with tsc --strict
+// (client/js/node_modules): the page example of docs/clients.md, as
+// JavaScript (checkJs) and as TypeScript, and client/js/test/types.mts
+// (Node with the ws package, request options, errors narrowed by code).
+func TestJSClientTypes(t *testing.T) {
+	node := nodePath(t)
+	requireNodeModules(t)
+	dir := t.TempDir()
+	modules, err := filepath.Abs("../client/js/node_modules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	copyFile := func(src, dst string) {
+		t.Helper()
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile("../client/js/reso.js", "reso.js")
+	copyFile("../client/js/reso.d.ts", "reso.d.ts")
+	copyFile("../client/js/test/types.mts", "types.mts")
+	page := pageExample(t)
+	for _, name := range []string{"page.mjs", "page.mts"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(modules, "typescript/bin/tsc"),
+		"--strict", "--noEmit", "--allowJs", "--checkJs", "--target", "es2022",
+		"--module", "nodenext", "--moduleResolution", "nodenext", "--lib", "es2022,dom", "--types", "node",
+		"page.mjs", "page.mts", "types.mts")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tsc --strict: %v\n%s\nthe page example:\n%s", err, out, page)
+	}
+}
+
+// pageExample returns the first js block of docs/clients.md's reso.js
+// section: the page example.
+func pageExample(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../docs/clients.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## reso.js\n")
+	if ok {
+		_, section, ok = strings.Cut(section, "```js\n")
+	}
+	if ok {
+		section, _, ok = strings.Cut(section, "```")
+	}
+	if !ok {
+		t.Fatal("docs/clients.md: no js block under ## reso.js")
+	}
+	return section
+}
+
+// TestJSClientReasons checks that reso.d.ts's FailureReason lists exactly
+// the failure reasons of docs/channel.md (its table under "Failure
+// reasons"), in the same order.
+func TestJSClientReasons(t *testing.T) {
+	doc, err := os.ReadFile("../docs/channel.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(doc), "### Failure reasons\n")
+	table, _, _ = strings.Cut(table, "\n### ")
+	var documented []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\|").FindAllStringSubmatch(table, -1) {
+		documented = append(documented, m[1])
+	}
+	dts, err := os.ReadFile("../client/js/reso.d.ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, union, _ := strings.Cut(string(dts), "export type FailureReason =")
+	union, _, _ = strings.Cut(union, ";")
+	var typed []string
+	for _, m := range regexp.MustCompile(`\| "([^"]+)"`).FindAllStringSubmatch(union, -1) {
+		typed = append(typed, m[1])
+	}
+	if len(documented) == 0 || !slices.Equal(documented, typed) {
+		t.Errorf("reso.d.ts's FailureReason is not docs/channel.md's list of failure reasons:\n docs: %q\n d.ts: %q", documented, typed)
+	}
 }
