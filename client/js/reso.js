@@ -2,12 +2,15 @@
 // (docs/channel.md, docs/clients.md). An ES module without dependencies
 // and without a build step, for browsers and Node 20 or later.
 //
-// A Channel keeps one WebSocket to GET /channel. Every request returns a
-// promise settled by the reply with the same msg_id. Subscriptions are
-// remembered: after a dropped connection the Channel reconnects with
-// jittered, bounded back-off, subscribes again with "since" set to the
-// last seq it delivered, and tells the app whether the server recovered
-// what it missed. Each notification reaches the app once, in seq order.
+// A Channel keeps one WebSocket to GET /channel (of one URL, or of the
+// next one of a list when one fails). Every request returns a promise
+// settled by the reply with the same msg_id, or by its timeout or signal.
+// Subscriptions are remembered: after a dropped connection the Channel
+// reconnects with jittered, bounded back-off, subscribes again with
+// "since" (and the history's epoch) set to the last seq it delivered, and
+// tells the app whether the server recovered what it missed. Each
+// notification reaches the app once, in seq order. A handshake refused
+// with 401 or 403 ends the Channel (state "unauthorized").
 
 /** The error of a request that did not succeed. */
 export class ChannelError extends Error {
@@ -291,7 +294,7 @@ export class Channel {
     if (this.error) return;
     const url = this.urls[this._urlIndex];
     this.url = url;
-    const att = { url, ws: null, open: false, deadline: null };
+    const att = { url, headers: this.options.headers, ws: null, open: false, deadline: null };
     this._att = att;
     att.deadline = setTimeout(() => this._attemptFailed(att, null, true), this.options.connectTimeout);
     const { getHeaders } = this.options;
@@ -304,7 +307,9 @@ export class Channel {
       .then(() => getHeaders())
       .then(
         (h) => {
-          if (this._att === att) this._dial(att, url, { ...(this.options.headers ?? {}), ...(h ?? {}) });
+          if (this._att !== att) return;
+          att.headers = { ...(this.options.headers ?? {}), ...(h ?? {}) };
+          this._dial(att, url, att.headers);
         },
         (err) => {
           if (this._att !== att) return;
@@ -399,8 +404,8 @@ export class Channel {
   }
 
   // _learnStatus asks the URL of a failed handshake for its status with a
-  // GET over HTTP (the same headers), since WebSockets other than ws do not
-  // tell it; undefined when it cannot be learnt.
+  // GET over HTTP (the attempt's headers), since WebSockets other than ws
+  // do not tell it; undefined when it cannot be learnt.
   async _learnStatus(att) {
     const fetchFn = this.options.fetch ?? globalThis.fetch;
     this._probeOf = att;
@@ -409,10 +414,9 @@ export class Channel {
     this._probe = ctl;
     const timer = setTimeout(() => ctl.abort(), this.options.connectTimeout);
     try {
-      const headers = await this._headers();
       const resp = await fetchFn(httpURL(att.url), {
         method: "GET",
-        headers,
+        headers: att.headers ?? {},
         credentials: "include",
         signal: ctl.signal,
       });
