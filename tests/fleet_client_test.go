@@ -119,9 +119,9 @@ func TestGoClientFleet(t *testing.T) {
 const jsFleetTest = "fleet.test.mjs"
 
 // TestJSClientFleet runs client/js/test/fleet.test.mjs in Node against a
-// fleet: the same case as TestGoClientFleet for reso.js. The nodes are
-// given in RESO_FLEET as a JSON list of {addr, pid}: the test kills one
-// with SIGKILL itself.
+// fleet: the same case as TestGoClientFleet for reso.js, and a Channel
+// given the list of the nodes' URLs. The nodes are given in RESO_FLEET as
+// a JSON list of {addr, pid}: the tests kill nodes with SIGKILL themselves.
 func TestJSClientFleet(t *testing.T) {
 	nodePath(t) // skips (or fails under CI) before the fleet starts
 	f := startFleet(t, fleetNodes)

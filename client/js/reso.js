@@ -669,7 +669,7 @@ export class Subscription {
   _resync(recovered) {
     if (!this.onResync) return;
     try {
-      this.onResync({ recovered, reload: (query = "") => this.reload(query) });
+      this.onResync({ recovered, reload: (query = "", opts = {}) => this.reload(query, opts) });
     } catch (err) {
       this.channel._emit("error", err);
     }

@@ -67,4 +67,60 @@ describe("reso.js on a fleet", { skip: fleet ? false : "RESO_FLEET is not set (g
       await proxy.close();
     }
   });
+
+  it("given the nodes' URLs, moves to a live one when its node is killed: every notification once, in order, recovered", async (t) => {
+    // The nodes still alive (the test above killed one).
+    const alive = fleet.filter((n) => {
+      try {
+        process.kill(n.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    if (alive.length < 2) {
+      t.skip("fewer than 2 nodes alive");
+      return;
+    }
+    const urls = fleet.map((n) => `ws://${n.addr}/channel`);
+    const ch = new Channel(urls, fast);
+    let writer = null;
+    try {
+      await ch.opened();
+      const mine = alive.find((n) => ch.url === `ws://${n.addr}/channel`);
+      assert.ok(mine, `on a live node: ${ch.url}`);
+      const other = alive.find((n) => n !== mine);
+      writer = new Channel(`ws://${other.addr}/channel`, fast);
+      await writer.opened();
+      const room = "/" + uniq("fleet-list-");
+      await writer.put(room, {}, { persistent: true });
+      const seen = [];
+      const resyncs = [];
+      await ch.subscribe(room, (n) => seen.push(n), { onResync: (r) => resyncs.push(r.recovered) });
+      const sent = [];
+      const post = async (text) => {
+        await writer.post(room, { text }, { persistent: true });
+        sent.push(text);
+      };
+      await post("live");
+      await until(() => seen.length === 1, "the live notification");
+      process.kill(mine.pid, "SIGKILL");
+      await until(() => ch.state === "reconnecting", "the drop");
+      for (let i = 0; i < 3; i++) await post(`away ${i}`);
+      await until(() => resyncs.length === 1, "the resync on another node");
+      assert.notEqual(ch.url, `ws://${mine.addr}/channel`);
+      await post("after");
+      await until(() => seen.length >= sent.length, "every notification");
+      await ch.get(room);
+      assert.deepEqual(
+        seen.map((n) => n.entity.text),
+        sent,
+        "each notification exactly once",
+      );
+      assert.deepEqual(resyncs, [true]);
+    } finally {
+      ch.close();
+      writer?.close();
+    }
+  });
 });
