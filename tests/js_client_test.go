@@ -118,9 +118,9 @@ func runNodeTests(t *testing.T, env []string, files ...string) {
 }
 
 // TestJSClientTypes type-checks reso.d.ts with tsc --strict
-// (client/js/node_modules): the page example of docs/clients.md, as
-// JavaScript (checkJs) and as TypeScript, and client/js/test/types.mts
-// (Node with the ws package, request options, errors narrowed by code).
+// (client/js/node_modules) against client/js/test/types.mts: Node with the
+// ws package, the request options, errors narrowed by code. The docs'
+// examples are TestDocsTypeCheck's.
 func TestJSClientTypes(t *testing.T) {
 	node := nodePath(t)
 	requireNodeModules(t)
@@ -132,56 +132,24 @@ func TestJSClientTypes(t *testing.T) {
 	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	copyFile := func(src, dst string) {
-		t.Helper()
-		b, err := os.ReadFile(src)
+	for _, name := range []string{"reso.js", "reso.d.ts", "test/types.mts"} {
+		b, err := os.ReadFile("../client/js/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, dst), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	copyFile("../client/js/reso.js", "reso.js")
-	copyFile("../client/js/reso.d.ts", "reso.d.ts")
-	copyFile("../client/js/test/types.mts", "types.mts")
-	page := pageExample(t)
-	for _, name := range []string{"page.mjs", "page.mts"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(page), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, filepath.Join(modules, "typescript/bin/tsc"),
-		"--strict", "--noEmit", "--allowJs", "--checkJs", "--target", "es2022",
-		"--module", "nodenext", "--moduleResolution", "nodenext", "--lib", "es2022,dom", "--types", "node",
-		"page.mjs", "page.mts", "types.mts")
+		"--strict", "--noEmit", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext",
+		"--lib", "es2022,dom", "--types", "node", "types.mts")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tsc --strict: %v\n%s\nthe page example:\n%s", err, out, page)
+		t.Fatalf("tsc --strict types.mts: %v\n%s", err, out)
 	}
-}
-
-// pageExample returns the first js block of docs/clients.md's reso.js
-// section: the page example.
-func pageExample(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile("../docs/clients.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(b), "\n## reso.js\n")
-	if ok {
-		_, section, ok = strings.Cut(section, "```js\n")
-	}
-	if ok {
-		section, _, ok = strings.Cut(section, "```")
-	}
-	if !ok {
-		t.Fatal("docs/clients.md: no js block under ## reso.js")
-	}
-	return section
 }
 
 // TestJSClientReasons checks that reso.d.ts's FailureReason lists exactly

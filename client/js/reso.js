@@ -540,7 +540,13 @@ export class Channel {
         sub._confirm?.resolve(sub);
         sub._confirm = null;
       }
-      if (resync) sub._resync(since > 0 && reply.recovered === true && !reset);
+      if (!resync) return;
+      const recovered = since > 0 && reply.recovered === true && !reset;
+      // Not recovered: the app reads the state again, and the seq order
+      // starts afresh (a server without an epoch that lost its history
+      // numbers from 1 again).
+      if (!recovered) sub.lastSeq = 0;
+      sub._resync(recovered);
     };
     const reject = (err) => {
       if (!sub.active) return;

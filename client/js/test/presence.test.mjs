@@ -8,11 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
 import { Channel, ChannelError } from "../reso.js";
-import { Proxy, Reso, uniq, until } from "./harness.mjs";
-
-// Node 20's WebSocket never reports a connection refused during the
-// handshake (as the proxy's down() does): connectTimeout gives it up.
-const fast = { backoffMin: 20, backoffMax: 200, connectTimeout: 500 };
+import { Proxy, Reso, fast, uniq, until } from "./harness.mjs";
 
 /**
  * The recipe of docs/clients.md, as written there, for the client ch in
