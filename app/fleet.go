@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -122,12 +124,19 @@ func fleetTree(ctx context.Context, cfg *options, opt channel.Options, logger *s
 	f := &cfg.fleet
 	jctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	sum := sha256.Sum256([]byte(opt.Rules.Canonical()))
+	rules := hex.EncodeToString(sum[:])
 	fl, err := fleet.Open(jctx, cfg.nats, fleet.Config{
-		Name: f.name, Replicas: f.replicas, Heartbeat: f.heartbeat, Logger: logger,
+		Name: f.name, Replicas: f.replicas, Heartbeat: f.heartbeat, RulesHash: rules, Logger: logger,
 	})
+	var refused *fleet.Refused
+	if errors.As(err, &refused) {
+		return nil, nil, refused
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("-nats: %w", err)
 	}
+	logger.Info("channel rules", "sha256", rules)
 	logger.Info("fleet node", "node", fl.Node(), "fleet", fl.Name())
 	opt.Log, opt.Node = fl, fl.Node()
 	tree, err := channel.New(ctx, nil, opt)

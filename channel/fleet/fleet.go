@@ -54,7 +54,11 @@ type Config struct {
 	// the snapshot when it is trimmed (-1: none).
 	SnapshotEvery int
 	Keep          int
-	Logger        *slog.Logger
+	// RulesHash is the SHA-256 (hex) of the channel rules this node
+	// applies (channel.Rules.Canonical): the first node records it, and a
+	// node with another one is refused while the fleet runs. "": no check.
+	RulesHash string
+	Logger    *slog.Logger
 }
 
 // Fleet is this node's membership of a fleet. Create it with [Open],
@@ -172,6 +176,11 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet: the nodes bucket: %w", err)
 	}
+	if cfg.RulesHash != "" {
+		if err := f.checkRules(ctx, cfg.RulesHash); err != nil {
+			return nil, err
+		}
+	}
 	err = retry(ctx, func(ctx context.Context) error {
 		f.snaps, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 			Bucket: "RESO_" + up + "_SNAP", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
@@ -221,7 +230,7 @@ func checkFormat(ctx context.Context, meta jetstream.KeyValue, name string) erro
 			return err
 		}
 		if got := string(e.Value()); got != want {
-			return permanent{fmt.Errorf("fleet %s has format %s; this reso reads format %s", name, got, want)}
+			return permanent{&Refused{fmt.Sprintf("fleet %s has format %s; this reso reads format %s", name, got, want)}}
 		}
 		return nil
 	})
