@@ -137,8 +137,8 @@ func TestFleetLogins(t *testing.T) {
 				auth := f.credentials(t, i, c.digest, "GET", "/channel", email, pw)
 				h.Set("Authorization", strings.TrimPrefix(auth, "Authorization: "))
 				ws := clients(t, f.on(i)).dial(fmt.Sprintf("$%d", i), wsOptions{header: h, noID: true})
-				if r := ws.call(`{"method":"SUBSCRIBE","resource":"/` + uniq("w-") + `","msg_id":1}`); r != `{"msg_id":1,"code":"success"}` {
-					t.Fatalf("node %d: SUBSCRIBE over the WebSocket: %s", i, r)
+				if r := ws.call(`{"method":"PUT","resource":"/` + uniq("w-") + `","msg_id":1}`); r != `{"msg_id":1,"code":"success"}` {
+					t.Fatalf("node %d: PUT over the WebSocket: %s", i, r)
 				}
 				if !c.open {
 					ws.closeNormal()
