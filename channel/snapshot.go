@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -92,14 +93,16 @@ func (f *Frozen) Pos() uint64 { return f.h.Pos }
 // one line per node in the order of the tree.
 func (f *Frozen) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
-	bw := bufio.NewWriter(cw)
+	bw := bufio.NewWriterSize(cw, 64<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(f.h); err != nil {
 		return cw.n, err
 	}
+	var line []byte
 	for i := range f.items {
-		if err := enc.Encode(f.items[i].line()); err != nil {
+		line = f.items[i].appendLine(line[:0])
+		if _, err := bw.Write(line); err != nil {
 			return cw.n, err
 		}
 	}
@@ -170,7 +173,8 @@ func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 	return h, items
 }
 
-// line returns the snapshot line of the node it copied.
+// line returns the snapshot line of the node it copied, as a value that
+// encoding/json writes as appendLine does.
 func (it *snapItem) line() snapNode {
 	s := snapNode{Path: it.path, Creator: it.creator, Created: it.created, Persist: it.persist}
 	if it.entity != nil {
@@ -189,6 +193,71 @@ func (it *snapItem) line() snapNode {
 		s.Lease, s.Ends = it.leaseID, it.leaseEnd
 	}
 	return s
+}
+
+// appendLine appends the snapshot line of the node it copied, newline
+// included: the bytes encoding/json writes for line(), without its
+// reflection (the entity is compact JSON already).
+func (it *snapItem) appendLine(b []byte) []byte {
+	b = append(b, `{"path":`...)
+	b = AppendString(b, it.path)
+	if it.entity != nil {
+		if it.typ != "" {
+			b = append(b, `,"type":`...)
+			b = AppendString(b, it.typ)
+		}
+		if len(it.entity) > 0 {
+			b = append(b, `,"entity":`...)
+			b = append(b, it.entity...)
+		}
+	}
+	if it.creator != "" {
+		b = append(b, `,"creator":`...)
+		b = AppendString(b, it.creator)
+	}
+	b = append(b, `,"created":`...)
+	b = strconv.AppendUint(b, it.created, 10)
+	if it.rule != nil {
+		if r := it.rule.String(); r != "" {
+			b = append(b, `,"rule":`...)
+			b = AppendString(b, r)
+		}
+	}
+	if it.group != nil {
+		if len(it.group.members) > 0 {
+			b = append(b, `,"group":[`...)
+			for i, m := range it.group.members {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = AppendString(b, m)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, `,"has_group":true`...)
+	}
+	if it.persist {
+		b = append(b, `,"persist":true`...)
+	}
+	if it.owner != nil {
+		if it.owner.node != "" {
+			b = append(b, `,"node":`...)
+			b = AppendString(b, it.owner.node)
+		}
+		if it.owner.id != "" {
+			b = append(b, `,"conn":`...)
+			b = AppendString(b, it.owner.id)
+		}
+	}
+	if it.leaseID != 0 {
+		b = append(b, `,"lease":`...)
+		b = strconv.AppendUint(b, it.leaseID, 10)
+		if it.leaseEnd != 0 {
+			b = append(b, `,"ends":`...)
+			b = strconv.AppendInt(b, it.leaseEnd, 10)
+		}
+	}
+	return append(b, '}', '\n')
 }
 
 // Restore builds the tree of a fleet from a snapshot written by

@@ -3,6 +3,7 @@ package channel
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -176,4 +177,44 @@ func BenchmarkSnapshotStall(b *testing.B) {
 	b.ReportMetric(float64(during.Microseconds())/1000, "apply-during-ms")
 	b.ReportMetric(float64(alone.Microseconds())/1000, "apply-alone-ms")
 	b.ReportMetric(float64(snapTime.Microseconds())/1000, "snapshot-ms")
+}
+
+// TestSnapshotLines: the snapshot's lines, written without reflection,
+// are the bytes encoding/json writes for them, for every kind of node:
+// with and without entity, rule, group (empty too), owner, lease, and
+// strings that need escaping.
+func TestSnapshotLines(t *testing.T) {
+	tr, err := New(context.Background(), nil, Options{Log: idleLog{}, Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	ends := time.Now().Add(time.Hour).UnixMilli()
+	snap := `{"v":1,"pos":9,"seq":9,"lease":3}
+{"path":"/a","created":1}
+{"path":"/a/b","type":"text/plain","entity":"x\"y\\z\u2028","creator":"alice <a&b>","created":2,"persist":true}
+{"path":"/a/b/é q","type":"application/json","entity":{"k":[1,{"_p":null}]},"creator":"b\"ob","created":3,"rule":"self:cruds anon:r","group":["x@y","z\u0001"],"has_group":true}
+{"path":"/a/g","created":4,"group":[],"has_group":true,"rule":"auth:-"}
+{"path":"/a/t","type":"application/json","entity":{},"creator":"carol","created":5,"node":"n0","conn":"ws-1"}
+{"path":"/a/l","type":"application/json","entity":[1],"created":6,"lease":3,"ends":` + fmt.Sprint(ends) + `}
+`
+	if _, err := tr.Restore(strings.NewReader(snap)); err != nil {
+		t.Fatal(err)
+	}
+	f := tr.Freeze(nil)
+	if len(f.items) != 6 {
+		t.Fatalf("%d items", len(f.items))
+	}
+	for _, it := range f.items {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf) // as the snapshot's encoder was
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(it.line()); err != nil {
+			t.Fatal(err)
+		}
+		want := buf.Bytes()
+		if got := it.appendLine(nil); !bytes.Equal(got, want) {
+			t.Errorf("line\n%s\nwant\n%s", got, want)
+		}
+	}
 }
