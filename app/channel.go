@@ -146,7 +146,7 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 		Rules:         rules,
 	}
 	if cfg.nats != nil {
-		return setupFleetChannel(ctx, cfg, opt, host, logger)
+		return setupFleetChannel(ctx, cfg, opt, host, a, logger)
 	}
 	st, err := chstore.Open(cfg.db)
 	if err != nil {
@@ -180,13 +180,16 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 // setupFleetChannel is setupChannel for a node of a fleet: the tree
 // applies the fleet's log (docs/fleet.md) instead of keeping a store.
 // The returned function closes the tree (its clients get 1001 and the
-// others delete its transient resources at once) and then leaves.
-func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, host *pluginhost.Host, logger *slog.Logger) (func(), error) {
+// others delete its transient resources at once) and then leaves. The
+// node's clients of a user whose sessions end, whichever node or reso user
+// ended them, are ended.
+func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, host *pluginhost.Host, a *auth.Authenticator, logger *slog.Logger) (func(), error) {
 	tree, fl, err := fleetTree(ctx, cfg, opt, logger)
 	if err != nil {
 		return nil, err
 	}
 	host.Services.Tree = doors.TreeOf(tree)
+	a.OnEnd(tree.EndIdentity)
 	ws := websocket.New(cfg.channel.transport())
 	host.Sessions = ws
 	if o := cfg.ops; o != nil {

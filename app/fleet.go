@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,6 +24,7 @@ type fleetOptions struct {
 	urls      string
 	name      string
 	heartbeat time.Duration
+	snapshot  time.Duration // least time between two snapshots
 	replicas  int
 	creds     string
 	tlsCA     string
@@ -42,6 +45,8 @@ func fleetFlags(fs *flag.FlagSet, f *fleetOptions, server bool) {
 	if server {
 		f.heartbeat = fleet.DefaultHeartbeat
 		fs.Var(durationFlag{&f.heartbeat}, "fleet-heartbeat", "silence after which the other nodes take a node for dead and delete its transient resources (at most 15s recommended)")
+		f.snapshot = fleet.DefaultSnapshotInterval
+		fs.Var(durationFlag{&f.snapshot}, "fleet-snapshot-interval", "least time between two snapshots of the tree (and at least 10000 entries of the log)")
 	}
 }
 
@@ -66,6 +71,9 @@ func (f *fleetOptions) validate() error {
 	}
 	if f.heartbeat < 0 || f.heartbeat > 0 && f.heartbeat < 100*time.Millisecond {
 		return usagef("-fleet-heartbeat must be at least 100ms")
+	}
+	if f.snapshot < 0 || f.snapshot > 0 && f.snapshot < time.Second {
+		return usagef("-fleet-snapshot-interval must be at least 1s")
 	}
 	return nil
 }
@@ -122,12 +130,20 @@ func fleetTree(ctx context.Context, cfg *options, opt channel.Options, logger *s
 	f := &cfg.fleet
 	jctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	sum := sha256.Sum256([]byte(opt.Rules.Canonical()))
+	rules := hex.EncodeToString(sum[:])
 	fl, err := fleet.Open(jctx, cfg.nats, fleet.Config{
-		Name: f.name, Replicas: f.replicas, Heartbeat: f.heartbeat, Logger: logger,
+		Name: f.name, Replicas: f.replicas, Heartbeat: f.heartbeat, SnapshotInterval: f.snapshot,
+		RulesHash: rules, Logger: logger,
 	})
+	var refused *fleet.Refused
+	if errors.As(err, &refused) {
+		return nil, nil, refused
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("-nats: %w", err)
 	}
+	logger.Info("channel rules", "sha256", rules)
 	logger.Info("fleet node", "node", fl.Node(), "fleet", fl.Name())
 	opt.Log, opt.Node = fl, fl.Node()
 	tree, err := channel.New(ctx, nil, opt)

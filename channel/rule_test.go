@@ -120,3 +120,40 @@ func TestParseRules(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesCanonical: the canonical text names the rights of the rules
+// in force: order, spacing, comments and unnamed kinds do not count, a
+// different right does; it parses back to the same text.
+func TestRulesCanonical(t *testing.T) {
+	parse := func(text string) *Rules {
+		t.Helper()
+		rs, err := ParseRules(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	open := "* self:cruds group:cruds auth:cruds anon:cruds\n"
+	for _, c := range []struct {
+		rules *Rules
+		want  string
+	}{
+		{nil, open},
+		{parse("# nothing\n"), open},
+		{parse("* anon:cruds self:cruds auth:cruds group:cruds"), open},
+		{parse("/rooms  self:cruds anon:r\n*\tauth:r\n/a self:-\n"),
+			"/a self:- group:- auth:- anon:-\n/rooms self:cruds group:- auth:- anon:r\n* self:- group:- auth:r anon:-\n"},
+		{parse("*\tauth:r\n# x\n/a  group:-\n/rooms anon:r self:sudrc"),
+			"/a self:- group:- auth:- anon:-\n/rooms self:cruds group:- auth:- anon:r\n* self:- group:- auth:r anon:-\n"},
+		{parse("/rooms self:cruds anon:rs\n* auth:r\n/a self:-\n"),
+			"/a self:- group:- auth:- anon:-\n/rooms self:cruds group:- auth:- anon:rs\n* self:- group:- auth:r anon:-\n"},
+	} {
+		got := c.rules.Canonical()
+		if got != c.want {
+			t.Errorf("Canonical = %q, want %q", got, c.want)
+		}
+		if again := parse(got).Canonical(); again != got {
+			t.Errorf("Canonical of %q = %q", got, again)
+		}
+	}
+}

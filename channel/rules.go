@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -72,4 +73,30 @@ func (rs *Rules) of(name string) *Rule {
 		}
 	}
 	return &openRule
+}
+
+// Canonical returns the text of the rules in force: one line per named
+// top-level path, sorted, then the line of "*" (the open rule when none was
+// given), each rule with its four kinds. Configurations that give every
+// path the same rights have the same text, whatever their order, spacing
+// and comments; nil and the zero Rules give "* self:cruds group:cruds
+// auth:cruds anon:cruds". It parses back to rules of the same rights.
+func (rs *Rules) Canonical() string {
+	var names []string
+	def := &openRule
+	if rs != nil {
+		for name := range rs.top {
+			names = append(names, name)
+		}
+		if rs.def != nil {
+			def = rs.def
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, name := range names {
+		b.WriteString("/" + name + " " + rs.top[name].full() + "\n")
+	}
+	b.WriteString("* " + def.full() + "\n")
+	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -38,58 +39,225 @@ type snapNode struct {
 
 // Snapshot writes the whole state of a tree of a fleet, as of the last
 // entry it applied, which it returns: every node in the order of the
-// tree, its owner or lease, the seq. Apply waits meanwhile.
+// tree, its owner or lease, the seq. It is [Tree.Freeze] and then
+// [Frozen.WriteTo]; see Freeze for when it is consistent.
 func (t *Tree) Snapshot(w io.Writer) (uint64, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	bw := bufio.NewWriter(w)
+	f := t.Freeze(nil)
+	_, err := f.WriteTo(w)
+	return f.Pos(), err
+}
+
+// Frozen is the state of a tree of a fleet as [Tree.Freeze] copied it,
+// ready to be written as a snapshot while the tree goes on applying.
+type Frozen struct {
+	h     snapHeader
+	items []snapItem
+}
+
+// PrepareFreeze returns room for the copy of [Tree.Freeze], sized for the
+// tree as it is now, allocated and touched by the caller: a goroutine
+// beside the one that applies makes it, so that Freeze spends no time of
+// apply's on memory.
+func (t *Tree) PrepareFreeze() *Frozen {
+	t.mu.RLock()
+	size := len(t.nodes)
+	t.mu.RUnlock()
+	items := make([]snapItem, size+size/8+16)
+	clear(items) // the first writes to fresh pages cost page faults
+	return &Frozen{items: items[:0]}
+}
+
+// Freeze copies the state of a tree of a fleet as of the last entry it
+// applied, for a snapshot, into room (from [Tree.PrepareFreeze]; nil: new
+// memory). Apply waits only for the copy: a walk of the tree taking a few
+// words per node (the entity, the rule, the group and the owner are
+// shared, since a change replaces them and never edits them); the
+// encoding, [Frozen.WriteTo], runs without the lock. Call it between two
+// calls of [Tree.Apply], from the goroutine that applies (the fleet's
+// consumer does): an entry under way may have changed the tree but not
+// yet its position.
+func (t *Tree) Freeze(room *Frozen) *Frozen {
+	if room == nil {
+		room = &Frozen{}
+	}
+	room.h, room.items = t.snapCopy(room.items[:0])
+	sort.Strings(room.h.Dead)
+	return room
+}
+
+// Pos returns the position of the last entry of the log the state covers.
+func (f *Frozen) Pos() uint64 { return f.h.Pos }
+
+// WriteTo writes the snapshot
+// (docs/fleet.md#6-entries-snapshot-trimming-format): a header line, then
+// one line per node in the order of the tree.
+func (f *Frozen) WriteTo(w io.Writer) (int64, error) {
+	cw := &countingWriter{w: w}
+	bw := bufio.NewWriterSize(cw, 64<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f.h); err != nil {
+		return cw.n, err
+	}
+	var line []byte
+	for i := range f.items {
+		line = f.items[i].appendLine(line[:0])
+		if _, err := bw.Write(line); err != nil {
+			return cw.n, err
+		}
+	}
+	err := bw.Flush()
+	return cw.n, err
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// snapItem is a node's state as a snapshot takes it under the lock. What
+// it points to is never changed in place: a change of the tree replaces
+// the entity, the rule, the group, the owner, so the copy stays the state
+// at the snapshot's position while apply goes on.
+type snapItem struct {
+	path, typ, creator string
+	entity             []byte
+	created            uint64
+	rule               *Rule
+	group              *group
+	owner              *Client
+	leaseID            uint64 // 0: no lease
+	leaseEnd           int64  // unix milliseconds
+	persist            bool
+}
+
+// snapCopy returns the header and the nodes of a snapshot, in the order
+// of the tree, appended to items, under the read lock.
+func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	h := snapHeader{V: entryVersion, Pos: t.applied, Seq: t.seq, Lease: t.leaseN}
 	for n := range t.dead {
 		h.Dead = append(h.Dead, n)
 	}
-	sort.Strings(h.Dead)
-	if err := enc.Encode(h); err != nil {
-		return 0, err
-	}
-	var walk func(n *node) error
-	walk = func(n *node) error {
-		for c := n.first; c != nil; c = c.next {
-			if err := enc.Encode(t.snapOf(c)); err != nil {
-				return err
-			}
-			if err := walk(c); err != nil {
-				return err
-			}
+	// Depth first in creation order, without recursion: a node's next
+	// sibling comes after its subtree.
+	for n := t.root.first; n != nil; {
+		it := snapItem{
+			path: n.path, typ: n.typ, creator: n.creator, entity: n.entity, created: n.created,
+			rule: n.rule, group: n.group, owner: n.owner, persist: n.persist,
 		}
-		return nil
+		if n.lease != nil {
+			it.leaseID, it.leaseEnd = n.leaseID, n.leaseEnd.UnixMilli()
+		}
+		items = append(items, it)
+		if n.first != nil {
+			n = n.first
+			continue
+		}
+		for n != t.root && n.next == nil {
+			n = n.parent
+		}
+		if n == t.root {
+			break
+		}
+		n = n.next
 	}
-	if err := walk(t.root); err != nil {
-		return 0, err
-	}
-	return t.applied, bw.Flush()
+	return h, items
 }
 
-// snapOf returns the snapshot line of n. Called with the lock.
-func (t *Tree) snapOf(n *node) snapNode {
-	s := snapNode{Path: n.path, Creator: n.creator, Created: n.created, Persist: n.persist}
-	if n.entity != nil {
-		s.Type, s.Entity = n.typ, n.entity
+// line returns the snapshot line of the node it copied, as a value that
+// encoding/json writes as appendLine does.
+func (it *snapItem) line() snapNode {
+	s := snapNode{Path: it.path, Creator: it.creator, Created: it.created, Persist: it.persist}
+	if it.entity != nil {
+		s.Type, s.Entity = it.typ, it.entity
 	}
-	if n.rule != nil {
-		s.Rule = n.rule.String()
+	if it.rule != nil {
+		s.Rule = it.rule.String()
 	}
-	if n.group != nil {
-		s.Group, s.HasGrp = n.group.members, true
+	if it.group != nil {
+		s.Group, s.HasGrp = it.group.members, true
 	}
-	if n.owner != nil {
-		s.Node, s.Conn = n.owner.node, n.owner.id
+	if it.owner != nil {
+		s.Node, s.Conn = it.owner.node, it.owner.id
 	}
-	if n.lease != nil {
-		s.Lease, s.Ends = n.leaseID, n.leaseEnd.UnixMilli()
+	if it.leaseID != 0 {
+		s.Lease, s.Ends = it.leaseID, it.leaseEnd
 	}
 	return s
+}
+
+// appendLine appends the snapshot line of the node it copied, newline
+// included: the bytes encoding/json writes for line(), without its
+// reflection (the entity is compact JSON already).
+func (it *snapItem) appendLine(b []byte) []byte {
+	b = append(b, `{"path":`...)
+	b = AppendString(b, it.path)
+	if it.entity != nil {
+		if it.typ != "" {
+			b = append(b, `,"type":`...)
+			b = AppendString(b, it.typ)
+		}
+		if len(it.entity) > 0 {
+			b = append(b, `,"entity":`...)
+			b = append(b, it.entity...)
+		}
+	}
+	if it.creator != "" {
+		b = append(b, `,"creator":`...)
+		b = AppendString(b, it.creator)
+	}
+	b = append(b, `,"created":`...)
+	b = strconv.AppendUint(b, it.created, 10)
+	if it.rule != nil {
+		if r := it.rule.String(); r != "" {
+			b = append(b, `,"rule":`...)
+			b = AppendString(b, r)
+		}
+	}
+	if it.group != nil {
+		if len(it.group.members) > 0 {
+			b = append(b, `,"group":[`...)
+			for i, m := range it.group.members {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = AppendString(b, m)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, `,"has_group":true`...)
+	}
+	if it.persist {
+		b = append(b, `,"persist":true`...)
+	}
+	if it.owner != nil {
+		if it.owner.node != "" {
+			b = append(b, `,"node":`...)
+			b = AppendString(b, it.owner.node)
+		}
+		if it.owner.id != "" {
+			b = append(b, `,"conn":`...)
+			b = AppendString(b, it.owner.id)
+		}
+	}
+	if it.leaseID != 0 {
+		b = append(b, `,"lease":`...)
+		b = strconv.AppendUint(b, it.leaseID, 10)
+		if it.leaseEnd != 0 {
+			b = append(b, `,"ends":`...)
+			b = strconv.AppendInt(b, it.leaseEnd, 10)
+		}
+	}
+	return append(b, '}', '\n')
 }
 
 // Restore builds the tree of a fleet from a snapshot written by
@@ -173,3 +341,5 @@ func (t *Tree) restoreNode(s *snapNode) error {
 	}
 	return nil
 }
+
+var _ io.WriterTo = (*Frozen)(nil)

@@ -277,7 +277,7 @@ func formatVersion(t *testing.T, cl *natstest.Cluster) {
 func lateFromSnapshot(t *testing.T, cl *natstest.Cluster) {
 	// Trimming waits for the heartbeats to say every node applied the
 	// entries: short ones make it come soon.
-	cfg := Config{SnapshotEvery: 5, Keep: -1, Heartbeat: 2 * time.Second}
+	cfg := Config{SnapshotEvery: 5, SnapshotInterval: -1, Keep: -1, Heartbeat: 2 * time.Second}
 	ns := fleet(t, cl, 2, cfg)
 	owner := connect(t, ns[0], "")
 	if r := owner.do(`{"method":"PUT","resource":"/snap/mine","entity":{"t":1}}`); code(r) != "success" {

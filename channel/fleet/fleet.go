@@ -35,6 +35,8 @@ const (
 	DefaultHeartbeat = 10 * time.Second
 	DefaultSnapshot  = 10000
 	DefaultKeep      = 50000
+	// DefaultSnapshotInterval is the least time between two snapshots.
+	DefaultSnapshotInterval = time.Minute
 )
 
 // Bounds of one request to JetStream and of waiting for counts.
@@ -49,12 +51,18 @@ type Config struct {
 	Name      string        // the fleet's name: several fleets may share one NATS
 	Replicas  int           // replicas of the stream and buckets (1 for a single NATS server)
 	Heartbeat time.Duration // silence after which a node is taken for dead
-	// SnapshotEvery is how many entries of the log go between two
-	// snapshots of the tree; Keep how many entries the log keeps below
-	// the snapshot when it is trimmed (-1: none).
-	SnapshotEvery int
-	Keep          int
-	Logger        *slog.Logger
+	// SnapshotEvery is the least number of entries of the log, and
+	// SnapshotInterval the least time (-1: none), between two snapshots of
+	// the tree; Keep how many entries the log keeps below the snapshot
+	// when it is trimmed (-1: none).
+	SnapshotEvery    int
+	SnapshotInterval time.Duration
+	Keep             int
+	// RulesHash is the SHA-256 (hex) of the channel rules this node
+	// applies (channel.Rules.Canonical): the first node records it, and a
+	// node with another one is refused while the fleet runs. "": no check.
+	RulesHash string
+	Logger    *slog.Logger
 }
 
 // Fleet is this node's membership of a fleet. Create it with [Open],
@@ -76,13 +84,20 @@ type Fleet struct {
 	counts *nats.Subscription
 	tree   *channel.Tree
 
-	mu       sync.Mutex
-	tallies  map[string]*tally    // counts of this node's NOTIFYs, by proposal id
-	seen     map[string]time.Time // last heartbeat seen of each node, on this node's clock
-	applied  map[string]uint64    // the position each node said it applied
-	snapping bool                 // a snapshot of this node is under way
-	accused  map[string]time.Time // when this node proposed a node's death
-	gap      error                // the log lost entries this node had not applied
+	mu        sync.Mutex
+	tallies   map[string]*tally    // counts of this node's NOTIFYs, by proposal id
+	seen      map[string]time.Time // last heartbeat seen of each node, on this node's clock
+	applied   map[string]uint64    // the position each node said it applied
+	snapping  bool                 // a snapshot of this node is under way
+	preparing bool                 // room for the next snapshot is being made
+	room      *channel.Frozen      // the room made, for the next snapshot
+	accused   map[string]time.Time // when this node proposed a node's death
+	gap       error                // the log lost entries this node had not applied
+
+	// The last snapshot this node took or started from, and when (its
+	// start without one); the consumer's alone.
+	snapPos uint64
+	snapAt  time.Time
 
 	bmu      sync.Mutex
 	bnext    *barrierCall // the request the reads coming now wait for
@@ -113,6 +128,12 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		cfg.SnapshotEvery = DefaultSnapshot
 	}
 	switch {
+	case cfg.SnapshotInterval == 0:
+		cfg.SnapshotInterval = DefaultSnapshotInterval
+	case cfg.SnapshotInterval < 0:
+		cfg.SnapshotInterval = 0
+	}
+	switch {
 	case cfg.Keep == 0:
 		cfg.Keep = DefaultKeep
 	case cfg.Keep < 0:
@@ -129,6 +150,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		cfg: cfg, node: newNodeID(), nc: nc, js: js, log: cfg.Logger,
 		subject: "reso." + cfg.Name + ".log",
 		started: time.Now(),
+		snapAt:  time.Now(),
 		tallies: make(map[string]*tally),
 		seen:    make(map[string]time.Time),
 		applied: make(map[string]uint64),
@@ -183,6 +205,11 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet: the nodes bucket: %w", err)
 	}
+	if cfg.RulesHash != "" {
+		if err := f.checkRules(ctx, cfg.RulesHash); err != nil {
+			return nil, err
+		}
+	}
 	err = retry(ctx, func(ctx context.Context) error {
 		f.snaps, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 			Bucket: "RESO_" + up + "_SNAP", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
@@ -232,7 +259,7 @@ func checkFormat(ctx context.Context, meta jetstream.KeyValue, name string) erro
 			return err
 		}
 		if got := string(e.Value()); got != want {
-			return permanent{fmt.Errorf("fleet %s has format %s; this reso reads format %s", name, got, want)}
+			return permanent{&Refused{fmt.Sprintf("fleet %s has format %s; this reso reads format %s", name, got, want)}}
 		}
 		return nil
 	})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/reso-project/reso/channel"
 )
 
 // snapKey is the key of the meta bucket that names the newest snapshot:
@@ -53,24 +55,49 @@ func (f *Fleet) restore(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	f.snapPos = pos
 	f.log.Info("fleet: tree restored from the snapshot", "applied", pos, "bytes", len(data))
 	return pos, nil
 }
 
-// maybeSnapshot starts a snapshot after the entry at pos when pos is a
-// multiple of SnapshotEvery, this node is the live node with the smallest
-// id, and no snapshot of this node is under way.
+// maybeSnapshot is called by the consumer after it applied the entry at
+// pos. A snapshot is due when at least SnapshotEvery entries and
+// SnapshotInterval have passed since this node's last one (or its start),
+// and this node is the live node with the smallest id. The tree is then
+// frozen here, between two applies, so that the snapshot is the state at
+// exactly pos; apply waits for that copy only, into room a goroutine
+// prepared beside it (the first time a snapshot is due, the consumer
+// starts that goroutine and freezes at a later entry). The encoding,
+// storing and trimming run in the background, one snapshot at a time.
 func (f *Fleet) maybeSnapshot(pos uint64) {
-	if pos%uint64(f.cfg.SnapshotEvery) != 0 || !f.leads() {
+	if !f.due(pos, time.Now()) || !f.leads() {
 		return
 	}
 	f.mu.Lock()
-	busy := f.snapping
-	f.snapping = true
-	f.mu.Unlock()
-	if busy {
+	room := f.room
+	switch {
+	case f.snapping:
+		f.mu.Unlock()
+		return
+	case room == nil:
+		if !f.preparing {
+			f.preparing = true
+			f.done.Add(1)
+			go func() {
+				defer f.done.Done()
+				r := f.tree.PrepareFreeze()
+				f.mu.Lock()
+				f.room, f.preparing = r, false
+				f.mu.Unlock()
+			}()
+		}
+		f.mu.Unlock()
 		return
 	}
+	f.room, f.snapping = nil, true
+	f.mu.Unlock()
+	frozen := f.tree.Freeze(room)
+	f.snapPos, f.snapAt = frozen.Pos(), time.Now()
 	f.done.Add(1)
 	go func() {
 		defer f.done.Done()
@@ -81,10 +108,16 @@ func (f *Fleet) maybeSnapshot(pos uint64) {
 		}()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := f.snapshot(ctx); err != nil {
+		if err := f.snapshot(ctx, frozen); err != nil {
 			f.log.Warn("fleet: snapshot", "err", err)
 		}
 	}()
+}
+
+// due reports whether enough entries and time passed since this node's
+// last snapshot for another after the entry at pos, at now.
+func (f *Fleet) due(pos uint64, now time.Time) bool {
+	return pos >= f.snapPos+uint64(f.cfg.SnapshotEvery) && now.Sub(f.snapAt) >= f.cfg.SnapshotInterval
 }
 
 // leads reports whether this node has the smallest id of the live nodes
@@ -100,15 +133,15 @@ func (f *Fleet) leads() bool {
 	return self
 }
 
-// snapshot stores the tree's state in the object store and trims the log
-// below the snapshot, Keep entries of margin left, and never past an
-// entry a live node has yet to apply.
-func (f *Fleet) snapshot(ctx context.Context) error {
+// snapshot stores the frozen state of the tree in the object store and
+// trims the log below the snapshot, Keep entries of margin left, and never
+// past an entry a live node has yet to apply.
+func (f *Fleet) snapshot(ctx context.Context, frozen *channel.Frozen) error {
 	var b bytes.Buffer
-	pos, err := f.tree.Snapshot(&b)
-	if err != nil {
+	if _, err := frozen.WriteTo(&b); err != nil {
 		return err
 	}
+	pos := frozen.Pos()
 	name := snapName(pos, f.node)
 	if _, err := f.snaps.PutBytes(ctx, name, b.Bytes()); err != nil {
 		return fmt.Errorf("storing: %w", err)

@@ -10,7 +10,9 @@ const DefaultMaxCached = 1 << 16
 // that a cookie session or a Basic login costs no database query. Every
 // write goes to the store first and then here (write-through), under the
 // authenticator's write lock, so the cache never lags the store for changes
-// made by this process.
+// made by this process. Changes made by other processes reach it through
+// [Authenticator.Watch], and a cached copy that refuses credentials is read
+// again from the store before they are refused (see byID).
 //
 // A read that missed the cache fills it only when no write happened in the
 // meantime (gen is unchanged): otherwise it might put back a record older
@@ -75,15 +77,15 @@ func (c *cache) put(rec Record) {
 
 // setToken records the new token of rec after it was written to the store;
 // the other fields of a cached record stay as they are, since a concurrent
-// registration may have changed them after rec was read.
+// registration may have changed them after rec was read. A record no longer
+// cached is not put back: it was forgotten because it changed (in another
+// process too), and rec may be older than that change.
 func (c *cache) setToken(rec Record) {
 	c.mu.Lock()
 	c.gen++
 	if cur, ok := c.byID[rec.ID]; ok {
 		cur.Token = rec.Token
 		c.byID[rec.ID] = cur
-	} else {
-		c.insert(rec)
 	}
 	c.mu.Unlock()
 }
@@ -107,6 +109,27 @@ func (c *cache) drop(id int64) {
 	if rec, ok := c.byID[id]; ok {
 		c.remove(id, rec)
 	}
+	c.mu.Unlock()
+}
+
+// keepIf forgets record id unless keep accepts its cached copy, after a
+// write to the store by any process. Either way a read under way may have
+// read the store before that write, so it fills nothing.
+func (c *cache) keepIf(id int64, keep func(Record) bool) {
+	c.mu.Lock()
+	c.gen++
+	if rec, ok := c.byID[id]; ok && !keep(rec) {
+		c.remove(id, rec)
+	}
+	c.mu.Unlock()
+}
+
+// clear forgets every record.
+func (c *cache) clear() {
+	c.mu.Lock()
+	c.gen++
+	clear(c.byID)
+	clear(c.byEmail)
 	c.mu.Unlock()
 }
 

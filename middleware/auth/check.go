@@ -118,7 +118,8 @@ func (a *Authenticator) checkBasic(res *Result, r *http.Request, email, password
 	if err != nil {
 		return err
 	}
-	rec, err := a.byEmail(r.Context(), email)
+	hash := HashPassword(email, a.realm, password)
+	rec, err := a.byEmail(r.Context(), email, func(rec Record) bool { return equal(hash, rec.Hash) })
 	if errors.Is(err, ErrNoRecord) {
 		at.fail()
 		return res.fail(errUnknownEmail)
@@ -130,7 +131,7 @@ func (a *Authenticator) checkBasic(res *Result, r *http.Request, email, password
 	if err := at.account(res, rec.ID); err != nil {
 		return err
 	}
-	if !equal(HashPassword(email, a.realm, password), rec.Hash) {
+	if !equal(hash, rec.Hash) {
 		at.fail()
 		return res.fail(errUnauthorized)
 	}
@@ -162,15 +163,21 @@ func (a *Authenticator) checkRoute(res *Result, r *http.Request, uid, email, tok
 			return err
 		}
 	}
+	want := func(rec Record) bool {
+		if session {
+			return equal(token, rec.Token)
+		}
+		return len(token) == hashLen && equal(token, rec.Hash)
+	}
 	var rec Record
 	var err error
 	switch {
 	case uid != "" && !idOK:
 		err = ErrNoRecord
 	case uid != "":
-		rec, err = a.byID(r.Context(), id)
+		rec, err = a.byID(r.Context(), id, want)
 	default:
-		rec, err = a.byEmail(r.Context(), email)
+		rec, err = a.byEmail(r.Context(), email, want)
 	}
 	switch {
 	case errors.Is(err, ErrNoRecord) && session:
@@ -221,7 +228,7 @@ func (a *Authenticator) checkCookie(res *Result, r *http.Request, uid, token str
 		return nil
 	}
 	if ok && validToken(a.secret, id, token) {
-		rec, err := a.byID(r.Context(), id)
+		rec, err := a.byID(r.Context(), id, func(rec Record) bool { return equal(token, rec.Token) })
 		if err != nil && !errors.Is(err, ErrNoRecord) {
 			return err
 		}

@@ -300,7 +300,10 @@ func (a *Authenticator) checkDigest(res *Result, r *http.Request, d *digestCreds
 	if err != nil {
 		return Record{}, err
 	}
-	rec, err = a.byEmail(r.Context(), d.username)
+	got := []byte(strings.ToLower(d.response))
+	rec, err = a.byEmail(r.Context(), d.username, func(rec Record) bool {
+		return subtle.ConstantTimeCompare([]byte(digestResponse(rec.Hash, r.Method, d)), got) == 1
+	})
 	if errors.Is(err, ErrNoRecord) {
 		at.fail()
 		return Record{}, errUnknownEmail
@@ -313,7 +316,7 @@ func (a *Authenticator) checkDigest(res *Result, r *http.Request, d *digestCreds
 		return Record{}, err
 	}
 	want := digestResponse(rec.Hash, r.Method, d)
-	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(d.response))) != 1 {
+	if subtle.ConstantTimeCompare([]byte(want), got) != 1 {
 		at.fail()
 		return Record{}, errUnauthorized
 	}

@@ -68,6 +68,11 @@
 // Verified records are kept in memory, so a cookie session or a repeated
 // Basic login costs no database query; every token change and logout is
 // written to the store and then to memory, so it is seen at once. The memory
-// is per process: servers sharing one database see each other's new
-// records, but not each other's token changes for records already in memory.
+// is per process. Credentials that the copy in memory refuses are checked
+// again against the store before they are refused, so a token or password
+// set by another process sharing the store is accepted at once. A store that
+// is a [Notifier] (the fleet's, package natsstore) reports every change made
+// by any process, and [Authenticator.Watch] forgets the records it changes,
+// so that what another process replaced (a token, a password) is refused
+// too; with a [Changer] (SQLite) the removals and new passwords are.
 package auth

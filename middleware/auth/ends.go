@@ -6,12 +6,24 @@ import (
 )
 
 // Change is an entry of a [Changer]'s log: a login record that was
-// removed or given a new password, which ends its sessions.
+// removed or given a new password, which ends its sessions. A [Notifier]
+// reports two more kinds, Written and All.
 type Change struct {
 	Seq   int64 // the entry's place in the log, increasing
 	ID    int64 // the record's id
 	Email string
 	Realm string
+	// Written reports a new state of the record written by some process
+	// (a new token after a login, a logout, a new hash), with its Hash and
+	// Token: a cached copy with the same ones is kept, any other is
+	// forgotten. It does not end the record's sessions by itself: a new
+	// password or a removal is reported as a Change without Written.
+	Written     bool
+	Hash, Token string
+	// All reports that any record may have changed unseen (a Notifier
+	// starting to follow the changes, or following them again after it
+	// lost them): every cached record is forgotten.
+	All bool
 }
 
 // Changer is a [Store] that logs the changes that end sessions, whoever
@@ -26,6 +38,19 @@ type Changer interface {
 	// Changes returns the entries after seq, oldest first; it may
 	// return fewer than there are (the caller asks again).
 	Changes(ctx context.Context, after int64) ([]Change, error)
+}
+
+// Notifier is a [Store] shared by several processes (the nodes of a
+// fleet, docs/fleet.md) that reports every change of its records as it
+// happens, whoever made it, so that no process trusts a copy in memory of
+// what another has changed. [Authenticator.Watch] follows it.
+type Notifier interface {
+	// Notify calls f for each change of a record, in the order they were
+	// made, from the moment it follows them until ctx ends or it can no
+	// longer follow them; it returns why it stopped. Its first call of f,
+	// once it follows, is a Change with All set. f is called from one
+	// goroutine and must not block.
+	Notify(ctx context.Context, f func(Change)) error
 }
 
 // DefaultWatchInterval is how often [Authenticator.Watch] reads the
@@ -70,16 +95,24 @@ func (a *Authenticator) endedHere(email string) {
 // reading it every interval (0: [DefaultWatchInterval]): for each record
 // of this realm removed or given a new password, by any writer, it forgets
 // the record (so its cookies and tokens are checked against the store,
-// which refuses them) and tells the [Authenticator.OnEnd] functions. With
-// another store it returns nil at once. Read errors are retried at the
-// next tick; it returns ctx's error.
+// which refuses them) and tells the [Authenticator.OnEnd] functions. Read
+// errors are retried at the next tick; it returns ctx's error.
+//
+// With a store that is a [Notifier] it follows its changes as they come
+// instead: besides the ends, every record written by another process is
+// forgotten unless the copy in memory is already the written one. When
+// the store stops following, Watch starts it again after interval. With
+// another store it returns nil at once.
 func (a *Authenticator) Watch(ctx context.Context, interval time.Duration) error {
+	if interval <= 0 {
+		interval = DefaultWatchInterval
+	}
+	if n, ok := a.store.(Notifier); ok {
+		return a.follow(ctx, n, interval)
+	}
 	ch, ok := a.store.(Changer)
 	if !ok {
 		return nil
-	}
-	if interval <= 0 {
-		interval = DefaultWatchInterval
 	}
 	last, err := ch.LastChange(ctx)
 	for err != nil {
@@ -111,6 +144,35 @@ func (a *Authenticator) Watch(ctx context.Context, interval time.Duration) error
 				a.cache.drop(c.ID)
 				a.ended(c.Email)
 			}
+		}
+	}
+}
+
+// follow runs n.Notify until ctx ends, again after interval whenever it
+// stops.
+func (a *Authenticator) follow(ctx context.Context, n Notifier, interval time.Duration) error {
+	for {
+		_ = n.Notify(ctx, a.changed)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
+// changed applies a change reported by a [Notifier] to the records in
+// memory and tells the OnEnd functions of an end in this realm.
+func (a *Authenticator) changed(c Change) {
+	switch {
+	case c.All:
+		a.cache.clear()
+	case c.Written:
+		a.cache.keepIf(c.ID, func(rec Record) bool { return rec.Hash == c.Hash && rec.Token == c.Token })
+	default:
+		a.cache.drop(c.ID)
+		if c.Realm == a.realm && c.Email != "" {
+			a.ended(c.Email)
 		}
 	}
 }

@@ -33,9 +33,15 @@ func readError(ctx context.Context, err error) error {
 	return err
 }
 
-// byID returns the record with the given id, from memory when it is there.
-func (a *Authenticator) byID(ctx context.Context, id int64) (Record, error) {
-	if rec, ok := a.cache.id(id); ok {
+// byID returns the record with the given id: its copy in memory when there
+// is one and want accepts it (a nil want accepts any), else the store's.
+// A copy in memory that want refuses is read again from the store before
+// the caller refuses the credentials it was checked against: another
+// process sharing the store (another node of a fleet) may have changed
+// the record since, and the credentials may be its new ones. Refused
+// credentials thus cost one store read, as a record not in memory does.
+func (a *Authenticator) byID(ctx context.Context, id int64, want func(Record) bool) (Record, error) {
+	if rec, ok := a.cache.id(id); ok && (want == nil || want(rec)) {
 		return rec, nil
 	}
 	gen := a.cache.generation()
@@ -48,9 +54,9 @@ func (a *Authenticator) byID(ctx context.Context, id int64) (Record, error) {
 }
 
 // byEmail returns the record of email in the realm, from memory when it is
-// there.
-func (a *Authenticator) byEmail(ctx context.Context, email string) (Record, error) {
-	if rec, ok := a.cache.email(email); ok {
+// there and want accepts it, as byID does.
+func (a *Authenticator) byEmail(ctx context.Context, email string, want func(Record) bool) (Record, error) {
+	if rec, ok := a.cache.email(email); ok && (want == nil || want(rec)) {
 		return rec, nil
 	}
 	gen := a.cache.generation()

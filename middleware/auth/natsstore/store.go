@@ -23,12 +23,15 @@ import (
 )
 
 // Keys of the bucket: one record per id, an index from (realm, email) to
-// the id, the last id handed out, and the instance secret.
+// the id, the last id handed out, the instance secret, and per id the
+// last end of the record's sessions (a new password or its removal: its
+// e-mail and realm), which the nodes watch (Notify).
 const (
 	recPrefix  = "rec."
 	keyNext    = "next"
 	keySecret  = "secret"
 	mailPrefix = "email."
+	endPrefix  = "end."
 )
 
 // attempt bounds one request to JetStream while Open waits for the
@@ -39,8 +42,15 @@ const attempt = 2 * time.Second
 // JetStream key-value bucket. Writes that read first (a token cleared
 // only when it is the one given, a new id) use compare-and-set on the
 // key's revision, so several nodes may write at once.
+//
+// Reads ask the bucket's stream leader, not any replica (JetStream's
+// direct get, which a lagging replica may answer), so that a read sees
+// every write acknowledged before it, by any node.
 type Store struct {
-	kv jetstream.KeyValue
+	nc     *nats.Conn
+	kv     jetstream.KeyValue
+	stream string // the bucket's stream, KV_<bucket>
+	prefix string // the subject prefix of its keys, $KV.<bucket>.
 }
 
 // Open opens (creating it when missing) the login bucket of the fleet
@@ -70,7 +80,7 @@ func Open(ctx context.Context, nc *nats.Conn, fleet string, replicas int) (*Stor
 		}
 		cancel()
 		if err == nil {
-			return &Store{kv: kv}, nil
+			return &Store{nc: nc, kv: kv, stream: "KV_" + bucket, prefix: "$KV." + bucket + "."}, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -103,34 +113,86 @@ func mailKey(email, realm string) string {
 
 // get reads the record of id and the revision of its key.
 func (s *Store) get(ctx context.Context, id int64) (record, uint64, error) {
-	e, err := s.kv.Get(ctx, recKey(id))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return record{}, 0, auth.ErrNoRecord
-	}
+	v, rev, err := s.last(ctx, recKey(id))
 	if err != nil {
-		return record{}, 0, fmt.Errorf("natsstore: %w", err)
+		return record{}, 0, err
 	}
 	var r record
-	if err := json.Unmarshal(e.Value(), &r); err != nil {
+	if err := json.Unmarshal(v, &r); err != nil {
 		return record{}, 0, fmt.Errorf("natsstore: record %d: %w", id, err)
 	}
-	return r, e.Revision(), nil
+	return r, rev, nil
 }
 
 // idOf returns the id indexed for email in realm.
 func (s *Store) idOf(ctx context.Context, email, realm string) (int64, error) {
-	e, err := s.kv.Get(ctx, mailKey(email, realm))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return 0, auth.ErrNoRecord
-	}
+	v, _, err := s.last(ctx, mailKey(email, realm))
 	if err != nil {
-		return 0, fmt.Errorf("natsstore: %w", err)
+		return 0, err
 	}
-	id, err := strconv.ParseInt(string(e.Value()), 10, 64)
+	id, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil {
 		return 0, fmt.Errorf("natsstore: index of %q: %w", email, err)
 	}
 	return id, nil
+}
+
+// msgGet is the answer of the stream leader to $JS.API.STREAM.MSG.GET.
+type msgGet struct {
+	Message *struct {
+		Seq    uint64 `json:"seq"`
+		Header []byte `json:"hdrs"`
+		Data   []byte `json:"data"`
+	} `json:"message"`
+	Error *struct {
+		Code        int    `json:"code"`
+		ErrCode     int    `json:"err_code"`
+		Description string `json:"description"`
+	} `json:"error"`
+}
+
+// readTimeout bounds a read whose context has no deadline of its own.
+const readTimeout = 5 * time.Second
+
+// errNoMessage is the JetStream error code of a message get that found
+// nothing.
+const errNoMessage = 10037
+
+// last reads the value and revision of key from the stream leader;
+// auth.ErrNoRecord when the key is missing or deleted.
+func (s *Store) last(ctx context.Context, key string) ([]byte, uint64, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+	}
+	req, _ := json.Marshal(map[string]string{"last_by_subj": s.prefix + key})
+	m, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+s.stream, req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("natsstore: %w", err)
+	}
+	var a msgGet
+	if err := json.Unmarshal(m.Data, &a); err != nil {
+		return nil, 0, fmt.Errorf("natsstore: reading %s: %w", key, err)
+	}
+	switch {
+	case a.Error != nil && a.Error.ErrCode == errNoMessage:
+		return nil, 0, auth.ErrNoRecord
+	case a.Error != nil:
+		return nil, 0, fmt.Errorf("natsstore: reading %s: %s (%d)", key, a.Error.Description, a.Error.ErrCode)
+	case a.Message == nil:
+		return nil, 0, fmt.Errorf("natsstore: reading %s: an empty answer", key)
+	}
+	if len(a.Message.Header) > 0 {
+		h, err := nats.DecodeHeadersMsg(a.Message.Header)
+		if err != nil {
+			return nil, 0, fmt.Errorf("natsstore: reading %s: %w", key, err)
+		}
+		if op := h.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
+			return nil, 0, auth.ErrNoRecord
+		}
+	}
+	return a.Message.Data, a.Message.Seq, nil
 }
 
 // change applies edit to the record of id with compare-and-set, reading
@@ -171,9 +233,9 @@ func conflict(err error) bool {
 // compare-and-set.
 func (s *Store) nextID(ctx context.Context) (int64, error) {
 	for {
-		e, err := s.kv.Get(ctx, keyNext)
+		v, rev, err := s.last(ctx, keyNext)
 		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
+		case errors.Is(err, auth.ErrNoRecord):
 			if _, err := s.kv.Create(ctx, keyNext, []byte("1")); err == nil {
 				return 1, nil
 			} else if !conflict(err) {
@@ -181,13 +243,13 @@ func (s *Store) nextID(ctx context.Context) (int64, error) {
 			}
 			continue
 		case err != nil:
-			return 0, fmt.Errorf("natsstore: %w", err)
+			return 0, err
 		}
-		n, err := strconv.ParseInt(string(e.Value()), 10, 64)
+		n, err := strconv.ParseInt(string(v), 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("natsstore: id counter %q", e.Value())
+			return 0, fmt.Errorf("natsstore: id counter %q", v)
 		}
-		if _, err := s.kv.Update(ctx, keyNext, []byte(strconv.FormatInt(n+1, 10)), e.Revision()); err == nil {
+		if _, err := s.kv.Update(ctx, keyNext, []byte(strconv.FormatInt(n+1, 10)), rev); err == nil {
 			return n + 1, nil
 		} else if !conflict(err) {
 			return 0, fmt.Errorf("natsstore: %w", err)
@@ -200,9 +262,13 @@ func (s *Store) Register(ctx context.Context, email, realm, hash string) (int64,
 	for {
 		id, err := s.idOf(ctx, email, realm)
 		if err == nil {
-			_, err = s.change(ctx, id, func(r *record) bool { r.Hash = hash; return true })
+			var old string
+			_, err = s.change(ctx, id, func(r *record) bool { old, r.Hash = r.Hash, hash; return true })
 			if errors.Is(err, auth.ErrNoRecord) {
 				continue // removed meanwhile
+			}
+			if err == nil && old != hash {
+				err = s.ended(ctx, id, email, realm)
 			}
 			return id, err
 		}
@@ -312,7 +378,85 @@ func (s *Store) Remove(ctx context.Context, email, realm string) (int64, error) 
 	if err := s.kv.Delete(ctx, mailKey(email, realm)); err != nil {
 		return 0, fmt.Errorf("natsstore: %w", err)
 	}
-	return id, nil
+	return id, s.ended(ctx, id, email, realm)
+}
+
+// end is the value of an end key.
+type end struct {
+	Email string `json:"email"`
+	Realm string `json:"realm"`
+}
+
+// ended records that the sessions of record id ended (a new password, or
+// its removal), for the nodes that follow the bucket (Notify).
+func (s *Store) ended(ctx context.Context, id int64, email, realm string) error {
+	v, _ := json.Marshal(end{Email: email, Realm: realm})
+	if _, err := s.kv.Put(ctx, endPrefix+strconv.FormatInt(id, 10), v); err != nil {
+		return fmt.Errorf("natsstore: %w", err)
+	}
+	return nil
+}
+
+// Notify implements [auth.Notifier]: it watches the bucket's records and
+// end keys, as any node or reso user writes them, from the moment it is
+// called until ctx ends or the watch does.
+func (s *Store) Notify(ctx context.Context, f func(auth.Change)) error {
+	w, err := s.kv.WatchFiltered(ctx, []string{recPrefix + ">", endPrefix + ">"}, jetstream.UpdatesOnly())
+	if err != nil {
+		return fmt.Errorf("natsstore: watch: %w", err)
+	}
+	defer w.Stop()
+	f(auth.Change{All: true})
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e, ok := <-w.Updates():
+			if !ok {
+				return errors.New("natsstore: the watch ended")
+			}
+			if e == nil {
+				continue
+			}
+			if c, ok := changeOf(e); ok {
+				f(c)
+			}
+		}
+	}
+}
+
+// changeOf returns the change of the login records an entry of the bucket
+// reports: a record written (Written), a record deleted, or the end of a
+// record's sessions.
+func changeOf(e jetstream.KeyValueEntry) (auth.Change, bool) {
+	k := e.Key()
+	prefix := recPrefix
+	if strings.HasPrefix(k, endPrefix) {
+		prefix = endPrefix
+	}
+	id, err := strconv.ParseInt(strings.TrimPrefix(k, prefix), 10, 64)
+	if err != nil || !strings.HasPrefix(k, prefix) {
+		return auth.Change{}, false
+	}
+	c := auth.Change{Seq: int64(e.Revision()), ID: id}
+	switch {
+	case e.Operation() != jetstream.KeyValuePut:
+		// A deleted record is forgotten; its end key tells whose it was.
+		return c, prefix == recPrefix
+	case prefix == endPrefix:
+		var v end
+		if json.Unmarshal(e.Value(), &v) != nil {
+			return c, true
+		}
+		c.Email, c.Realm = v.Email, v.Realm
+		return c, true
+	}
+	var r record
+	if json.Unmarshal(e.Value(), &r) != nil {
+		return c, true // forgotten
+	}
+	c.Email, c.Realm, c.Written, c.Hash, c.Token = r.Email, r.Realm, true, r.Hash, r.Token
+	return c, true
 }
 
 // Secret returns the fleet's instance secret, created by the first node
@@ -342,7 +486,8 @@ func (s *Store) Secret(ctx context.Context) ([]byte, error) {
 func (s *Store) Close() error { return nil }
 
 var (
-	_ auth.Store   = (*Store)(nil)
-	_ auth.Lister  = (*Store)(nil)
-	_ auth.Remover = (*Store)(nil)
+	_ auth.Store    = (*Store)(nil)
+	_ auth.Lister   = (*Store)(nil)
+	_ auth.Remover  = (*Store)(nil)
+	_ auth.Notifier = (*Store)(nil)
 )

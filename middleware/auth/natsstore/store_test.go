@@ -132,3 +132,71 @@ func TestStore(t *testing.T) {
 		}
 	}
 }
+
+// TestNotify: a node following the bucket is told, in order, of every
+// write of a record by another node (Written, with its hash and token),
+// of a new password and of a removal (an end, with the e-mail), and
+// first that it follows (All).
+func TestNotify(t *testing.T) {
+	cl := natstest.Start(t, 3)
+	ctx, cancel := context.WithCancel(t.Context())
+	s, s2 := open(t, cl, "n"), open(t, cl, "n")
+	changes := make(chan auth.Change, 64)
+	stopped := make(chan error, 1)
+	go func() { stopped <- s2.Notify(ctx, func(c auth.Change) { changes <- c }) }()
+	defer func() {
+		cancel()
+		if err := <-stopped; !errors.Is(err, context.Canceled) {
+			t.Errorf("Notify = %v", err)
+		}
+	}()
+	next := func() auth.Change {
+		t.Helper()
+		select {
+		case c := <-changes:
+			c.Seq = 0
+			return c
+		case <-time.After(30 * time.Second):
+			t.Fatal("no change reported within 30 s")
+			return auth.Change{}
+		}
+	}
+	if c := next(); !c.All {
+		t.Fatalf("first change %+v, want All", c)
+	}
+	id, err := s.Register(ctx, "a@b", "localhost", "h1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := func(hash, token string) auth.Change {
+		return auth.Change{ID: id, Email: "a@b", Realm: "localhost", Written: true, Hash: hash, Token: token}
+	}
+	if c := next(); c != written("h1", "") {
+		t.Fatalf("after Register: %+v", c)
+	}
+	if err := s.SetToken(ctx, id, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(); c != written("h1", "t1") {
+		t.Fatalf("after SetToken: %+v", c)
+	}
+	if _, err := s.Register(ctx, "a@b", "localhost", "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(); c != written("h1", "t1") {
+		t.Fatalf("after Register with the same hash: %+v", c)
+	}
+	if _, err := s.Register(ctx, "a@b", "localhost", "h2"); err != nil {
+		t.Fatal(err)
+	}
+	ended := auth.Change{ID: id, Email: "a@b", Realm: "localhost"}
+	if c1, c2 := next(), next(); c1 != written("h2", "t1") || c2 != ended {
+		t.Fatalf("after Register with a new hash: %+v, %+v", c1, c2)
+	}
+	if _, err := s.Remove(ctx, "a@b", "localhost"); err != nil {
+		t.Fatal(err)
+	}
+	if c1, c2 := next(), next(); c1 != (auth.Change{ID: id}) || c2 != ended {
+		t.Fatalf("after Remove: %+v, %+v", c1, c2)
+	}
+}
