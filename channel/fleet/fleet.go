@@ -2,7 +2,7 @@
 // (docs/fleet.md): one stream is the ordered log of the channel's
 // changes, which every node applies to its own copy of the tree; a
 // key-value bucket holds the fleet's format and the nodes' heartbeats.
-// It implements [channel.Log]; cmd/reso wires it as it wires the SQLite
+// It implements [channel.Log]; app wires it as it wires the SQLite
 // store of a single node.
 package fleet
 
