@@ -344,7 +344,10 @@ func TestCancel(t *testing.T) {
 	if _, err := io.WriteString(conn, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // most often in the plugin by now
+	waitFor(t, 10*time.Second, "the request to reach the plugin's handler", func() bool {
+		v, _ := s.settings.Setting(t.Context(), "waiting")
+		return v == "yes"
+	})
 	conn.(*net.TCPConn).SetLinger(0)
 	conn.Close()
 	waitFor(t, 10*time.Second, "the plugin's handler to see the cancellation", func() bool {

@@ -155,6 +155,7 @@ func (testPlugin) Routes(_ context.Context, offered plugins.Services) ([]plugins
 			}, nil
 		})},
 		{Match: `GET /wait`, Handler: h(func(ctx context.Context, req *core.Request) (*core.Response, error) {
+			_ = host.SetSetting(context.WithoutCancel(ctx), "waiting", "yes")
 			<-ctx.Done()
 			_ = host.SetSetting(context.WithoutCancel(ctx), "cancelled", "yes")
 			return nil, ctx.Err()

@@ -169,12 +169,41 @@ func sendReady(ctx context.Context, stream pluginv2.Host_TreeConnectServer, r tr
 			m := &pluginv2.TreeFrames{Frames: out}
 			sending = true
 			go func() { sent <- stream.Send(m) }()
+			if r.Err() != nil {
+				// The client ended before this take and the wake of its
+				// end was spent on it: nothing else wakes the loop while
+				// the plugin lets this Send wait, so look again now.
+				wakeUp(wake)
+			}
 			continue
 		}
 		if err != nil {
-			sendGone(stream, err)
-			return nil
+			return sendGoneBounded(ctx, stream, err)
 		}
+	}
+}
+
+// sendGoneBounded sends the end err of a client whose frames were all
+// sent, as sendGone does, unless the plugin lets that Send wait past
+// sendGrace (it reads nothing, and the Sends before filled the call's
+// window): the call then ends with goneStatus, which reaches the plugin
+// after those frames however long it waits, rather than holding the
+// client's call until the plugin reads.
+func sendGoneBounded(ctx context.Context, stream pluginv2.Host_TreeConnectServer, err error) error {
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		sendGone(stream, err)
+	}()
+	grace := time.NewTimer(sendGrace)
+	defer grace.Stop()
+	select {
+	case <-sent:
+		return nil
+	case <-grace.C:
+		return goneStatus(err)
+	case <-ctx.Done():
+		return nil
 	}
 }
 

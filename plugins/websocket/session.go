@@ -182,7 +182,8 @@ func (s *session) readFailed(err error) *core.CloseError {
 // Send sends m to the peer: a text frame, or a binary frame when
 // m.Binary. It returns a *core.CloseError once the session has ended. A
 // write that does not complete within WriteTimeout (or ctx's deadline
-// when it is sooner) ends the session with core.CloseAbnormal.
+// when it is sooner) ends the session with core.CloseAbnormal and closes
+// the connection at once.
 func (s *session) Send(ctx context.Context, m core.Message) error {
 	return s.SendBatch(ctx, []core.Message{m})
 }
@@ -234,7 +235,8 @@ func (s *session) Close(code int, reason string) error {
 // end records how the session ended, the first time only, and starts the
 // closing goroutine: it sends a close frame with ce when frame is set,
 // reads until the peer's close (raw: until the peer closes TCP) or
-// CloseTimeout, and closes the connection.
+// CloseTimeout, and closes the connection. Without frame it closes the
+// connection at once.
 func (s *session) end(ce *core.CloseError, frame, raw bool) {
 	s.mu.Lock()
 	if s.err != nil {
@@ -243,8 +245,14 @@ func (s *session) end(ce *core.CloseError, frame, raw bool) {
 	}
 	s.err = ce
 	// The closing deadline: an ongoing Recv or the drain below ends by
-	// then at the latest.
-	_ = s.nc.SetReadDeadline(time.Now().Add(s.t.opt.CloseTimeout))
+	// then at the latest. Without a close frame of this side there is no
+	// answer to wait for (the peer closed already, is dead, or a write
+	// failed, which may have left a frame cut short): at once.
+	deadline := time.Now()
+	if frame {
+		deadline = deadline.Add(s.t.opt.CloseTimeout)
+	}
+	_ = s.nc.SetReadDeadline(deadline)
 	s.mu.Unlock()
 	if s.ping != nil {
 		s.ping.Stop()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -452,5 +453,47 @@ func TestProtocolErrors(t *testing.T) {
 				t.Errorf("client read: %v, want close %d", err, c.code)
 			}
 		})
+	}
+}
+
+// TestWriteTimeoutEndsAtOnce: a write that the peer does not take within
+// WriteTimeout ends the session with 1006, and the TCP connection is
+// closed at once, with a reader in Recv: no close frame could be sent, so
+// there is no answer to wait CloseTimeout for (before, the connection
+// stayed open that long after the write failed).
+func TestWriteTimeoutEndsAtOnce(t *testing.T) {
+	tr := New(Options{WriteTimeout: 100 * time.Millisecond, CloseTimeout: time.Hour})
+	srv, ch := served(t, tr)
+	c := mustDial(t, srv) // reads nothing until the write failed
+	s := recvSession(t, ch)
+	read := make(chan error, 1)
+	go func() { _, err := s.Recv(context.Background()); read <- err }()
+	big := core.Message{Data: make([]byte, 1<<20)}
+	var err error
+	for i := 0; err == nil; i++ {
+		if i == 1024 { // 1 GiB: far more than socket buffers hold
+			t.Fatal("every write was taken by a peer that reads nothing")
+		}
+		err = s.Send(context.Background(), big)
+	}
+	if code, _ := core.CloseStatus(err); code != core.CloseAbnormal {
+		t.Fatalf("Send: %v, want close 1006", err)
+	}
+	select {
+	case err := <-read:
+		if code, _ := core.CloseStatus(err); code != core.CloseAbnormal {
+			t.Errorf("Recv: %v, want close 1006", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Recv still reads a session whose write failed")
+	}
+	eventually(t, "connection released", func() bool { return tr.Open() == 0 })
+	// The peer reads what was written, then the end of the connection.
+	_ = c.NetConn().SetReadDeadline(time.Now().Add(wait))
+	if _, err := io.Copy(io.Discard, c.NetConn()); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("the peer's connection stays open: %v", err)
+		}
 	}
 }
