@@ -73,7 +73,7 @@ channel_bench() {
   done
   [ $# -gt 0 ] && shift
   out=$(mktemp -d)
-  trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+  trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$out"' EXIT
   split_args "$@"
   raise_nofile
   build_channel "$out"

@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 source bench/lib.sh
 source bench/channel-lib.sh
 out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$out"' EXIT
 split_args "$@"
 raise_nofile
 build_channel "$out"

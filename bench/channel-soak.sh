@@ -29,7 +29,7 @@ if [ "${1:-}" = -modes ]; then
   shift 2
 fi
 out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$out"' EXIT
 split_args "$@"
 raise_nofile
 build_channel "$out"

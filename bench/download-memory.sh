@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-1G}
 out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$out"' EXIT
 go build -o "$out/reso" ./cmd/reso
 source bench/lib.sh
 mkdir "$out/data"

@@ -19,7 +19,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$out"' EXIT
 go build -o "$out/reso" ./cmd/reso
 go build -o "$out/load" ./bench/load
 source bench/lib.sh

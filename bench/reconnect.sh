@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+trap 'rm -rf "$out"' EXIT
 if [ -n "${RESO:-}" ]; then
   cp "$RESO" "$out/reso"
 else

@@ -17,7 +17,7 @@ if [ "$n" -lt 1 ] || [ "$n" -gt 10000 ]; then
 fi
 ulimit -n "$(( n + 1000 > $(ulimit -Hn) ? $(ulimit -Hn) : n + 1000 ))"
 out=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$out"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$out"' EXIT
 go build -o "$out/wsidle" ./bench/wsidle
 source bench/lib.sh
 
