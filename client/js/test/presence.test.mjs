@@ -41,7 +41,7 @@ async function presence(ch, room, me, name) {
     },
     {
       onResync: ({ recovered }) => {
-        if (!recovered) read();
+        if (!recovered) read().catch((err) => seen.updates.push({ error: err.message }));
       },
     },
   );
