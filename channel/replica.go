@@ -17,10 +17,12 @@ import (
 // the changes the backend hands to [Tree.Apply], in the log's order, so
 // that every tree of the fleet goes through the same states.
 type Log interface {
-	// Propose stores entry, whose proposal id is id, at the end of the
-	// log. It returns once the log holds it, or an error when it could
-	// not be stored in time (the log then may or may not hold it).
-	Propose(ctx context.Context, id string, entry []byte) error
+	// Propose stores entry at the end of the log, after every entry this
+	// node proposed before. It returns once the log holds it, or an
+	// error when it could not be stored in time (the log then may or may
+	// not hold it). The backend may carry several entries in one message
+	// of the log: a [Batch].
+	Propose(ctx context.Context, entry []byte) error
 	// Barrier returns the position of the last entry the log holds now.
 	Barrier(ctx context.Context) (uint64, error)
 	// Report tells node, the proposer of the NOTIFY whose proposal id is
@@ -31,11 +33,22 @@ type Log interface {
 	Gather(ctx context.Context, id string) int
 }
 
+// Batch is one message of the log: the entries node proposed together,
+// in their order. A node numbers its batches from 1 up; the tree applies
+// a batch only when its number is above the last one it applied of that
+// node, so a batch stored twice (a retry beyond the log's duplicate
+// window) is applied once and an older batch never after a newer one.
+type Batch struct {
+	Node    string
+	N       uint64
+	Entries [][]byte
+}
+
 // ErrUnavailable is returned when the log of a fleet cannot be reached.
 var ErrUnavailable = errors.New("channel: fleet log unavailable")
 
 // entryVersion is the format of the entries a tree writes and reads.
-const entryVersion = 1
+const entryVersion = 2
 
 // Kinds of entries.
 const (
@@ -45,30 +58,47 @@ const (
 	kindExpire = "expire" // a lease ran out
 )
 
-// entry is one proposal of the log (docs/fleet.md#6-entries-snapshot-trimming-format).
+// entry is one proposal of the log (docs/fleet.md#6-entries-snapshot-trimming-format):
+// its fields as one line of JSON, then, for a client's message, a newline
+// and the message's bytes as the client sent them, so that applying it
+// parses the message once.
 type entry struct {
-	V     int             `json:"v"`
-	K     string          `json:"k"`
-	P     string          `json:"p,omitempty"`    // proposal id: who waits for it
-	Node  string          `json:"node,omitempty"` // the proposing node, or the dead one
-	Conn  string          `json:"conn,omitempty"` // the connection, "" for a Call
-	From  string          `json:"from,omitempty"`
-	Who   string          `json:"who,omitempty"` // identity
-	Call  bool            `json:"call,omitempty"`
-	ID    string          `json:"id,omitempty"` // the fresh id of a POST without one
-	At    int64           `json:"at,omitempty"` // unix milliseconds of the proposal
-	Path  string          `json:"path,omitempty"`
-	Lease uint64          `json:"lease,omitempty"`
-	Msg   json.RawMessage `json:"msg,omitempty"`
+	V     int    `json:"v"`
+	K     string `json:"k"`
+	P     string `json:"p,omitempty"`    // proposal id: who waits for it
+	Node  string `json:"node,omitempty"` // the proposing node, or the dead one
+	Conn  string `json:"conn,omitempty"` // the connection, "" for a Call
+	From  string `json:"from,omitempty"`
+	Who   string `json:"who,omitempty"` // identity
+	Call  bool   `json:"call,omitempty"`
+	ID    string `json:"id,omitempty"` // the fresh id of a POST without one
+	At    int64  `json:"at,omitempty"` // unix milliseconds of the proposal
+	Path  string `json:"path,omitempty"`
+	Lease uint64 `json:"lease,omitempty"`
+	Msg   []byte `json:"-"`
 }
 
-// encode returns e as JSON, the message's bytes unchanged.
+// encode returns e's fields as a line of JSON, then its message.
 func (e *entry) encode() []byte {
 	var b bytes.Buffer
+	b.Grow(256 + len(e.Msg))
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(e) // only strings, numbers and a message parsed before
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+	_ = enc.Encode(e) // only strings and numbers; ends with a newline
+	if e.Msg == nil {
+		return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+	}
+	return append(b.Bytes(), e.Msg...)
+}
+
+// decodeEntry reads an entry written by encode; the message is a slice
+// of data.
+func decodeEntry(data []byte, e *entry) error {
+	head := data
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		head, e.Msg = data[:i], data[i+1:]
+	}
+	return json.Unmarshal(head, e)
 }
 
 // result is what applying a client's entry gives its proposer.
@@ -188,7 +218,7 @@ func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byt
 		t.mu.Unlock()
 	}()
 	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
-	err := t.opt.Log.Propose(pctx, e.P, e.encode())
+	err := t.opt.Log.Propose(pctx, e.encode())
 	cancel()
 	if err != nil {
 		return failedReply(m.MsgID, reasonUnavailable)
@@ -228,7 +258,7 @@ func (t *Tree) proposeLater(e entry, before func()) {
 		data := e.encode()
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
-			err := t.opt.Log.Propose(ctx, e.P, data)
+			err := t.opt.Log.Propose(ctx, data)
 			cancel()
 			if err == nil {
 				return
@@ -242,30 +272,23 @@ func (t *Tree) proposeLater(e entry, before func()) {
 	}()
 }
 
-// Apply makes the change of the log's entry at position pos. The backend
-// of a fleet calls it for every entry of the log, in order, from one
-// goroutine; every tree of the fleet reaches the same state and hands out
-// the same seqs. An entry of another format version is skipped.
-func (t *Tree) Apply(pos uint64, data []byte) {
-	var e entry
-	if err := json.Unmarshal(data, &e); err == nil && e.V == entryVersion {
-		switch e.K {
-		case kindMsg:
-			t.applyMsg(&e)
-		case kindEnd:
-			t.mu.Lock()
-			if !t.dead[e.Node] {
-				t.endConn(t.connOf(e.Node, e.Conn))
-			}
-			t.mu.Unlock()
-		case kindDead:
-			t.applyDead(e.Node)
-		case kindExpire:
-			t.mu.Lock()
-			if n := t.lookup(e.Path); n != nil && n.lease != nil && n.leaseID == e.Lease {
-				t.remove(n, "", nil) // a tree without store applies at once
-			}
-			t.mu.Unlock()
+// Apply makes the changes of the log's message at position pos, a batch
+// of entries of one node. The backend of a fleet calls it for every
+// message of the log, in order, from one goroutine; every tree of the
+// fleet reaches the same state and hands out the same seqs. A batch
+// whose number is not above the last one applied of its node is skipped
+// (stored twice, or an older one), as is an entry of another format
+// version; an empty batch only moves the position on.
+func (t *Tree) Apply(pos uint64, b Batch) {
+	t.mu.Lock()
+	fresh := b.Node != "" && b.N > t.batches[b.Node]
+	if fresh {
+		t.batches[b.Node] = b.N
+	}
+	t.mu.Unlock()
+	if fresh {
+		for _, data := range b.Entries {
+			t.applyEntry(data)
 		}
 	}
 	t.mu.Lock()
@@ -273,6 +296,32 @@ func (t *Tree) Apply(pos uint64, data []byte) {
 	close(t.applyWake)
 	t.applyWake = make(chan struct{})
 	t.mu.Unlock()
+}
+
+// applyEntry makes the change of one entry.
+func (t *Tree) applyEntry(data []byte) {
+	var e entry
+	if err := decodeEntry(data, &e); err != nil || e.V != entryVersion {
+		return
+	}
+	switch e.K {
+	case kindMsg:
+		t.applyMsg(&e)
+	case kindEnd:
+		t.mu.Lock()
+		if !t.dead[e.Node] {
+			t.endConn(t.connOf(e.Node, e.Conn))
+		}
+		t.mu.Unlock()
+	case kindDead:
+		t.applyDead(e.Node)
+	case kindExpire:
+		t.mu.Lock()
+		if n := t.lookup(e.Path); n != nil && n.lease != nil && n.leaseID == e.Lease {
+			t.remove(n, "", nil) // a tree without store applies at once
+		}
+		t.mu.Unlock()
+	}
 }
 
 // applyMsg runs a client's message from the log and hands the result to
@@ -443,7 +492,7 @@ func (t *Tree) Nodes() []string {
 // change nothing.
 func (t *Tree) ProposeDead(ctx context.Context, node string) error {
 	e := entry{V: entryVersion, K: kindDead, P: proposalID(), Node: node}
-	return t.opt.Log.Propose(ctx, e.P, e.encode())
+	return t.opt.Log.Propose(ctx, e.encode())
 }
 
 // leaveFleet ends the local connections as the node stops and proposes

@@ -75,12 +75,14 @@ type Tree struct {
 	// In a fleet (docs/fleet.md): the last entry applied and a channel
 	// closed at each apply; the proposers waiting for their entries;
 	// the connections of other nodes that sent entries; the nodes the
-	// log took for dead.
+	// log took for dead; the number of the last batch applied of each
+	// node (see [Batch]).
 	applied   uint64
 	applyWake chan struct{}
 	waits     map[string]chan result
 	ghosts    map[connKey]*Client
 	dead      map[string]bool
+	batches   map[string]uint64
 
 	kick      chan struct{}
 	quit      chan struct{}
@@ -133,6 +135,7 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		applyWake: make(chan struct{}),
 		waits:     make(map[string]chan result),
 		ghosts:    make(map[connKey]*Client),
+		batches:   make(map[string]uint64),
 		dead:      make(map[string]bool),
 	}
 	if store != nil {

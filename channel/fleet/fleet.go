@@ -26,7 +26,7 @@ import (
 
 // Format is the version of the fleet's data this package reads and
 // writes.
-const Format = 1
+const Format = 2
 
 // Defaults of [Config].
 const (
@@ -82,6 +82,10 @@ type Fleet struct {
 	snapping bool                 // a snapshot of this node is under way
 	accused  map[string]time.Time // when this node proposed a node's death
 	gap      error                // the log lost entries this node had not applied
+
+	out        outbox             // the proposals waiting for their batch
+	life       context.Context    // ends at Close
+	cancelLife context.CancelFunc // ends life
 
 	bmu      sync.Mutex
 	bnext    *barrierCall // the request the reads coming now wait for
@@ -185,6 +189,15 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
+	f.out.wake = make(chan struct{}, 1)
+	f.out.maxLen = 1 << 20 // NATS's default max_payload
+	if mp := nc.MaxPayload(); mp > 0 {
+		f.out.maxLen = int(mp)
+	}
+	f.out.maxLen -= headerRoom
+	f.life, f.cancelLife = context.WithCancel(context.Background())
+	f.done.Add(1)
+	go f.send()
 	return f, nil
 }
 
@@ -310,6 +323,7 @@ func (f *Fleet) Close() {
 	default:
 	}
 	close(f.stop)
+	f.cancelLife()
 	f.done.Wait()
 	_ = f.counts.Unsubscribe()
 	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)

@@ -1,0 +1,270 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/reso-project/reso/channel/fleet/natstest"
+)
+
+// TestBatches runs the group commit into the log on one real three-server
+// JetStream cluster.
+func TestBatches(t *testing.T) {
+	cl := natstest.Start(t, 3)
+	t.Run("OneOrder", func(t *testing.T) { batchesOneOrder(t, cl) })
+	t.Run("StoredTwice", func(t *testing.T) { batchStoredTwice(t, cl) })
+	t.Run("ProposerKilled", func(t *testing.T) { proposerKilled(t, cl) })
+}
+
+// call runs msg on n's tree as an HTTP request would and returns the
+// reply's code.
+func call(t *testing.T, n *node, msg string) string {
+	r := n.tree.Call(t.Context(), "", "", []byte(msg))
+	if strings.HasPrefix(string(r), `{"code":"success"`) {
+		return "success"
+	}
+	return string(r)
+}
+
+// subscriber subscribes a new client of n to path.
+func subscriber(t *testing.T, n *node, path string) *client {
+	t.Helper()
+	c := connect(t, n, "")
+	if r := c.do(`{"method":"SUBSCRIBE","resource":"` + path + `"}`); code(r) != "success" {
+		t.Fatal(r)
+	}
+	return c
+}
+
+// changed returns the child a notification names: created, updated or
+// deleted.
+func changed(n map[string]any) string {
+	for _, k := range []string{"create", "update", "delete"} {
+		if v, ok := n[k]; ok {
+			return k + " " + fmt.Sprint(v)
+		}
+	}
+	return fmt.Sprint(n)
+}
+
+// updates returns (seq, change) of each notification of c, and fails the
+// test when a change comes twice.
+func updates(t *testing.T, c *client) []string {
+	t.Helper()
+	var u []string
+	seen := map[string]bool{}
+	for _, n := range c.notes {
+		name := changed(n)
+		if seen[name] {
+			t.Fatalf("%s notified twice", name)
+		}
+		seen[name] = true
+		u = append(u, fmt.Sprintf("%v %s", n["seq"], name))
+	}
+	return u
+}
+
+// logBatches reads every message of n's log and returns how many there
+// are and how many entries they carry.
+func logBatches(t *testing.T, n *node) (msgs, entries, most int) {
+	t.Helper()
+	info, err := n.f.stream.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := n.f.stream.GetMsg(t.Context(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := decodeBatch(m.Data)
+		if err != nil {
+			t.Fatalf("log message %d: %v", seq, err)
+		}
+		msgs++
+		entries += len(b.Entries)
+		most = max(most, len(b.Entries))
+	}
+	return msgs, entries, most
+}
+
+// batchesOneOrder: many writes from many goroutines on each of three
+// nodes are applied in one order, with the same seqs on every node, each
+// once; the log carries them in fewer messages than entries.
+func batchesOneOrder(t *testing.T, cl *natstest.Cluster) {
+	ns := fleet(t, cl, 3, Config{})
+	var subs []*client
+	for _, n := range ns {
+		subs = append(subs, subscriber(t, n, "/b"))
+	}
+	const goroutines, writes = 8, 25
+	var wg sync.WaitGroup
+	for i, n := range ns {
+		for g := range goroutines {
+			wg.Go(func() {
+				for k := range writes {
+					msg := fmt.Sprintf(`{"method":"PUT","resource":"/b/n%dg%dk%d","entity":{"k":%d},"persistent":true}`, i, g, k, k)
+					if c := call(t, n, msg); c != "success" {
+						t.Errorf("PUT: %s", c)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	total := len(ns) * goroutines * writes
+	var first []string
+	for i, s := range subs {
+		s.expect(total)
+		u := updates(t, s)
+		if i == 0 {
+			first = u
+		} else if !reflect.DeepEqual(u, first) {
+			t.Fatalf("node %d applied another order:\n%v\nnode 0:\n%v", i, u, first)
+		}
+	}
+	msgs, entries, most := logBatches(t, ns[0])
+	t.Logf("%d writes: %d entries in %d messages of the log, at most %d in one", total, entries, msgs, most)
+	if entries < total || msgs >= entries || most < 2 {
+		t.Fatalf("%d entries in %d messages of the log (at most %d in one): no batching", entries, msgs, most)
+	}
+}
+
+// batchStoredTwice: a batch stored again, with its message id (within
+// JetStream's duplicate window) or with another (beyond it), is applied
+// once.
+func batchStoredTwice(t *testing.T, cl *natstest.Cluster) {
+	ns := fleet(t, cl, 2, Config{})
+	var subs []*client
+	for _, n := range ns {
+		subs = append(subs, subscriber(t, n, "/d"))
+	}
+	if c := call(t, ns[0], `{"method":"POST","resource":"/d","entity":{"once":true},"persistent":true}`); c != "success" {
+		t.Fatal(c)
+	}
+	info, err := ns[0].f.stream.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ns[0].f.stream.GetMsg(t.Context(), info.State.LastSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := decodeBatch(m.Data)
+	if err != nil || b.Node != ns[0].f.Node() || len(b.Entries) != 1 {
+		t.Fatalf("the POST's message: %+v, %v", b, err)
+	}
+	id := m.Header.Get(jetstream.MsgIDHeader)
+	if id != fmt.Sprintf("%s-%d", b.Node, b.N) {
+		t.Fatalf("message id %q of batch %d of %s", id, b.N, b.Node)
+	}
+	for _, mid := range []string{id, id + "-again"} {
+		ack, err := ns[1].f.js.Publish(t.Context(), ns[1].f.subject, m.Data, jetstream.WithMsgID(mid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("stored again with message id %s: position %d, duplicate %v", mid, ack.Sequence, ack.Duplicate)
+	}
+	if c := call(t, ns[1], `{"method":"PUT","resource":"/d/marker","entity":{},"persistent":true}`); c != "success" {
+		t.Fatal(c)
+	}
+	var first []string
+	for i, s := range subs {
+		s.expect(2)
+		for s.notes[len(s.notes)-1]["update"] != "marker" {
+			s.expect(len(s.notes) + 1)
+		}
+		u := updates(t, s)
+		if len(u) != 2 {
+			t.Fatalf("node %d: %v, want the POST once then the marker", i, u)
+		}
+		if i == 0 {
+			first = u
+		} else if !reflect.DeepEqual(u, first) {
+			t.Fatalf("node %d: %v, node 0: %v", i, u, first)
+		}
+	}
+}
+
+// proposerKilled: a node killed (its NATS connection closed abruptly)
+// while its batches are in flight, cycle after cycle: every write it
+// acknowledged is applied on the surviving nodes, none twice, with the
+// same seqs everywhere.
+func proposerKilled(t *testing.T, cl *natstest.Cluster) {
+	cfg := Config{Name: natsName(t.Name())}
+	ns := []*node{startNode(t, cl, cfg), startNode(t, cl, cfg)}
+	var subs []*client
+	for _, n := range ns {
+		subs = append(subs, subscriber(t, n, "/k"))
+	}
+	acked := map[string]bool{}
+	const cycles, goroutines = 5, 8
+	for cycle := range cycles {
+		victim := startNode(t, cl, cfg)
+		var mu sync.Mutex
+		var done atomic.Int64
+		var wg sync.WaitGroup
+		for g := range goroutines {
+			wg.Go(func() {
+				for k := 0; ; k++ {
+					name := fmt.Sprintf("c%dg%dk%d", cycle, g, k)
+					c := call(t, victim, `{"method":"PUT","resource":"/k/`+name+`","entity":{},"persistent":true}`)
+					if c != "success" {
+						return // killed
+					}
+					mu.Lock()
+					acked[name] = true
+					mu.Unlock()
+					done.Add(1)
+				}
+			})
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		for done.Load() < 40 && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		late := ctx.Err() != nil
+		cancel()
+		if late {
+			t.Fatalf("cycle %d: %d writes acknowledged in a minute, want 40", cycle, done.Load())
+		}
+		victim.kill()
+		wg.Wait()
+	}
+	if c := call(t, ns[0], `{"method":"PUT","resource":"/k/marker","entity":{},"persistent":true}`); c != "success" {
+		t.Fatal(c)
+	}
+	var first []string
+	for i, s := range subs {
+		for len(s.notes) == 0 || s.notes[len(s.notes)-1]["update"] != "marker" {
+			s.expect(len(s.notes) + 1)
+		}
+		u := updates(t, s) // none twice
+		seen := map[string]bool{}
+		for _, n := range s.notes {
+			seen[changed(n)] = true
+		}
+		for name := range acked {
+			if !seen["update "+name] {
+				t.Fatalf("node %d: acknowledged write %s lost", i, name)
+			}
+		}
+		if i == 0 {
+			first = u
+		} else if !reflect.DeepEqual(u, first) {
+			t.Fatalf("node %d applied another order:\n%v\nnode 0:\n%v", i, u, first)
+		}
+	}
+	t.Logf("%d cycles: %d writes acknowledged, %d applied", cycles, len(acked), len(first)-1)
+}
