@@ -278,59 +278,87 @@ func (t *Tree) proposeLater(e entry, before func()) {
 // fleet reaches the same state and hands out the same seqs. A batch
 // whose number is not above the last one applied of its node is skipped
 // (stored twice, or an older one), as is an entry of another format
-// version; an empty batch only moves the position on.
+// version; an empty batch only moves the position on. The entries are
+// decoded first, then applied under one hold of the lock, with one wake
+// of those waiting for the position.
 func (t *Tree) Apply(pos uint64, b Batch) {
-	t.mu.Lock()
-	fresh := b.Node != "" && b.N > t.batches[b.Node]
-	if fresh {
-		t.batches[b.Node] = b.N
+	es := make([]decoded, 0, len(b.Entries))
+	for _, data := range b.Entries {
+		var d decoded
+		if err := decodeEntry(data, &d.e); err != nil || d.e.V != entryVersion {
+			continue
+		}
+		if d.e.K == kindMsg {
+			d.m, d.reason = parseMessage(d.e.Msg)
+		}
+		es = append(es, d)
 	}
-	t.mu.Unlock()
-	if fresh {
-		for _, data := range b.Entries {
-			t.applyEntry(data)
+	var after afterApply
+	t.mu.Lock()
+	if b.Node != "" && b.N > t.batches[b.Node] {
+		t.batches[b.Node] = b.N
+		for i := range es {
+			t.applyEntry(&es[i], &after)
 		}
 	}
-	t.mu.Lock()
 	t.applied = pos
 	close(t.applyWake)
 	t.applyWake = make(chan struct{})
 	t.mu.Unlock()
+	for _, r := range after.reports {
+		t.opt.Log.Report(r.node, r.id, r.n)
+	}
+	for _, c := range after.ended {
+		c.end(&Gone{Code: 1012, Reason: "node left the fleet"})
+	}
 }
 
-// applyEntry makes the change of one entry.
-func (t *Tree) applyEntry(data []byte) {
-	var e entry
-	if err := decodeEntry(data, &e); err != nil || e.V != entryVersion {
-		return
-	}
+// decoded is an entry of a batch and its client's message, parsed.
+type decoded struct {
+	e      entry
+	m      *message
+	reason string // why the message is invalid
+}
+
+// afterApply is what applying a batch leaves to do once the lock is let
+// go: the NOTIFY counts to report to other nodes, the local connections
+// the log ended.
+type afterApply struct {
+	reports []report
+	ended   []*Client
+}
+
+// report is this node's count of another node's NOTIFY.
+type report struct {
+	node, id string
+	n        int
+}
+
+// applyEntry makes the change of one entry. Called with the lock.
+func (t *Tree) applyEntry(d *decoded, after *afterApply) {
+	e := &d.e
 	switch e.K {
 	case kindMsg:
-		t.applyMsg(&e)
+		t.applyMsg(d, after)
 	case kindEnd:
-		t.mu.Lock()
 		if !t.dead[e.Node] {
 			t.endConn(t.connOf(e.Node, e.Conn))
 		}
-		t.mu.Unlock()
 	case kindDead:
-		t.applyDead(e.Node)
+		after.ended = append(after.ended, t.applyDead(e.Node)...)
 	case kindExpire:
-		t.mu.Lock()
 		if n := t.lookup(e.Path); n != nil && n.lease != nil && n.leaseID == e.Lease {
 			t.remove(n, "", nil) // a tree without store applies at once
 		}
-		t.mu.Unlock()
 	}
 }
 
 // applyMsg runs a client's message from the log and hands the result to
-// its proposer when that is this node.
-func (t *Tree) applyMsg(e *entry) {
+// its proposer when that is this node. Called with the lock.
+func (t *Tree) applyMsg(d *decoded, after *afterApply) {
+	e, m, reason := &d.e, d.m, d.reason
 	mine := e.Node == t.opt.Node
-	cl := &caller{from: e.From, identity: e.Who, fresh: e.ID, at: time.UnixMilli(e.At)}
-	m, reason := parseMessage(e.Msg)
-	t.mu.Lock()
+	cl := &caller{from: e.From, identity: e.Who, fresh: e.ID, at: time.UnixMilli(e.At), held: true}
 	switch {
 	case reason != "":
 	case t.dead[e.Node]:
@@ -345,7 +373,6 @@ func (t *Tree) applyMsg(e *entry) {
 	default:
 		cl.c = t.ghost(e.Node, e.Conn)
 	}
-	t.mu.Unlock()
 	var reply []byte
 	if reason == "" {
 		reply, reason = t.dispatch(cl, m, e.Call)
@@ -353,7 +380,7 @@ func (t *Tree) applyMsg(e *entry) {
 	notified := m.Method == "NOTIFY" && (reason == "" || reason == reasonNoSubscriber)
 	if !mine {
 		if notified {
-			t.opt.Log.Report(e.Node, e.P, cl.sent)
+			after.reports = append(after.reports, report{e.Node, e.P, cl.sent})
 		}
 		return
 	}
@@ -365,10 +392,7 @@ func (t *Tree) applyMsg(e *entry) {
 	case reply == nil:
 		r.reply = successReply(m.MsgID)
 	}
-	t.mu.Lock()
-	ch := t.waits[e.P]
-	t.mu.Unlock()
-	if ch != nil {
+	if ch := t.waits[e.P]; ch != nil {
 		ch <- r
 	}
 }
@@ -431,12 +455,12 @@ func (t *Tree) endConn(c *Client) {
 }
 
 // applyDead ends every connection of node, which the fleet took for dead,
-// and refuses its later entries.
-func (t *Tree) applyDead(node string) {
-	t.mu.Lock()
+// and refuses its later entries. It returns the local connections to
+// end once the lock is let go (when node is this one). Called with the
+// lock.
+func (t *Tree) applyDead(node string) []*Client {
 	if t.dead[node] {
-		t.mu.Unlock()
-		return
+		return nil
 	}
 	t.dead[node] = true
 	var cs []*Client
@@ -455,12 +479,10 @@ func (t *Tree) applyDead(node string) {
 	for _, c := range cs {
 		t.endConn(c)
 	}
-	t.mu.Unlock()
-	if node == t.opt.Node {
-		for _, c := range cs {
-			c.end(&Gone{Code: 1012, Reason: "node left the fleet"})
-		}
+	if node != t.opt.Node {
+		return nil
 	}
+	return cs
 }
 
 // Dead reports whether the log took node for dead.
