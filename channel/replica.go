@@ -25,12 +25,20 @@ type Log interface {
 	Propose(ctx context.Context, entry []byte) error
 	// Barrier returns the position of the last entry the log holds now.
 	Barrier(ctx context.Context) (uint64, error)
-	// Report tells node, the proposer of the NOTIFY whose proposal id is
-	// id, that this node delivered it to n subscribers. It must not block.
-	Report(node, id string, n int)
+	// Report tells node how many subscribers this node delivered each of
+	// node's NOTIFYs in counts to (those of one batch, whose proposers
+	// wait for sent_count). It must not block.
+	Report(node string, counts []Count)
 	// Gather returns how many subscribers the other live nodes delivered
 	// the NOTIFY with proposal id to, waiting (bounded) for their reports.
 	Gather(ctx context.Context, id string) int
+}
+
+// Count is how many subscribers a node delivered the NOTIFY with proposal
+// id ID to.
+type Count struct {
+	ID string
+	N  int
 }
 
 // Batch is one message of the log: the entries node proposed together,
@@ -75,6 +83,7 @@ type entry struct {
 	At    int64  `json:"at,omitempty"` // unix milliseconds of the proposal
 	Path  string `json:"path,omitempty"`
 	Lease uint64 `json:"lease,omitempty"`
+	Count bool   `json:"count,omitempty"` // a NOTIFY whose proposer waits for sent_count
 	Msg   []byte `json:"-"`
 }
 
@@ -208,6 +217,7 @@ func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byt
 	if m.Method == "POST" && m.ID == nil {
 		e.ID = freshID()
 	}
+	e.Count = m.Method == "NOTIFY" && (m.MsgID != nil || call)
 	ch := make(chan result, 1)
 	t.mu.Lock()
 	t.waits[e.P] = ch
@@ -305,8 +315,8 @@ func (t *Tree) Apply(pos uint64, b Batch) {
 	close(t.applyWake)
 	t.applyWake = make(chan struct{})
 	t.mu.Unlock()
-	for _, r := range after.reports {
-		t.opt.Log.Report(r.node, r.id, r.n)
+	if len(after.counts) > 0 {
+		t.opt.Log.Report(b.Node, after.counts)
 	}
 	for _, c := range after.ended {
 		c.end(&Gone{Code: 1012, Reason: "node left the fleet"})
@@ -321,17 +331,11 @@ type decoded struct {
 }
 
 // afterApply is what applying a batch leaves to do once the lock is let
-// go: the NOTIFY counts to report to other nodes, the local connections
-// the log ended.
+// go: the counts of the batch's NOTIFYs to report to their proposer, the
+// local connections the log ended.
 type afterApply struct {
-	reports []report
-	ended   []*Client
-}
-
-// report is this node's count of another node's NOTIFY.
-type report struct {
-	node, id string
-	n        int
+	counts []Count
+	ended  []*Client
 }
 
 // applyEntry makes the change of one entry. Called with the lock.
@@ -379,8 +383,8 @@ func (t *Tree) applyMsg(d *decoded, after *afterApply) {
 	}
 	notified := m.Method == "NOTIFY" && (reason == "" || reason == reasonNoSubscriber)
 	if !mine {
-		if notified {
-			after.reports = append(after.reports, report{e.Node, e.P, cl.sent})
+		if notified && e.Count {
+			after.counts = append(after.counts, Count{ID: e.P, N: cl.sent})
 		}
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
@@ -22,6 +23,7 @@ func TestBatches(t *testing.T) {
 	t.Run("OneOrder", func(t *testing.T) { batchesOneOrder(t, cl) })
 	t.Run("StoredTwice", func(t *testing.T) { batchStoredTwice(t, cl) })
 	t.Run("ProposerKilled", func(t *testing.T) { proposerKilled(t, cl) })
+	t.Run("CountsWhereNeeded", func(t *testing.T) { countsWhereNeeded(t, cl) })
 }
 
 // call runs msg on n's tree as an HTTP request would and returns the
@@ -267,4 +269,68 @@ func proposerKilled(t *testing.T, cl *natstest.Cluster) {
 		}
 	}
 	t.Logf("%d cycles: %d writes acknowledged, %d applied", cycles, len(acked), len(first)-1)
+}
+
+// countsWhereNeeded: the other nodes report the count of a NOTIFY only
+// when its proposer waits for sent_count (it has a msg_id), in one message
+// per batch of the proposer's.
+func countsWhereNeeded(t *testing.T, cl *natstest.Cluster) {
+	ns := fleet(t, cl, 3, Config{})
+	for _, n := range ns {
+		subscriber(t, n, "/n")
+	}
+	spy, err := nats.Connect(cl.URLs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spy.Close()
+	reports, err := spy.SubscribeSync(ns[0].f.countSubject(ns[0].f.Node()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := spy.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// NOTIFYs without msg_id, which nobody asks the count of: a path
+	// without subscribers, so that a count of one would be 0.
+	quiet := connect(t, ns[0], "")
+	for range 20 {
+		quiet.c.Exec(t.Context(), []byte(`{"method":"NOTIFY","resource":"/nobody","data":1}`))
+	}
+	// NOTIFYs with msg_id from many goroutines: each one subscriber per
+	// node.
+	const goroutines, each = 8, 10
+	var wg sync.WaitGroup
+	for range goroutines {
+		c := connect(t, ns[0], "")
+		wg.Go(func() {
+			for range each {
+				if r := c.do(`{"method":"NOTIFY","resource":"/n","data":2}`); r["sent_count"] != float64(3) {
+					t.Errorf("NOTIFY: %v, want sent_count 3", r)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// Every count of the NOTIFYs with msg_id reached the proposer, so its
+	// copy reaches the spy's subscription (or the bound runs out).
+	lines, msgs := map[string]int{}, 0
+	for lines[ns[1].f.Node()] < goroutines*each || lines[ns[2].f.Node()] < goroutines*each {
+		m, err := reports.NextMsg(30 * time.Second)
+		if err != nil {
+			t.Fatalf("counts of %d NOTIFYs from each other node awaited, got %v: %v", goroutines*each, lines, err)
+		}
+		msgs++
+		ls := strings.Split(string(m.Data), "\n")
+		for _, l := range ls[1:] {
+			if !strings.HasSuffix(l, " 1") {
+				t.Fatalf("count %q from %s: a NOTIFY nobody asked the count of, or a wrong count", l, ls[0])
+			}
+			lines[ls[0]]++
+		}
+	}
+	t.Logf("%d counts in %d messages", 2*goroutines*each, msgs)
+	if msgs >= 2*goroutines*each {
+		t.Fatalf("%d counts in %d messages: one message per NOTIFY", 2*goroutines*each, msgs)
+	}
 }

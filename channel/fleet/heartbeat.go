@@ -54,7 +54,8 @@ func (f *Fleet) heartbeats() {
 }
 
 // watch follows the heartbeats of the other nodes and proposes the death
-// of those silent for longer than the timeout.
+// of those silent for longer than the timeout; it also sweeps the
+// tallies of NOTIFY counts nobody gathered.
 func (f *Fleet) watch() {
 	defer f.done.Done()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -63,10 +64,14 @@ func (f *Fleet) watch() {
 	go f.follow(ctx, updates)
 	tick := time.NewTicker(max(f.cfg.Heartbeat/10, 50*time.Millisecond))
 	defer tick.Stop()
+	sweep := time.NewTicker(tallySweep)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-f.stop:
 			return
+		case <-sweep.C:
+			f.sweepTallies()
 		case b := <-updates:
 			f.mu.Lock()
 			f.seen[b.Node] = time.Now()
