@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -17,12 +18,14 @@ import (
 // the changes the backend hands to [Tree.Apply], in the log's order, so
 // that every tree of the fleet goes through the same states.
 type Log interface {
-	// Propose stores entry at the end of the log, after every entry this
-	// node proposed before. It returns once the log holds it, or an
-	// error when it could not be stored in time (the log then may or may
-	// not hold it). The backend may carry several entries in one message
-	// of the log: a [Batch].
-	Propose(ctx context.Context, entry []byte) error
+	// Propose queues entry for the end of the log, after every entry
+	// this node proposed before, and returns at once. stored is called
+	// once, from another goroutine, with nil when the log holds the
+	// entry, or with an error when it could not be stored in time or ctx
+	// ended first (the log then may or may not hold it); it must not
+	// block. The backend may carry several entries in one message of the
+	// log: a [Batch].
+	Propose(ctx context.Context, entry []byte, stored func(error))
 	// Barrier returns the position of the last entry the log holds now.
 	Barrier(ctx context.Context) (uint64, error)
 	// Report tells node how many subscribers this node delivered each of
@@ -145,24 +148,65 @@ func (t *Tree) execFleet(ctx context.Context, cl *caller, data []byte, call bool
 	if reason != "" {
 		return failedReply(m.MsgID, reason)
 	}
-	var reply []byte
-	switch {
-	case writes[m.Method]:
-		reply = t.proposeMsg(ctx, cl, m, data, call)
-	case m.Method == "GET" || m.Method == "SUBSCRIBE":
+	if writes[m.Method] {
+		return t.proposeMsg(ctx, cl, m, data, call)
+	}
+	return t.readFleet(ctx, cl, m, data, call)
+}
+
+// readFleet runs a message that is no write: a read after the barrier.
+func (t *Tree) readFleet(ctx context.Context, cl *caller, m *message, data []byte, call bool) []byte {
+	if m.Method == "GET" || m.Method == "SUBSCRIBE" {
 		if err := t.barrier(ctx); err != nil {
-			reply = failedReply(m.MsgID, reasonUnavailable)
-			break
+			return failedReply(m.MsgID, reasonUnavailable)
 		}
-		fallthrough
-	default:
-		reply = t.exec(cl, data, call)
-		return reply
 	}
-	if m.MsgID == nil && !call {
-		return nil
+	return t.exec(cl, data, call)
+}
+
+// pipelineDepth bounds the writes of one connection of a fleet under
+// way at once: the next one waits (the door reads no further meanwhile).
+const pipelineDepth = 64
+
+// execConn runs a message of connection c in a fleet and queues its
+// reply. A write is proposed at once and answered later, so that a
+// connection has up to pipelineDepth writes under way; a read waits for
+// the replies to the connection's earlier messages (its writes applied),
+// then for the barrier. Replies come in the order of the messages, each
+// after the notifications its message caused.
+func (t *Tree) execConn(ctx context.Context, c *Client, data []byte) {
+	cl := &caller{c: c, from: c.id, identity: c.identity}
+	m, reason := parseMessage(data)
+	if reason == "" && writes[m.Method] {
+		c.slots <- struct{}{}
+		prev, mine := c.nextTurn()
+		w, reply := t.startWrite(ctx, cl, m, data, false)
+		ctx := context.WithoutCancel(ctx) // the caller's may end when Exec returns
+		go func() {
+			defer func() { <-c.slots }()
+			if w != nil {
+				reply = t.finishWrite(ctx, cl, w)
+			}
+			<-prev
+			if reply != nil && m.MsgID != nil {
+				c.push(Frame{Data: reply})
+			}
+			close(mine)
+		}()
+		return
 	}
-	return reply
+	prev, mine := c.nextTurn()
+	<-prev
+	var reply []byte
+	if reason != "" {
+		reply = failedReply(m.MsgID, reason)
+	} else {
+		reply = t.readFleet(ctx, cl, m, data, false)
+	}
+	if reply != nil {
+		c.push(Frame{Data: reply})
+	}
+	close(mine)
 }
 
 // barrier waits until the tree has applied every entry the log held when
@@ -205,31 +249,73 @@ func (t *Tree) WaitApplied(ctx context.Context, pos uint64) error {
 // proposeMsg sends a client's write to the log and returns its reply
 // once the tree applied it.
 func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byte, call bool) []byte {
+	w, reply := t.startWrite(ctx, cl, m, raw, call)
+	if w == nil {
+		return reply
+	}
+	reply = t.finishWrite(ctx, cl, w)
+	if m.MsgID == nil && !call {
+		return nil
+	}
+	return reply
+}
+
+// flight is a client's write under way in a fleet.
+type flight struct {
+	e      entry
+	m      *message
+	call   bool
+	cancel context.CancelFunc // of the proposal's bound
+	ctx    context.Context
+	stored chan error  // from the log
+	res    chan result // from the apply
+}
+
+// startWrite proposes a client's write to the log. It returns the write
+// under way, or nil and the reply when it failed at once.
+func (t *Tree) startWrite(ctx context.Context, cl *caller, m *message, raw []byte, call bool) (*flight, []byte) {
 	e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: t.opt.Node, From: cl.from,
 		Who: cl.identity, Call: call, At: t.now().UnixMilli(), Msg: raw}
 	if cl.c != nil {
 		e.Conn = cl.c.id
 		if !cl.c.enter() {
-			return failedReply(m.MsgID, reasonDisconnected)
+			return nil, failedReply(m.MsgID, reasonDisconnected)
 		}
-		defer cl.c.inflight.Done()
 	}
 	if m.Method == "POST" && m.ID == nil {
 		e.ID = freshID()
 	}
 	e.Count = m.Method == "NOTIFY" && (m.MsgID != nil || call)
-	ch := make(chan result, 1)
+	w := &flight{e: e, m: m, call: call, stored: make(chan error, 1), res: make(chan result, 1)}
 	t.mu.Lock()
-	t.waits[e.P] = ch
+	t.waits[e.P] = w.res
 	t.mu.Unlock()
+	w.ctx, w.cancel = context.WithTimeout(context.WithoutCancel(ctx), proposeTimeout)
+	t.opt.Log.Propose(w.ctx, e.encode(), func(err error) { w.stored <- err })
+	return w, nil
+}
+
+// finishWrite waits for the write w to be stored and applied and returns
+// its reply.
+func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
+	m := w.m
 	defer func() {
+		w.cancel()
 		t.mu.Lock()
-		delete(t.waits, e.P)
+		delete(t.waits, w.e.P)
 		t.mu.Unlock()
+		if cl.c != nil {
+			cl.c.inflight.Done()
+		}
 	}()
-	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
-	err := t.opt.Log.Propose(pctx, e.encode())
-	cancel()
+	var err error
+	select {
+	case err = <-w.stored:
+	case <-w.ctx.Done():
+		err = w.ctx.Err()
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	if err != nil {
 		return failedReply(m.MsgID, reasonUnavailable)
 	}
@@ -237,7 +323,7 @@ func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byt
 	defer timer.Stop()
 	var r result
 	select {
-	case r = <-ch:
+	case r = <-w.res:
 	case <-timer.C:
 		return failedReply(m.MsgID, reasonUnavailable)
 	case <-ctx.Done():
@@ -246,16 +332,28 @@ func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byt
 	if !r.notify {
 		return r.reply
 	}
-	if m.MsgID == nil && !call {
+	if !w.e.Count {
 		return nil // nobody reads the count
 	}
-	sent := r.sent + t.opt.Log.Gather(ctx, e.P)
+	sent := r.sent + t.opt.Log.Gather(ctx, w.e.P)
 	if sent == 0 {
 		return failedReply(r.msgID, reasonNoSubscriber)
 	}
 	b := replyStart(r.msgID, 24)
 	b = strconv.AppendInt(append(b, `,"sent_count":`...), int64(sent), 10)
 	return append(b, '}')
+}
+
+// logStore proposes entry and waits until the log holds it.
+func (t *Tree) logStore(ctx context.Context, entry []byte) error {
+	done := make(chan error, 1)
+	t.opt.Log.Propose(ctx, entry, func(err error) { done <- err })
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+	}
 }
 
 // proposeLater stores a lifecycle entry in the background, retrying
@@ -268,7 +366,7 @@ func (t *Tree) proposeLater(e entry, before func()) {
 		data := e.encode()
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
-			err := t.opt.Log.Propose(ctx, data)
+			err := t.logStore(ctx, data)
 			cancel()
 			if err == nil {
 				return
@@ -518,7 +616,7 @@ func (t *Tree) Nodes() []string {
 // change nothing.
 func (t *Tree) ProposeDead(ctx context.Context, node string) error {
 	e := entry{V: entryVersion, K: kindDead, P: proposalID(), Node: node}
-	return t.opt.Log.Propose(ctx, e.encode())
+	return t.logStore(ctx, e.encode())
 }
 
 // leaveFleet ends the local connections as the node stops and proposes

@@ -256,6 +256,9 @@ func (t *Tree) Close() error {
 // its notifications) and identity ("" anonymous).
 func (t *Tree) Connect(id, identity string) (*Client, error) {
 	c := &Client{t: t, id: id, identity: identity, node: t.opt.Node, wake: make(chan struct{}, 1)}
+	if t.replicated() {
+		c.slots = make(chan struct{}, pipelineDepth)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {

@@ -40,9 +40,9 @@ const batchMagic = "reso-batch "
 
 // proposal is one entry waiting for its batch to be stored.
 type proposal struct {
-	ctx  context.Context
-	data []byte
-	done chan error // buffered: the sender never waits for the proposer
+	ctx    context.Context
+	data   []byte
+	stored func(error) // called once; must not block
 }
 
 // outbox is the queue of this node's proposals and the number of its
@@ -53,21 +53,29 @@ type outbox struct {
 	bytes  int
 	wake   chan struct{} // signalled when the queue gets an entry
 	n      uint64        // the last batch sent; only the sender touches it
-	sent   uint64        // batches acknowledged (for tests)
 	maxLen int           // the size cap of a batch's message
+	closed bool          // the node stops: no more proposals
 }
 
 // Propose implements [channel.Log]: entry joins this node's queue and goes
-// to the log in the next batch. It returns once the batch is stored, or
-// an error when the batch could not be stored within batchTimeout or ctx
-// ended first (the log then may or may not hold the entry).
-func (f *Fleet) Propose(ctx context.Context, entry []byte) error {
-	p := &proposal{ctx: ctx, data: entry, done: make(chan error, 1)}
+// to the log in the next batch. stored is called once the batch is
+// stored, or with an error when the batch could not be stored within
+// batchTimeout, ctx ended before it left, or the node stops (the log
+// then may or may not hold the entry).
+func (f *Fleet) Propose(ctx context.Context, entry []byte, stored func(error)) {
+	p := &proposal{ctx: ctx, data: entry, stored: stored}
 	o := &f.out
 	o.mu.Lock()
-	if o.bytes+len(entry) > maxQueued {
+	switch {
+	case o.closed:
 		o.mu.Unlock()
-		return fmt.Errorf("%w: %d bytes of entries already wait for the log", channel.ErrUnavailable, o.bytes)
+		stored(fmt.Errorf("%w: the node stops", channel.ErrUnavailable))
+		return
+	case o.bytes+len(entry) > maxQueued:
+		n := o.bytes
+		o.mu.Unlock()
+		stored(fmt.Errorf("%w: %d bytes of entries already wait for the log", channel.ErrUnavailable, n))
+		return
 	}
 	o.queue = append(o.queue, p)
 	o.bytes += len(entry)
@@ -75,14 +83,6 @@ func (f *Fleet) Propose(ctx context.Context, entry []byte) error {
 	select {
 	case o.wake <- struct{}{}:
 	default:
-	}
-	select {
-	case err := <-p.done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("%w: %v", channel.ErrUnavailable, ctx.Err())
-	case <-f.stop:
-		return fmt.Errorf("%w: the node stops", channel.ErrUnavailable)
 	}
 }
 
@@ -97,7 +97,7 @@ func (o *outbox) take() []*proposal {
 	for ; i < len(o.queue); i++ {
 		p := o.queue[i]
 		if err := p.ctx.Err(); err != nil {
-			p.done <- fmt.Errorf("%w: %v", channel.ErrUnavailable, err)
+			p.stored(fmt.Errorf("%w: %v", channel.ErrUnavailable, err))
 			o.bytes -= len(p.data)
 			continue
 		}
@@ -117,6 +117,17 @@ func (o *outbox) take() []*proposal {
 	return ps
 }
 
+// close fails the proposals still queued and every later one.
+func (o *outbox) close() {
+	o.mu.Lock()
+	ps := o.queue
+	o.queue, o.bytes, o.closed = nil, 0, true
+	o.mu.Unlock()
+	for _, p := range ps {
+		p.stored(fmt.Errorf("%w: the node stops", channel.ErrUnavailable))
+	}
+}
+
 // send stores the batches of the queue one after the other until Close.
 func (f *Fleet) send() {
 	defer f.done.Done()
@@ -125,6 +136,7 @@ func (f *Fleet) send() {
 		if len(ps) == 0 {
 			select {
 			case <-f.stop:
+				f.out.close()
 				return
 			case <-f.out.wake:
 			}
@@ -132,7 +144,7 @@ func (f *Fleet) send() {
 		}
 		err := f.publish(ps)
 		for _, p := range ps {
-			p.done <- err
+			p.stored(err)
 		}
 	}
 }
@@ -159,9 +171,6 @@ func (f *Fleet) publish(ps []*proposal) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", channel.ErrUnavailable, err)
 	}
-	f.out.mu.Lock()
-	f.out.sent++
-	f.out.mu.Unlock()
 	return nil
 }
 

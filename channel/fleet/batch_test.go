@@ -24,6 +24,7 @@ func TestBatches(t *testing.T) {
 	t.Run("StoredTwice", func(t *testing.T) { batchStoredTwice(t, cl) })
 	t.Run("ProposerKilled", func(t *testing.T) { proposerKilled(t, cl) })
 	t.Run("CountsWhereNeeded", func(t *testing.T) { countsWhereNeeded(t, cl) })
+	t.Run("Pipelined", func(t *testing.T) { pipelined(t, cl) })
 }
 
 // call runs msg on n's tree as an HTTP request would and returns the
@@ -332,5 +333,55 @@ func countsWhereNeeded(t *testing.T, cl *natstest.Cluster) {
 	t.Logf("%d counts in %d messages", 2*goroutines*each, msgs)
 	if msgs >= 2*goroutines*each {
 		t.Fatalf("%d counts in %d messages: one message per NOTIFY", 2*goroutines*each, msgs)
+	}
+}
+
+// pipelined: one connection sends many writes without waiting for their
+// replies, then a read: the writes travel to the log together, the
+// replies come in the connection's order, each after the notification
+// its write caused, and the read sees every write before it.
+func pipelined(t *testing.T, cl *natstest.Cluster) {
+	ns := fleet(t, cl, 2, Config{})
+	c := connect(t, ns[0], "")
+	if r := c.do(`{"method":"SUBSCRIBE","resource":"/pipe"}`); code(r) != "success" {
+		t.Fatal(r)
+	}
+	const writes = 200
+	for i := 1; i <= writes; i++ {
+		c.c.Exec(t.Context(), fmt.Appendf(nil, `{"method":"PUT","resource":"/pipe/r","entity":{"i":%d},"persistent":true,"msg_id":%d}`, i, 100+i))
+	}
+	c.c.Exec(t.Context(), []byte(`{"method":"GET","resource":"/pipe/r","msg_id":1000}`))
+	next := 101
+	notified := 0
+	for done := false; !done; {
+		f := c.read()
+		if f == nil {
+			t.Fatalf("no frame after reply %d", next-1)
+		}
+		switch {
+		case f["notify"] != nil:
+			notified++
+		case f["msg_id"] == float64(1000):
+			if next != 100+writes+1 {
+				t.Fatalf("the GET's reply before the reply to write %d", next-100)
+			}
+			if e, _ := f["entity"].(map[string]any); e["i"] != float64(writes) {
+				t.Fatalf("GET after the writes: %v", f)
+			}
+			done = true
+		default:
+			if f["msg_id"] != float64(next) || f["code"] != "success" {
+				t.Fatalf("reply %v, want the success of msg_id %d", f, next)
+			}
+			if notified < next-100 {
+				t.Fatalf("reply to write %d after %d notifications", next-100, notified)
+			}
+			next++
+		}
+	}
+	msgs, entries, most := logBatches(t, ns[0])
+	t.Logf("%d writes of one connection: %d entries in %d messages of the log, at most %d in one", writes, entries, msgs, most)
+	if most < 2 {
+		t.Fatalf("%d entries in %d messages: the connection's writes went one at a time", entries, msgs)
 	}
 }
