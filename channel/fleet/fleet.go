@@ -82,10 +82,17 @@ type Fleet struct {
 	snapping bool                 // a snapshot of this node is under way
 	accused  map[string]time.Time // when this node proposed a node's death
 	gap      error                // the log lost entries this node had not applied
+	// watching: the watch of heartbeats is live, since watchSince.
+	watching   bool
+	watchSince time.Time
 
 	out        outbox             // the proposals waiting for their batch
 	life       context.Context    // ends at Close
 	cancelLife context.CancelFunc // ends life
+
+	// Used by watch only: this node lost NATS; when it came back.
+	offline bool
+	back    time.Time
 
 	bmu      sync.Mutex
 	bnext    *barrierCall // the request the reads coming now wait for
