@@ -86,9 +86,7 @@ func (t *Tree) rulesMsg(cl *caller, m *message, r resource) ([]byte, string) {
 		return nil, reason
 	}
 	var stored []byte // the reply of a stored change, made when it is applied
-	reply, reason := t.run(func() outcome {
-		t.mu.Lock()
-		defer t.mu.Unlock()
+	reply, reason := t.run(cl, func() outcome {
 		if reason := t.usable(cl); reason != "" {
 			return fail(reason)
 		}

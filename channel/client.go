@@ -47,6 +47,29 @@ type Client struct {
 	// guarded by mu.
 	leaving, proposed bool
 	inflight          sync.WaitGroup
+	// slots bounds the writes under way (see execConn); turn is closed
+	// once the reply to the last message taken is queued.
+	slots  chan struct{}
+	turnMu sync.Mutex
+	turn   chan struct{}
+}
+
+// closedTurn is the turn of a client's first message: nothing before it.
+var closedTurn = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// nextTurn returns the turn of the message before (closed once its reply
+// is queued) and the new message's, which the caller closes once its
+// reply is queued.
+func (c *Client) nextTurn() (prev <-chan struct{}, mine chan struct{}) {
+	c.turnMu.Lock()
+	defer c.turnMu.Unlock()
+	prev = c.turn
+	if prev == nil {
+		prev = closedTurn
+	}
+	mine = make(chan struct{})
+	c.turn = mine
+	return prev, mine
 }
 
 // enter counts a proposal of the client under way; it reports false once
@@ -222,9 +245,7 @@ func (c *Client) OnReady(f func()) {
 // bounded.
 func (c *Client) Exec(ctx context.Context, msg []byte) {
 	if c.t.replicated() {
-		if reply := c.t.execFleet(ctx, &caller{c: c, from: c.id, identity: c.identity}, msg, false); reply != nil {
-			c.push(Frame{Data: reply})
-		}
+		c.t.execConn(ctx, c, msg)
 		return
 	}
 	reply := c.t.exec(&caller{c: c, from: c.id, identity: c.identity}, msg, false)

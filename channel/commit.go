@@ -71,13 +71,13 @@ type outcome struct {
 // fail returns the outcome of a failed operation.
 func fail(reason string) outcome { return outcome{reason: reason} }
 
-// run runs attempt until it no longer has to wait, then waits for the
-// batch its change joined, if any: the reply comes after the change is
-// stored and applied (its notifications sent), or fails with "store
-// failed" when the store failed.
-func (t *Tree) run(attempt func() outcome) ([]byte, string) {
+// run runs attempt, under the lock, until it no longer has to wait, then
+// waits for the batch its change joined, if any: the reply comes after
+// the change is stored and applied (its notifications sent), or fails
+// with "store failed" when the store failed.
+func (t *Tree) run(cl *caller, attempt func() outcome) ([]byte, string) {
 	for {
-		out := attempt()
+		out := t.attempt(cl, attempt)
 		if out.wait != nil {
 			t.counts.waits.Add(1)
 			<-out.wait
@@ -92,6 +92,22 @@ func (t *Tree) run(attempt func() outcome) ([]byte, string) {
 		}
 		return out.reply, out.reason
 	}
+}
+
+// attempt runs one attempt of an operation of cl under the lock, which
+// the caller holds already when cl.held (a fleet's apply: a tree without
+// store never waits, so run returns after this one attempt).
+func (t *Tree) attempt(cl *caller, attempt func() outcome) outcome {
+	if cl.held {
+		out := attempt()
+		if out.wait != nil || out.b != nil {
+			panic("channel: an operation under a held lock has to wait")
+		}
+		return out
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return attempt()
 }
 
 // propose adds a change about path to the pending batch: recs are

@@ -16,6 +16,8 @@ type caller struct {
 	at    time.Time
 	// sent is set by a NOTIFY: the subscribers it reached on this node.
 	sent int
+	// held: the caller holds the tree's lock (a fleet applying a batch).
+	held bool
 }
 
 // freshID returns the i-th candidate for the id of a POST without one:

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -17,25 +18,48 @@ import (
 // the changes the backend hands to [Tree.Apply], in the log's order, so
 // that every tree of the fleet goes through the same states.
 type Log interface {
-	// Propose stores entry, whose proposal id is id, at the end of the
-	// log. It returns once the log holds it, or an error when it could
-	// not be stored in time (the log then may or may not hold it).
-	Propose(ctx context.Context, id string, entry []byte) error
+	// Propose queues entry for the end of the log, after every entry
+	// this node proposed before, and returns at once. stored is called
+	// once, from another goroutine, with nil when the log holds the
+	// entry, or with an error when it could not be stored in time or ctx
+	// ended first (the log then may or may not hold it); it must not
+	// block. The backend may carry several entries in one message of the
+	// log: a [Batch].
+	Propose(ctx context.Context, entry []byte, stored func(error))
 	// Barrier returns the position of the last entry the log holds now.
 	Barrier(ctx context.Context) (uint64, error)
-	// Report tells node, the proposer of the NOTIFY whose proposal id is
-	// id, that this node delivered it to n subscribers. It must not block.
-	Report(node, id string, n int)
+	// Report tells node how many subscribers this node delivered each of
+	// node's NOTIFYs in counts to (those of one batch, whose proposers
+	// wait for sent_count). It must not block.
+	Report(node string, counts []Count)
 	// Gather returns how many subscribers the other live nodes delivered
 	// the NOTIFY with proposal id to, waiting (bounded) for their reports.
 	Gather(ctx context.Context, id string) int
+}
+
+// Count is how many subscribers a node delivered the NOTIFY with proposal
+// id ID to.
+type Count struct {
+	ID string
+	N  int
+}
+
+// Batch is one message of the log: the entries node proposed together,
+// in their order. A node numbers its batches from 1 up; the tree applies
+// a batch only when its number is above the last one it applied of that
+// node, so a batch stored twice (a retry beyond the log's duplicate
+// window) is applied once and an older batch never after a newer one.
+type Batch struct {
+	Node    string
+	N       uint64
+	Entries [][]byte
 }
 
 // ErrUnavailable is returned when the log of a fleet cannot be reached.
 var ErrUnavailable = errors.New("channel: fleet log unavailable")
 
 // entryVersion is the format of the entries a tree writes and reads.
-const entryVersion = 1
+const entryVersion = 2
 
 // Kinds of entries.
 const (
@@ -45,30 +69,48 @@ const (
 	kindExpire = "expire" // a lease ran out
 )
 
-// entry is one proposal of the log (docs/fleet.md#6-entries-snapshot-trimming-format).
+// entry is one proposal of the log (docs/fleet.md#6-entries-snapshot-trimming-format):
+// its fields as one line of JSON, then, for a client's message, a newline
+// and the message's bytes as the client sent them, so that applying it
+// parses the message once.
 type entry struct {
-	V     int             `json:"v"`
-	K     string          `json:"k"`
-	P     string          `json:"p,omitempty"`    // proposal id: who waits for it
-	Node  string          `json:"node,omitempty"` // the proposing node, or the dead one
-	Conn  string          `json:"conn,omitempty"` // the connection, "" for a Call
-	From  string          `json:"from,omitempty"`
-	Who   string          `json:"who,omitempty"` // identity
-	Call  bool            `json:"call,omitempty"`
-	ID    string          `json:"id,omitempty"` // the fresh id of a POST without one
-	At    int64           `json:"at,omitempty"` // unix milliseconds of the proposal
-	Path  string          `json:"path,omitempty"`
-	Lease uint64          `json:"lease,omitempty"`
-	Msg   json.RawMessage `json:"msg,omitempty"`
+	V     int    `json:"v"`
+	K     string `json:"k"`
+	P     string `json:"p,omitempty"`    // proposal id: who waits for it
+	Node  string `json:"node,omitempty"` // the proposing node, or the dead one
+	Conn  string `json:"conn,omitempty"` // the connection, "" for a Call
+	From  string `json:"from,omitempty"`
+	Who   string `json:"who,omitempty"` // identity
+	Call  bool   `json:"call,omitempty"`
+	ID    string `json:"id,omitempty"` // the fresh id of a POST without one
+	At    int64  `json:"at,omitempty"` // unix milliseconds of the proposal
+	Path  string `json:"path,omitempty"`
+	Lease uint64 `json:"lease,omitempty"`
+	Count bool   `json:"count,omitempty"` // a NOTIFY whose proposer waits for sent_count
+	Msg   []byte `json:"-"`
 }
 
-// encode returns e as JSON, the message's bytes unchanged.
+// encode returns e's fields as a line of JSON, then its message.
 func (e *entry) encode() []byte {
 	var b bytes.Buffer
+	b.Grow(256 + len(e.Msg))
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(e) // only strings, numbers and a message parsed before
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+	_ = enc.Encode(e) // only strings and numbers; ends with a newline
+	if e.Msg == nil {
+		return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
+	}
+	return append(b.Bytes(), e.Msg...)
+}
+
+// decodeEntry reads an entry written by encode; the message is a slice
+// of data.
+func decodeEntry(data []byte, e *entry) error {
+	head := data
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		head, e.Msg = data[:i], data[i+1:]
+	}
+	return json.Unmarshal(head, e)
 }
 
 // result is what applying a client's entry gives its proposer.
@@ -106,24 +148,65 @@ func (t *Tree) execFleet(ctx context.Context, cl *caller, data []byte, call bool
 	if reason != "" {
 		return failedReply(m.MsgID, reason)
 	}
-	var reply []byte
-	switch {
-	case writes[m.Method]:
-		reply = t.proposeMsg(ctx, cl, m, data, call)
-	case m.Method == "GET" || m.Method == "SUBSCRIBE":
+	if writes[m.Method] {
+		return t.proposeMsg(ctx, cl, m, data, call)
+	}
+	return t.readFleet(ctx, cl, m, data, call)
+}
+
+// readFleet runs a message that is no write: a read after the barrier.
+func (t *Tree) readFleet(ctx context.Context, cl *caller, m *message, data []byte, call bool) []byte {
+	if m.Method == "GET" || m.Method == "SUBSCRIBE" {
 		if err := t.barrier(ctx); err != nil {
-			reply = failedReply(m.MsgID, reasonUnavailable)
-			break
+			return failedReply(m.MsgID, reasonUnavailable)
 		}
-		fallthrough
-	default:
-		reply = t.exec(cl, data, call)
-		return reply
 	}
-	if m.MsgID == nil && !call {
-		return nil
+	return t.exec(cl, data, call)
+}
+
+// pipelineDepth bounds the writes of one connection of a fleet under
+// way at once: the next one waits (the door reads no further meanwhile).
+const pipelineDepth = 64
+
+// execConn runs a message of connection c in a fleet and queues its
+// reply. A write is proposed at once and answered later, so that a
+// connection has up to pipelineDepth writes under way; a read waits for
+// the replies to the connection's earlier messages (its writes applied),
+// then for the barrier. Replies come in the order of the messages, each
+// after the notifications its message caused.
+func (t *Tree) execConn(ctx context.Context, c *Client, data []byte) {
+	cl := &caller{c: c, from: c.id, identity: c.identity}
+	m, reason := parseMessage(data)
+	if reason == "" && writes[m.Method] {
+		c.slots <- struct{}{}
+		prev, mine := c.nextTurn()
+		w, reply := t.startWrite(ctx, cl, m, data, false)
+		ctx := context.WithoutCancel(ctx) // the caller's may end when Exec returns
+		go func() {
+			defer func() { <-c.slots }()
+			if w != nil {
+				reply = t.finishWrite(ctx, cl, w)
+			}
+			<-prev
+			if reply != nil && m.MsgID != nil {
+				c.push(Frame{Data: reply})
+			}
+			close(mine)
+		}()
+		return
 	}
-	return reply
+	prev, mine := c.nextTurn()
+	<-prev
+	var reply []byte
+	if reason != "" {
+		reply = failedReply(m.MsgID, reason)
+	} else {
+		reply = t.readFleet(ctx, cl, m, data, false)
+	}
+	if reply != nil {
+		c.push(Frame{Data: reply})
+	}
+	close(mine)
 }
 
 // barrier waits until the tree has applied every entry the log held when
@@ -166,30 +249,73 @@ func (t *Tree) WaitApplied(ctx context.Context, pos uint64) error {
 // proposeMsg sends a client's write to the log and returns its reply
 // once the tree applied it.
 func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byte, call bool) []byte {
+	w, reply := t.startWrite(ctx, cl, m, raw, call)
+	if w == nil {
+		return reply
+	}
+	reply = t.finishWrite(ctx, cl, w)
+	if m.MsgID == nil && !call {
+		return nil
+	}
+	return reply
+}
+
+// flight is a client's write under way in a fleet.
+type flight struct {
+	e      entry
+	m      *message
+	call   bool
+	cancel context.CancelFunc // of the proposal's bound
+	ctx    context.Context
+	stored chan error  // from the log
+	res    chan result // from the apply
+}
+
+// startWrite proposes a client's write to the log. It returns the write
+// under way, or nil and the reply when it failed at once.
+func (t *Tree) startWrite(ctx context.Context, cl *caller, m *message, raw []byte, call bool) (*flight, []byte) {
 	e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: t.opt.Node, From: cl.from,
 		Who: cl.identity, Call: call, At: t.now().UnixMilli(), Msg: raw}
 	if cl.c != nil {
 		e.Conn = cl.c.id
 		if !cl.c.enter() {
-			return failedReply(m.MsgID, reasonDisconnected)
+			return nil, failedReply(m.MsgID, reasonDisconnected)
 		}
-		defer cl.c.inflight.Done()
 	}
 	if m.Method == "POST" && m.ID == nil {
 		e.ID = freshID()
 	}
-	ch := make(chan result, 1)
+	e.Count = m.Method == "NOTIFY" && (m.MsgID != nil || call)
+	w := &flight{e: e, m: m, call: call, stored: make(chan error, 1), res: make(chan result, 1)}
 	t.mu.Lock()
-	t.waits[e.P] = ch
+	t.waits[e.P] = w.res
 	t.mu.Unlock()
+	w.ctx, w.cancel = context.WithTimeout(context.WithoutCancel(ctx), proposeTimeout)
+	t.opt.Log.Propose(w.ctx, e.encode(), func(err error) { w.stored <- err })
+	return w, nil
+}
+
+// finishWrite waits for the write w to be stored and applied and returns
+// its reply.
+func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
+	m := w.m
 	defer func() {
+		w.cancel()
 		t.mu.Lock()
-		delete(t.waits, e.P)
+		delete(t.waits, w.e.P)
 		t.mu.Unlock()
+		if cl.c != nil {
+			cl.c.inflight.Done()
+		}
 	}()
-	pctx, cancel := context.WithTimeout(ctx, proposeTimeout)
-	err := t.opt.Log.Propose(pctx, e.P, e.encode())
-	cancel()
+	var err error
+	select {
+	case err = <-w.stored:
+	case <-w.ctx.Done():
+		err = w.ctx.Err()
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	if err != nil {
 		return failedReply(m.MsgID, reasonUnavailable)
 	}
@@ -197,7 +323,7 @@ func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byt
 	defer timer.Stop()
 	var r result
 	select {
-	case r = <-ch:
+	case r = <-w.res:
 	case <-timer.C:
 		return failedReply(m.MsgID, reasonUnavailable)
 	case <-ctx.Done():
@@ -206,16 +332,28 @@ func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byt
 	if !r.notify {
 		return r.reply
 	}
-	if m.MsgID == nil && !call {
+	if !w.e.Count {
 		return nil // nobody reads the count
 	}
-	sent := r.sent + t.opt.Log.Gather(ctx, e.P)
+	sent := r.sent + t.opt.Log.Gather(ctx, w.e.P)
 	if sent == 0 {
 		return failedReply(r.msgID, reasonNoSubscriber)
 	}
 	b := replyStart(r.msgID, 24)
 	b = strconv.AppendInt(append(b, `,"sent_count":`...), int64(sent), 10)
 	return append(b, '}')
+}
+
+// logStore proposes entry and waits until the log holds it.
+func (t *Tree) logStore(ctx context.Context, entry []byte) error {
+	done := make(chan error, 1)
+	t.opt.Log.Propose(ctx, entry, func(err error) { done <- err })
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
+	}
 }
 
 // proposeLater stores a lifecycle entry in the background, retrying
@@ -228,7 +366,7 @@ func (t *Tree) proposeLater(e entry, before func()) {
 		data := e.encode()
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
-			err := t.opt.Log.Propose(ctx, e.P, data)
+			err := t.logStore(ctx, data)
 			cancel()
 			if err == nil {
 				return
@@ -242,46 +380,87 @@ func (t *Tree) proposeLater(e entry, before func()) {
 	}()
 }
 
-// Apply makes the change of the log's entry at position pos. The backend
-// of a fleet calls it for every entry of the log, in order, from one
-// goroutine; every tree of the fleet reaches the same state and hands out
-// the same seqs. An entry of another format version is skipped.
-func (t *Tree) Apply(pos uint64, data []byte) {
-	var e entry
-	if err := json.Unmarshal(data, &e); err == nil && e.V == entryVersion {
-		switch e.K {
-		case kindMsg:
-			t.applyMsg(&e)
-		case kindEnd:
-			t.mu.Lock()
-			if !t.dead[e.Node] {
-				t.endConn(t.connOf(e.Node, e.Conn))
-			}
-			t.mu.Unlock()
-		case kindDead:
-			t.applyDead(e.Node)
-		case kindExpire:
-			t.mu.Lock()
-			if n := t.lookup(e.Path); n != nil && n.lease != nil && n.leaseID == e.Lease {
-				t.remove(n, "", nil) // a tree without store applies at once
-			}
-			t.mu.Unlock()
+// Apply makes the changes of the log's message at position pos, a batch
+// of entries of one node. The backend of a fleet calls it for every
+// message of the log, in order, from one goroutine; every tree of the
+// fleet reaches the same state and hands out the same seqs. A batch
+// whose number is not above the last one applied of its node is skipped
+// (stored twice, or an older one), as is an entry of another format
+// version; an empty batch only moves the position on. The entries are
+// decoded first, then applied under one hold of the lock, with one wake
+// of those waiting for the position.
+func (t *Tree) Apply(pos uint64, b Batch) {
+	es := make([]decoded, 0, len(b.Entries))
+	for _, data := range b.Entries {
+		var d decoded
+		if err := decodeEntry(data, &d.e); err != nil || d.e.V != entryVersion {
+			continue
+		}
+		if d.e.K == kindMsg {
+			d.m, d.reason = parseMessage(d.e.Msg)
+		}
+		es = append(es, d)
+	}
+	var after afterApply
+	t.mu.Lock()
+	if b.Node != "" && b.N > t.batches[b.Node] {
+		t.batches[b.Node] = b.N
+		for i := range es {
+			t.applyEntry(&es[i], &after)
 		}
 	}
-	t.mu.Lock()
 	t.applied = pos
 	close(t.applyWake)
 	t.applyWake = make(chan struct{})
 	t.mu.Unlock()
+	if len(after.counts) > 0 {
+		t.opt.Log.Report(b.Node, after.counts)
+	}
+	for _, c := range after.ended {
+		c.end(&Gone{Code: 1012, Reason: "node left the fleet"})
+	}
+}
+
+// decoded is an entry of a batch and its client's message, parsed.
+type decoded struct {
+	e      entry
+	m      *message
+	reason string // why the message is invalid
+}
+
+// afterApply is what applying a batch leaves to do once the lock is let
+// go: the counts of the batch's NOTIFYs to report to their proposer, the
+// local connections the log ended.
+type afterApply struct {
+	counts []Count
+	ended  []*Client
+}
+
+// applyEntry makes the change of one entry. Called with the lock.
+func (t *Tree) applyEntry(d *decoded, after *afterApply) {
+	e := &d.e
+	switch e.K {
+	case kindMsg:
+		t.applyMsg(d, after)
+	case kindEnd:
+		if !t.dead[e.Node] {
+			t.endConn(t.connOf(e.Node, e.Conn))
+		}
+	case kindDead:
+		after.ended = append(after.ended, t.applyDead(e.Node)...)
+	case kindExpire:
+		if n := t.lookup(e.Path); n != nil && n.lease != nil && n.leaseID == e.Lease {
+			t.remove(n, "", nil) // a tree without store applies at once
+		}
+	}
 }
 
 // applyMsg runs a client's message from the log and hands the result to
-// its proposer when that is this node.
-func (t *Tree) applyMsg(e *entry) {
+// its proposer when that is this node. Called with the lock.
+func (t *Tree) applyMsg(d *decoded, after *afterApply) {
+	e, m, reason := &d.e, d.m, d.reason
 	mine := e.Node == t.opt.Node
-	cl := &caller{from: e.From, identity: e.Who, fresh: e.ID, at: time.UnixMilli(e.At)}
-	m, reason := parseMessage(e.Msg)
-	t.mu.Lock()
+	cl := &caller{from: e.From, identity: e.Who, fresh: e.ID, at: time.UnixMilli(e.At), held: true}
 	switch {
 	case reason != "":
 	case t.dead[e.Node]:
@@ -296,15 +475,14 @@ func (t *Tree) applyMsg(e *entry) {
 	default:
 		cl.c = t.ghost(e.Node, e.Conn)
 	}
-	t.mu.Unlock()
 	var reply []byte
 	if reason == "" {
 		reply, reason = t.dispatch(cl, m, e.Call)
 	}
 	notified := m.Method == "NOTIFY" && (reason == "" || reason == reasonNoSubscriber)
 	if !mine {
-		if notified {
-			t.opt.Log.Report(e.Node, e.P, cl.sent)
+		if notified && e.Count {
+			after.counts = append(after.counts, Count{ID: e.P, N: cl.sent})
 		}
 		return
 	}
@@ -316,10 +494,7 @@ func (t *Tree) applyMsg(e *entry) {
 	case reply == nil:
 		r.reply = successReply(m.MsgID)
 	}
-	t.mu.Lock()
-	ch := t.waits[e.P]
-	t.mu.Unlock()
-	if ch != nil {
+	if ch := t.waits[e.P]; ch != nil {
 		ch <- r
 	}
 }
@@ -382,12 +557,12 @@ func (t *Tree) endConn(c *Client) {
 }
 
 // applyDead ends every connection of node, which the fleet took for dead,
-// and refuses its later entries.
-func (t *Tree) applyDead(node string) {
-	t.mu.Lock()
+// and refuses its later entries. It returns the local connections to
+// end once the lock is let go (when node is this one). Called with the
+// lock.
+func (t *Tree) applyDead(node string) []*Client {
 	if t.dead[node] {
-		t.mu.Unlock()
-		return
+		return nil
 	}
 	t.dead[node] = true
 	var cs []*Client
@@ -406,12 +581,10 @@ func (t *Tree) applyDead(node string) {
 	for _, c := range cs {
 		t.endConn(c)
 	}
-	t.mu.Unlock()
-	if node == t.opt.Node {
-		for _, c := range cs {
-			c.end(&Gone{Code: 1012, Reason: "node left the fleet"})
-		}
+	if node != t.opt.Node {
+		return nil
 	}
+	return cs
 }
 
 // Dead reports whether the log took node for dead.
@@ -443,7 +616,7 @@ func (t *Tree) Nodes() []string {
 // change nothing.
 func (t *Tree) ProposeDead(ctx context.Context, node string) error {
 	e := entry{V: entryVersion, K: kindDead, P: proposalID(), Node: node}
-	return t.opt.Log.Propose(ctx, e.P, e.encode())
+	return t.logStore(ctx, e.encode())
 }
 
 // leaveFleet ends the local connections as the node stops and proposes

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"strconv"
 	"time"
@@ -18,6 +19,8 @@ type snapHeader struct {
 	Seq   uint64   `json:"seq"`   // the tree's seq then
 	Lease uint64   `json:"lease"` // the id of the last lease started
 	Dead  []string `json:"dead,omitempty"`
+	// The number of the last batch applied of each node.
+	Batches map[string]uint64 `json:"batches,omitempty"`
 }
 
 // snapNode is one line of a snapshot: a node of the tree.
@@ -143,7 +146,7 @@ type snapItem struct {
 func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	h := snapHeader{V: entryVersion, Pos: t.applied, Seq: t.seq, Lease: t.leaseN}
+	h := snapHeader{V: entryVersion, Pos: t.applied, Seq: t.seq, Lease: t.leaseN, Batches: maps.Clone(t.batches)}
 	for n := range t.dead {
 		h.Dead = append(h.Dead, n)
 	}
@@ -294,6 +297,9 @@ func (t *Tree) Restore(r io.Reader) (uint64, error) {
 	t.seq, t.leaseN, t.applied = h.Seq, h.Lease, h.Pos
 	for _, n := range h.Dead {
 		t.dead[n] = true
+	}
+	for n, b := range h.Batches {
+		t.batches[n] = b
 	}
 	t.hist.lost = t.seq
 	return h.Pos, nil

@@ -16,10 +16,10 @@ import (
 // tree with Apply, as the fleet's consumer does.
 type idleLog struct{}
 
-func (idleLog) Propose(context.Context, string, []byte) error { return ErrUnavailable }
-func (idleLog) Barrier(context.Context) (uint64, error)       { return 0, ErrUnavailable }
-func (idleLog) Report(string, string, int)                    {}
-func (idleLog) Gather(context.Context, string) int            { return 0 }
+func (idleLog) Propose(_ context.Context, _ []byte, stored func(error)) { stored(ErrUnavailable) }
+func (idleLog) Barrier(context.Context) (uint64, error)                 { return 0, ErrUnavailable }
+func (idleLog) Report(string, []Count)                                  {}
+func (idleLog) Gather(context.Context, string) int                      { return 0 }
 
 // fleetTree returns a new tree of a fleet, as node "n1", restored from a
 // snapshot of size resources under /s/<i>, each with a small entity.
@@ -31,7 +31,7 @@ func fleetTree(tb testing.TB, size int) *Tree {
 	}
 	tb.Cleanup(func() { t.Close() })
 	var b strings.Builder
-	fmt.Fprintf(&b, `{"v":1,"pos":%d,"seq":%d,"lease":0}`+"\n", size+1, size+1)
+	fmt.Fprintf(&b, `{"v":%d,"pos":%d,"seq":%d,"lease":0}`+"\n", entryVersion, size+1, size+1)
 	b.WriteString(`{"path":"/s","created":1}` + "\n")
 	for i := range size {
 		fmt.Fprintf(&b, `{"path":"/s/r%d","type":"application/json","entity":{"i":%d,"name":"resource %d"},"creator":"alice","created":%d,"persist":true}`+"\n", i, i, i, i+2)
@@ -42,11 +42,12 @@ func fleetTree(tb testing.TB, size int) *Tree {
 	return t
 }
 
-// putEntry returns the entry of an HTTP PUT of /s/<name> by node "n0".
-func putEntry(name string, i int) []byte {
+// putEntry returns a batch of one entry: an HTTP PUT of /s/<name> by
+// node "n0".
+func putEntry(name string, i int) Batch {
 	e := entry{V: entryVersion, K: kindMsg, P: fmt.Sprint("p", i), Node: "n0", Who: "alice", Call: true, At: 1764080000000,
 		Msg: []byte(fmt.Sprintf(`{"method":"PUT","resource":"/s/%s","entity":{"i":%d},"persistent":true}`, name, i))}
-	return e.encode()
+	return Batch{Entries: [][]byte{e.encode()}}
 }
 
 // snapshotOf returns the snapshot of t.
@@ -68,7 +69,7 @@ func TestSnapshotUnderApply(t *testing.T) {
 	const size, updates = 5000, 3000
 	tr := fleetTree(t, size)
 	first := tr.Applied() + 1
-	entries := make([][]byte, updates)
+	entries := make([]Batch, updates)
 	for i := range entries {
 		name := fmt.Sprint("r", (i*7)%size) // updates of existing resources
 		if i%3 == 0 {
@@ -190,7 +191,7 @@ func TestSnapshotLines(t *testing.T) {
 	}
 	defer tr.Close()
 	ends := time.Now().Add(time.Hour).UnixMilli()
-	snap := `{"v":1,"pos":9,"seq":9,"lease":3}
+	snap := fmt.Sprintf(`{"v":%d,"pos":9,"seq":9,"lease":3}`, entryVersion) + `
 {"path":"/a","created":1}
 {"path":"/a/b","type":"text/plain","entity":"x\"y\\z\u2028","creator":"alice <a&b>","created":2,"persist":true}
 {"path":"/a/b/é q","type":"application/json","entity":{"k":[1,{"_p":null}]},"creator":"b\"ob","created":3,"rule":"self:cruds anon:r","group":["x@y","z\u0001"],"has_group":true}

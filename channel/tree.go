@@ -82,12 +82,14 @@ type Tree struct {
 	// In a fleet (docs/fleet.md): the last entry applied and a channel
 	// closed at each apply; the proposers waiting for their entries;
 	// the connections of other nodes that sent entries; the nodes the
-	// log took for dead.
+	// log took for dead; the number of the last batch applied of each
+	// node (see [Batch]).
 	applied   uint64
 	applyWake chan struct{}
 	waits     map[string]chan result
 	ghosts    map[connKey]*Client
 	dead      map[string]bool
+	batches   map[string]uint64
 
 	kick      chan struct{}
 	quit      chan struct{}
@@ -145,6 +147,7 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		applyWake: make(chan struct{}),
 		waits:     make(map[string]chan result),
 		ghosts:    make(map[connKey]*Client),
+		batches:   make(map[string]uint64),
 		dead:      make(map[string]bool),
 	}
 	if store != nil {
@@ -265,6 +268,9 @@ func (t *Tree) Close() error {
 // its notifications) and identity ("" anonymous).
 func (t *Tree) Connect(id, identity string) (*Client, error) {
 	c := &Client{t: t, id: id, identity: identity, node: t.opt.Node, wake: make(chan struct{}, 1)}
+	if t.replicated() {
+		c.slots = make(chan struct{}, pipelineDepth)
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {

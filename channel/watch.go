@@ -84,9 +84,7 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 		return nil, reasonInvalidEntity
 	}
 	sent := 0
-	_, reason := t.run(func() outcome {
-		t.mu.Lock()
-		defer t.mu.Unlock()
+	_, reason := t.run(cl, func() outcome {
 		if reason := t.mayListen(cl, r.path, false, true); reason != "" {
 			return fail(reason)
 		}

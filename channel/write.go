@@ -65,9 +65,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 	// Persistent unless a client wrote it without persistent:true (then
 	// it is the client's) or a Call gave "expires" (then it is a lease).
 	persist := !(cl.c != nil && !m.Persistent) && !(cl.c == nil && lease > 0)
-	return t.run(func() outcome {
-		t.mu.Lock()
-		defer t.mu.Unlock()
+	return t.run(cl, func() outcome {
 		if reason := t.usable(cl); reason != "" {
 			return fail(reason)
 		}
@@ -164,9 +162,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 		typ = defaultType
 	}
 	persist := !(cl.c != nil && !m.Persistent) && !(cl.c == nil && lease > 0)
-	return t.run(func() outcome {
-		t.mu.Lock()
-		defer t.mu.Unlock()
+	return t.run(cl, func() outcome {
 		if reason := t.usable(cl); reason != "" {
 			return fail(reason)
 		}
@@ -234,9 +230,7 @@ func (t *Tree) delete(cl *caller, r resource) ([]byte, string) {
 	if r.path == "/" || r.hasAttr || r.hasQuery {
 		return nil, reasonInvalidRes
 	}
-	return t.run(func() outcome {
-		t.mu.Lock()
-		defer t.mu.Unlock()
+	return t.run(cl, func() outcome {
 		if reason := t.usable(cl); reason != "" {
 			return fail(reason)
 		}

@@ -5,6 +5,8 @@
 //
 //   - persistent and transient PUTs per second with 32 connections spread
 //     over the three nodes, beside the single node;
+//   - persistent PUTs per second on one connection, one at a time and
+//     with -depth writes in flight (pipelined), beside the single node;
 //   - fan-out: 1,000 subscribers spread over the three nodes, one publisher
 //     at a fixed NOTIFY rate of about 100 bytes: deliveries per second and
 //     p50/p99 from NOTIFY to delivery, beside the single node;
@@ -13,7 +15,7 @@
 //
 // Every load is bounded in count and time, on loopback.
 //
-//	go run ./bench/fleet -reso PATH [-d 3s] [-conns 32] [-subs 1000] [-rate 1000] [-transients 1000] [-heartbeat 10s]
+//	go run ./bench/fleet -reso PATH [-d 3s] [-conns 32] [-depth 64] [-subs 1000] [-rate 1000] [-transients 1000] [-heartbeat 10s]
 package main
 
 import (
@@ -52,6 +54,7 @@ type config struct {
 	subs       int
 	rate       int
 	transients int
+	depth      int
 	heartbeat  time.Duration
 }
 
@@ -63,13 +66,14 @@ func run() error {
 	flag.IntVar(&c.subs, "subs", 1000, "subscribers of the fan-out (at most 5000)")
 	flag.IntVar(&c.rate, "rate", 1000, "NOTIFY per second of the fan-out (at most 5000)")
 	flag.IntVar(&c.transients, "transients", 1000, "transient resources of the node killed (at most 10000)")
+	flag.IntVar(&c.depth, "depth", 64, "writes in flight on the one connection of the pipelined load (at most 1024)")
 	flag.DurationVar(&c.heartbeat, "heartbeat", 10*time.Second, "-fleet-heartbeat of the nodes")
 	flag.Parse()
 	switch {
 	case c.reso == "":
 		return errors.New("-reso is required")
 	case c.d <= 0 || c.d > time.Minute, c.conns < 1 || c.conns > 256, c.subs < 1 || c.subs > 5000,
-		c.rate < 1 || c.rate > 5000, c.transients < 1 || c.transients > 10000:
+		c.rate < 1 || c.rate > 5000, c.transients < 1 || c.transients > 10000, c.depth < 1 || c.depth > 1024:
 		return errors.New("a flag is out of its range (see -h)")
 	}
 	dir, err := os.MkdirTemp("", "reso-fleet-bench-")
@@ -118,6 +122,18 @@ func run() error {
 			return err
 		}
 		fmt.Printf("%s PUTs, %d connections: fleet %.0f/s, single node %.0f/s, ratio %.2f\n", kind, c.conns, three, one, three/one)
+	}
+
+	for _, depth := range []int{1, c.depth} {
+		one, err := pipelined(alone.addr, depth, c.d)
+		if err != nil {
+			return err
+		}
+		three, err := pipelined(nodes[0].addr, depth, c.d)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("persistent PUTs, 1 connection, %d in flight: fleet %.0f/s, single node %.0f/s, ratio %.2f\n", depth, three, one, three/one)
 	}
 
 	one, err := fanout(aloneAddrs, c.subs, c.rate, c.d)
@@ -253,6 +269,45 @@ func writes(addrs []string, conns int, d time.Duration, persistent bool) (float6
 		return 0, err
 	}
 	return float64(ok.Load()) / time.Since(start).Seconds(), nil
+}
+
+// pipelined runs one connection to addr that keeps depth persistent PUTs
+// to its own new paths in flight for d; it returns successes per second.
+func pipelined(addr string, depth int, d time.Duration) (float64, error) {
+	id := runID.Add(1)
+	c, err := dial(addr)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	start := time.Now()
+	deadline := start.Add(d)
+	sent, ok := 0, 0
+	send := func() error {
+		sent++
+		msg := fmt.Sprintf(`{"method":"PUT","resource":"/p%d/r%d","entity":{"j":%d},"persistent":true,"msg_id":%d}`, id, sent, sent, sent)
+		return c.WriteMessage(websocket.TextMessage, []byte(msg))
+	}
+	for range depth {
+		if err := send(); err != nil {
+			return 0, err
+		}
+	}
+	for got := 0; got < sent; got++ {
+		_, data, err := c.ReadMessage()
+		if err != nil {
+			return 0, err
+		}
+		if strings.Contains(string(data), `"code":"success"`) {
+			ok++
+		}
+		if time.Now().Before(deadline) {
+			if err := send(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return float64(ok) / time.Since(start).Seconds(), nil
 }
 
 // fanResult is what one fan-out run measured.

@@ -264,7 +264,7 @@ func formatVersion(t *testing.T, cl *natstest.Cluster) {
 		t.Fatal(err)
 	}
 	_, err = Open(t.Context(), ns[0].nc, Config{Name: fleetName(t)})
-	want := "fleet " + fleetName(t) + " has format 99; this reso reads format 1"
+	want := "fleet " + fleetName(t) + " has format 99; this reso reads format 2"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open: %v, want %q", err, want)
 	}

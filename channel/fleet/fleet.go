@@ -26,7 +26,7 @@ import (
 
 // Format is the version of the fleet's data this package reads and
 // writes.
-const Format = 1
+const Format = 2
 
 // Defaults of [Config].
 const (
@@ -93,11 +93,22 @@ type Fleet struct {
 	room      *channel.Frozen      // the room made, for the next snapshot
 	accused   map[string]time.Time // when this node proposed a node's death
 	gap       error                // the log lost entries this node had not applied
+	// watching: the watch of heartbeats is live, since watchSince.
+	watching   bool
+	watchSince time.Time
 
 	// The last snapshot this node took or started from, and when (its
 	// start without one); the consumer's alone.
 	snapPos uint64
 	snapAt  time.Time
+
+	out        outbox             // the proposals waiting for their batch
+	life       context.Context    // ends at Close
+	cancelLife context.CancelFunc // ends life
+
+	// Used by watch only: this node lost NATS; when it came back.
+	offline bool
+	back    time.Time
 
 	bmu      sync.Mutex
 	bnext    *barrierCall // the request the reads coming now wait for
@@ -223,6 +234,15 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
+	f.out.wake = make(chan struct{}, 1)
+	f.out.maxLen = 1 << 20 // NATS's default max_payload
+	if mp := nc.MaxPayload(); mp > 0 {
+		f.out.maxLen = int(mp)
+	}
+	f.out.maxLen -= headerRoom
+	f.life, f.cancelLife = context.WithCancel(context.Background())
+	f.done.Add(1)
+	go f.send()
 	return f, nil
 }
 
@@ -364,6 +384,7 @@ func (f *Fleet) Close() {
 	default:
 	}
 	close(f.stop)
+	f.cancelLife()
 	f.done.Wait()
 	_ = f.counts.Unsubscribe()
 	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)

@@ -79,23 +79,13 @@ func (f *Fleet) consumeFrom(next uint64) error {
 			f.log.Error("fleet: gap in the log", "applied", applied, "next", pos)
 			return f.gap
 		}
-		f.tree.Apply(pos, msg.Data())
+		b, err := decodeBatch(msg.Data())
+		if err != nil {
+			f.log.Warn("fleet: a message of the log is no batch of this format; skipped", "pos", pos, "err", err)
+		}
+		f.tree.Apply(pos, b)
 		f.maybeSnapshot(pos)
 	}
-}
-
-// Propose implements [channel.Log]: it publishes entry to the log with id
-// as its message id, so that a retry after a lost acknowledgement is not
-// stored twice, and retries until ctx ends.
-func (f *Fleet) Propose(ctx context.Context, id string, entry []byte) error {
-	err := retry(ctx, func(actx context.Context) error {
-		_, err := f.js.Publish(actx, f.subject, entry, jetstream.WithMsgID(id))
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %v", channel.ErrUnavailable, err)
-	}
-	return nil
 }
 
 // Barrier implements [channel.Log]: the last position of the stream, from
