@@ -38,6 +38,7 @@ type live struct {
 	hooks    []func(id string)
 	entries  []Entry
 	closed   bool
+	draining bool           // Close waits for running: no handler starts
 	running  sync.WaitGroup // session handlers
 }
 
@@ -107,6 +108,11 @@ func (m *Host) Close(ctx context.Context) error {
 	l := &m.live
 	// Sessions have been told to go away: give their handlers and end
 	// hooks the time ctx allows to finish.
+	// No handler starts once Close waits (WaitGroup.Add from zero must
+	// not race with Wait): a session accepted from now on ends at once.
+	l.mu.Lock()
+	l.draining = true
+	l.mu.Unlock()
 	done := make(chan struct{})
 	go func() { l.running.Wait(); close(done) }()
 	select {
@@ -161,7 +167,14 @@ func (m *Host) sessionHandler(h core.SessionHandler) http.Handler {
 		// the request's middleware (bench/channel-idle.sh: an idle
 		// WebSocket costs about 12 KB less). Close waits for it.
 		ctx := sessionContext(req.Identity)
+		m.live.mu.Lock()
+		if m.live.draining {
+			m.live.mu.Unlock()
+			_ = ts.Close(core.CloseGoingAway, "")
+			return
+		}
 		m.live.running.Add(1)
+		m.live.mu.Unlock()
 		go func() {
 			defer m.live.running.Done()
 			m.serveSession(ctx, h, req, ts)
