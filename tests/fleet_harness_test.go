@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
 )
@@ -23,6 +24,12 @@ const fleetNodes = 3
 
 // fleetHeartbeat is the -fleet-heartbeat of the test fleets.
 const fleetHeartbeat = "2s"
+
+// fleetWait bounds a fleet node's answer to one request of the tests: a
+// node answers a write within 15 s (5 s for the log to store it, 10 s for
+// its node to apply it: channel/replica.go), unavailable at worst, and a
+// read within 10 s; right after NATS comes back they take that long.
+const fleetWait = 30 * time.Second
 
 var (
 	natsMu     sync.Mutex
@@ -120,6 +127,7 @@ func (f *fleet) launch(i int) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	s.wait = fleetWait
 	f.mu.Lock()
 	f.nodes[i] = s
 	f.mu.Unlock()
@@ -146,7 +154,7 @@ func (f *fleet) nodeID(i int) string {
 // front returns a server value whose address is the proxy's: what the
 // channel tests dial.
 func (f *fleet) front() *server {
-	return &server{Addr: f.proxy.addr, URL: "http://" + f.proxy.addr, Dir: f.dir}
+	return &server{Addr: f.proxy.addr, URL: "http://" + f.proxy.addr, Dir: f.dir, wait: fleetWait}
 }
 
 // rrProxy passes each new TCP connection to the next live node in turn.
