@@ -142,13 +142,25 @@ func TestFleetNATSDown(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+	// Awaited: a write answered 200 (the first ones may wait for the log's
+	// leader, up to 15 s each, and answer 503).
 	for f.on(1).httpJSON("PUT", p, `{"n":3}`).StatusLine != "HTTP/1.1 200 OK" {
 		if time.Now().After(deadline) {
 			t.Fatal("no write after NATS came back")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	wantHTTP(t, f.on(0).httpJSON("GET", p, ""), "200 OK", `{"n":3}`)
+	// Awaited: the other node reads it (while its consumer of the log
+	// reconnects it may answer 503 after 10 s; never an older value).
+	for {
+		r := f.on(0).httpJSON("GET", p, "")
+		if r.StatusLine == "HTTP/1.1 503 Service Unavailable" && time.Now().Before(deadline) {
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		wantHTTP(t, r, "200 OK", `{"n":3}`)
+		break
+	}
 }
 
 // TestFleetProposerKilled: kill -9 of a node while its connections'

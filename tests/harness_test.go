@@ -125,6 +125,8 @@ type server struct {
 	cmd  *exec.Cmd
 	log  *syncBuffer
 	done chan struct{}
+	// wait bounds the answer to one request of do (0: 10 s).
+	wait time.Duration
 }
 
 type syncBuffer struct {
@@ -331,12 +333,21 @@ type response struct {
 // raw sends the request text on a new TCP connection and reads one answer.
 func raw(t *testing.T, addr, request string) response {
 	t.Helper()
+	return rawWithin(t, addr, request, 0)
+}
+
+// rawWithin is raw with wait as the bound of the answer (0: 10 s).
+func rawWithin(t *testing.T, addr, request string, wait time.Duration) response {
+	t.Helper()
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
 	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(wait))
 	if _, err := io.WriteString(c, request); err != nil {
 		t.Fatal(err)
 	}
@@ -398,7 +409,7 @@ func (s *server) do(t *testing.T, method, target, body string, headers ...string
 		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(body))
 	}
 	b.WriteString("\r\n" + body)
-	return raw(t, s.Addr, b.String())
+	return rawWithin(t, s.Addr, b.String(), s.wait)
 }
 
 // client is an http.Client for helper calls that need no exact status line.

@@ -83,6 +83,20 @@ func sameSeqEverywhere(t *testing.T, cl *natstest.Cluster) {
 func createRace(t *testing.T, cl *natstest.Cluster) {
 	ns := fleet(t, cl, 2, Config{})
 	a, b := connect(t, ns[0], ""), connect(t, ns[1], "")
+	// Awaited: each node applies its own writes. Right after a fleet is
+	// created a node's consumer of the log may deliver nothing for up to
+	// 10 s (until the NATS client notices the missing heartbeats of its
+	// first pull and starts it over), and a write then answers unavailable
+	// although the log holds it.
+	for _, c := range []*client{a, b} {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		for code(c.do(`{"method":"POST","resource":"/warm","entity":{},"persistent":true}`)) != "success" {
+			if ctx.Err() != nil {
+				t.Fatal("no write applied on its node a minute after the fleet started")
+			}
+		}
+		cancel()
+	}
 	for i := range 20 {
 		msg := fmt.Sprintf(`{"method":"POST","resource":"/race","id":"x%d","entity":{"i":%d},"persistent":true}`, i, i)
 		var ra, rb map[string]any
@@ -92,7 +106,7 @@ func createRace(t *testing.T, cl *natstest.Cluster) {
 		wg.Wait()
 		got := []string{code(ra), code(rb)}
 		if !(got[0] == "success" && got[1] == "failed: exists" || got[1] == "success" && got[0] == "failed: exists") {
-			t.Fatalf("race %d: %v", i, got)
+			t.Fatalf("race %d: %v (applied: node 0 %d, node 1 %d)", i, got, ns[0].tree.Applied(), ns[1].tree.Applied())
 		}
 	}
 	for _, n := range ns {

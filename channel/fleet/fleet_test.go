@@ -1,9 +1,11 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -23,9 +25,20 @@ type node struct {
 	tree *channel.Tree
 }
 
-// startNode starts a node of the fleet cfg names on the cluster.
+// startNode starts a node of the fleet cfg names on the cluster. Its log
+// is printed when the test fails.
 func startNode(t *testing.T, cl *natstest.Cluster, cfg Config) *node {
 	t.Helper()
+	if cfg.Logger == nil {
+		var buf logBuffer
+		cfg.Logger = slog.New(slog.NewTextHandler(&buf, nil))
+		// Registered before the node's stop, so it runs after it.
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("log of a node:\n%s", buf.String())
+			}
+		})
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	nc, err := nats.Connect(cl.URLs(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
@@ -46,6 +59,24 @@ func startNode(t *testing.T, cl *natstest.Cluster, cfg Config) *node {
 	n := &node{nc: nc, f: f, tree: tree}
 	t.Cleanup(n.stop)
 	return n
+}
+
+// logBuffer keeps a node's log; it is written from the node's goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // stop stops the node as a clean shutdown does.
@@ -69,6 +100,8 @@ type client struct {
 	queue [][]byte
 	// notes holds the notifications received, in order.
 	notes []map[string]any
+	// err is why the last read returned nil.
+	err error
 }
 
 var clientSeq struct {
@@ -101,7 +134,7 @@ func (c *client) do(msg string) map[string]any {
 	for {
 		f := c.read()
 		if f == nil {
-			c.t.Fatalf("no reply to %s", msg)
+			c.t.Fatalf("no reply to %s: %v", msg, c.err)
 		}
 		if v, ok := f["msg_id"]; ok && v == float64(id) {
 			return f
@@ -110,8 +143,9 @@ func (c *client) do(msg string) map[string]any {
 	}
 }
 
-// read returns the next frame, or nil after 30 s without one (a hang
-// guard: a write answers within 15 s, unavailable at worst).
+// read returns the next frame, or nil (why in err) once the client ended
+// or after 30 s without one (a hang guard: a write answers within 15 s,
+// unavailable at worst).
 func (c *client) read() map[string]any {
 	c.t.Helper()
 	if len(c.queue) == 0 {
@@ -119,6 +153,7 @@ func (c *client) read() map[string]any {
 		defer cancel()
 		fs, err := c.c.Next(ctx, nil)
 		if err != nil {
+			c.err = err
 			return nil
 		}
 		for _, f := range fs {
@@ -140,7 +175,7 @@ func (c *client) expect(n int) {
 	for len(c.notes) < n {
 		f := c.read()
 		if f == nil {
-			c.t.Fatalf("%d notifications, want %d: %v", len(c.notes), n, c.notes)
+			c.t.Fatalf("%d notifications, want %d (%v): %v", len(c.notes), n, c.err, c.notes)
 		}
 		c.notes = append(c.notes, f)
 	}

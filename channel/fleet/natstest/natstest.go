@@ -8,6 +8,7 @@ package natstest
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -40,64 +41,91 @@ func Start(tb testing.TB, n int) *Cluster {
 
 // New starts an n-server JetStream cluster on 127.0.0.1 whose servers
 // keep their stores under dir. The caller stops it with StopAll.
+//
+// Each server takes the ports the system gives it as it listens (a port
+// found free beforehand may be taken by another process before the
+// server listens on it, and the server then never gets ready), and
+// routes to the servers started before it; Restart uses the same ports.
 func New(n int, dir string) (*Cluster, error) {
-	client, err := freePorts(n)
-	if err != nil {
-		return nil, err
-	}
-	cluster, err := freePorts(n)
-	if err != nil {
-		return nil, err
-	}
-	var routes []string
-	for _, p := range cluster {
-		routes = append(routes, "nats://127.0.0.1:"+strconv.Itoa(p))
-	}
 	c := &Cluster{servers: make([]*server.Server, n)}
 	for i := range n {
 		o := &server.Options{
 			ServerName: "nats-" + strconv.Itoa(i),
 			Host:       "127.0.0.1",
-			Port:       client[i],
+			Port:       server.RANDOM_PORT,
 			JetStream:  true,
 			StoreDir:   filepath.Join(dir, "nats-"+strconv.Itoa(i)),
 			NoLog:      true,
 			NoSigs:     true,
 		}
 		if n > 1 {
-			o.Cluster = server.ClusterOpts{Name: "reso-test", Host: "127.0.0.1", Port: cluster[i]}
-			o.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+			o.Cluster = server.ClusterOpts{Name: "reso-test", Host: "127.0.0.1", Port: server.RANDOM_PORT}
+			o.Routes = c.routes()
 		}
 		c.opts = append(c.opts, o)
-	}
-	for i := range n {
 		if err := c.Restart(i); err != nil {
 			c.StopAll()
 			return nil, err
+		}
+		c.mu.Lock()
+		s := c.servers[i]
+		o.Port = s.Addr().(*net.TCPAddr).Port
+		if n > 1 {
+			o.Cluster.Port = s.ClusterAddr().Port
+		}
+		c.mu.Unlock()
+	}
+	if n > 1 {
+		routes := c.routes()
+		for _, o := range c.opts {
+			o.Routes = routes
 		}
 	}
 	return c, nil
 }
 
-// freePorts returns n TCP ports free on 127.0.0.1 now.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	var ps []int
-	defer func() {
-		for _, l := range ls {
-			l.Close()
+// routes returns the route URLs of the servers started so far.
+func (c *Cluster) routes() []*url.URL {
+	var us []string
+	for _, o := range c.opts {
+		if o.Cluster.Port > 0 {
+			us = append(us, "nats://127.0.0.1:"+strconv.Itoa(o.Cluster.Port))
 		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ps = append(ps, l.Addr().(*net.TCPAddr).Port)
 	}
-	return ps, nil
+	return server.RoutesFromStr(strings.Join(us, ","))
 }
+
+// errorLog keeps the last errors and warnings a server logged.
+type errorLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *errorLog) add(format string, v []any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, v...))
+	if len(l.lines) > 10 {
+		l.lines = l.lines[1:]
+	}
+}
+
+// String returns the lines kept, or "none".
+func (l *errorLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.lines) == 0 {
+		return "none"
+	}
+	return strings.Join(l.lines, "; ")
+}
+
+func (l *errorLog) Noticef(string, ...any)         {}
+func (l *errorLog) Debugf(string, ...any)          {}
+func (l *errorLog) Tracef(string, ...any)          {}
+func (l *errorLog) Warnf(format string, v ...any)  { l.add(format, v) }
+func (l *errorLog) Errorf(format string, v ...any) { l.add(format, v) }
+func (l *errorLog) Fatalf(format string, v ...any) { l.add(format, v) }
 
 // URLs returns the client URLs of every server, comma-separated, as
 // reso's -nats takes them.
@@ -140,10 +168,12 @@ func (c *Cluster) Restart(i int) error {
 	if err != nil {
 		return fmt.Errorf("natstest: server %d: %w", i, err)
 	}
+	var log errorLog
+	s.SetLoggerV2(&log, false, false, false)
 	go s.Start()
 	if !s.ReadyForConnections(time.Minute) {
 		s.Shutdown()
-		return fmt.Errorf("natstest: server %d not ready for connections", i)
+		return fmt.Errorf("natstest: server %d not ready for connections a minute after its start (it logged: %s)", i, log.String())
 	}
 	c.servers[i] = s
 	return nil
