@@ -12,12 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
 )
 
 // TestFleetLB runs the load balancer configurations of docs/fleet.md
 // (§14, "Behind a load balancer"), taken from the page with only the ports
 // changed, with the real caddy and nginx binaries in front of a fleet of
-// three nodes, and checks the three doors through each: /readyz through
+// three nodes started as the page says (docFleet), and checks the three doors through each: /readyz through
 // the balancer names every node (requests spread without stickiness); a
 // WebSocket subscriber and two GETs kept open (Server-Sent Events and
 // newline-delimited JSON), connected through the balancer, receive every
@@ -32,7 +34,7 @@ func TestFleetLB(t *testing.T) {
 	var f *fleet
 	ids := map[string]int{}
 	if noCaddy == nil || noNginx == nil {
-		f = startFleet(t, fleetNodes, "-access-log")
+		f = docFleet(t)
 		for i := range f.nodes {
 			ids[f.nodeID(i)] = i
 		}
@@ -90,19 +92,7 @@ func lbTool(t *testing.T, name, what string) string {
 // balancer's own address as the page writes it, which must be there.
 func lbConfig(t *testing.T, f *fleet, lang, listen string) string {
 	t.Helper()
-	page, err := os.ReadFile("../docs/fleet.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(page), "\n## 14. Behind a load balancer\n")
-	if !ok {
-		t.Fatal("docs/fleet.md has no section \"## 14. Behind a load balancer\"")
-	}
-	m := regexp.MustCompile("(?s)\n```" + lang + "\n(.*?)\n```\n").FindStringSubmatch(section)
-	if m == nil {
-		t.Fatalf("docs/fleet.md §14 has no ```%s block", lang)
-	}
-	conf := m[1] + "\n"
+	conf := lbBlock(t, lang)
 	if !strings.Contains(conf, listen) {
 		t.Fatalf("the %s configuration of docs/fleet.md does not have %q:\n%s", lang, listen, conf)
 	}
@@ -114,6 +104,129 @@ func lbConfig(t *testing.T, f *fleet, lang, listen string) string {
 		conf = strings.ReplaceAll(conf, page, f.node(i).Addr)
 	}
 	return conf
+}
+
+// lbSection returns the text of docs/fleet.md's section "Behind a load
+// balancer".
+func lbSection(t *testing.T) string {
+	t.Helper()
+	page, err := os.ReadFile("../docs/fleet.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(page), "\n## 14. Behind a load balancer\n")
+	if !ok {
+		t.Fatal("docs/fleet.md has no section \"## 14. Behind a load balancer\"")
+	}
+	return section
+}
+
+// lbBlock returns the first fenced block of language lang of
+// docs/fleet.md's section "Behind a load balancer", without the
+// indentation of a list item.
+func lbBlock(t *testing.T, lang string) string {
+	t.Helper()
+	m := regexp.MustCompile("(?s)\n( {0,3})```" + lang + "\n(.*?)\n {0,3}```\n").FindStringSubmatch(lbSection(t))
+	if m == nil {
+		t.Fatalf("docs/fleet.md §14 has no ```%s block", lang)
+	}
+	lines := strings.Split(m[2], "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, m[1])
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// docFleet starts what docs/fleet.md §14 starts step by step, on free
+// loopback ports instead of the page's: three NATS servers from the
+// page's n1.conf and the n2.conf and n3.conf it describes (run by the
+// nats-server module in this process, each with its store in a temporary
+// directory), then three reso nodes with the page's command lines (and,
+// for the test, a short -fleet-heartbeat and the access log).
+func docFleet(t *testing.T) *fleet {
+	t.Helper()
+	n1 := lbBlock(t, "nats")
+	stores := t.TempDir()
+	var client, cluster []int
+	var urls []string
+	for range fleetNodes {
+		client, cluster = append(client, freePort(t)), append(cluster, freePort(t))
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", client[len(client)-1]))
+	}
+	for i := range fleetNodes {
+		conf := n1
+		// n2.conf and n3.conf: "the same with n2, 4223, 6223 and n3, 4224,
+		// 6224 in server_name, listen, store_dir and cluster.listen".
+		for _, r := range [][2]string{
+			{"server_name: n1\n", fmt.Sprintf("server_name: n%d\n", i+1)},
+			{"listen: 127.0.0.1:4222\n", fmt.Sprintf("listen: 127.0.0.1:%d\n", 4222+i)},
+			{"store_dir: /var/lib/reso-nats/n1\n", fmt.Sprintf("store_dir: /var/lib/reso-nats/n%d\n", i+1)},
+			{"listen: 127.0.0.1:6222\n", fmt.Sprintf("listen: 127.0.0.1:%d\n", 6222+i)},
+		} {
+			if strings.Count(conf, r[0]) != 1 {
+				t.Fatalf("docs/fleet.md's n1.conf does not have %q once:\n%s", r[0], n1)
+			}
+			conf = strings.Replace(conf, r[0], r[1], 1)
+		}
+		// The ports and stores of this test.
+		for j := range fleetNodes {
+			conf = strings.ReplaceAll(conf, fmt.Sprintf("127.0.0.1:%d", 4222+j), fmt.Sprintf("127.0.0.1:%d", client[j]))
+			conf = strings.ReplaceAll(conf, fmt.Sprintf("127.0.0.1:%d", 6222+j), fmt.Sprintf("127.0.0.1:%d", cluster[j]))
+		}
+		conf = strings.ReplaceAll(conf, "/var/lib/reso-nats/", stores+"/")
+		file := filepath.Join(stores, fmt.Sprintf("n%d.conf", i+1))
+		writeFile(t, file, conf)
+		opts, err := natsserver.ProcessConfigFile(file)
+		if err != nil {
+			t.Fatalf("docs/fleet.md's n%d.conf: %v\n%s", i+1, err, conf)
+		}
+		opts.NoLog, opts.NoSigs = true, true
+		ns, err := natsserver.NewServer(opts)
+		if err != nil {
+			t.Fatalf("n%d.conf: %v", i+1, err)
+		}
+		go ns.Start()
+		t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+		if !ns.ReadyForConnections(wait) {
+			t.Fatalf("n%d.conf: the server did not accept connections within %v", i+1, wait)
+		}
+	}
+
+	// Step 4: the command lines differ in their ports only.
+	lines := regexp.MustCompile(`(?m)^ *reso -addr 127\.0\.0\.1:800([1-3]) .*$`).FindAllStringSubmatch(lbSection(t), -1)
+	if len(lines) != fleetNodes {
+		t.Fatalf("docs/fleet.md §14 has %d command lines reso -addr 127.0.0.1:800N, want %d", len(lines), fleetNodes)
+	}
+	f := &fleet{t: t, name: uniq("lb-"), dir: t.TempDir()}
+	for i, l := range lines {
+		args := strings.Fields(l[0])[1:]
+		for j, a := range args {
+			switch {
+			case a == "127.0.0.1:800"+l[1] || a == "127.0.0.1:900"+l[1]:
+				args[j] = "127.0.0.1:0"
+			case j > 0 && args[j-1] == "-fleet":
+				args[j] = f.name
+			case j > 0 && args[j-1] == "-nats":
+				want := "nats://127.0.0.1:4222,nats://127.0.0.1:4223,nats://127.0.0.1:4224"
+				if a != want {
+					t.Fatalf("docs/fleet.md §14: -nats %s, want %s", a, want)
+				}
+				args[j] = strings.Join(urls, ",")
+			}
+		}
+		if i > 0 && strings.Join(args, " ") != strings.Join(f.args[:len(args)], " ") {
+			t.Fatalf("docs/fleet.md §14: the command lines of the nodes differ in more than their ports:\n%s", l[0])
+		}
+		if i == 0 {
+			f.args = append(args, "-fleet-heartbeat", fleetHeartbeat, "-access-log")
+		}
+	}
+	writeFixtures(t, f.dir)
+	f.nodes = make([]*server, fleetNodes)
+	for i := range f.nodes {
+		f.launch(i)
+	}
+	return f
 }
 
 // nginxMain wraps the http-level configuration conf of the page in a
