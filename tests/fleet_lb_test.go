@@ -414,7 +414,9 @@ func checkLB(t *testing.T, f *fleet, ids map[string]int, lb *balancer) {
 	// writes on every node: at least two of them landed on a node other
 	// than the subscribers'.
 	served := map[int]int{} // node -> writes it served
-	for n := 1; len(served) < len(ids); n++ {
+	var last uint64         // the seq of the last change
+	n := 1
+	for ; len(served) < len(ids); n++ {
 		if n > 30 {
 			t.Fatalf("30 PUTs through the balancer were served by the nodes %v only", served)
 		}
@@ -434,6 +436,7 @@ func checkLB(t *testing.T, f *fleet, ids map[string]int, lb *balancer) {
 		if got, s := withoutSeq(nd.line()); got != note || s != seq[0] {
 			t.Fatalf("watch=diff through the balancer: %s (seq %d), want %s (seq %v)", got, s, note, seq)
 		}
+		last = seq[0]
 	}
 	t.Logf("writes served per node: %v", served)
 
@@ -452,6 +455,34 @@ func checkLB(t *testing.T, f *fleet, ids map[string]int, lb *balancer) {
 			t.Fatalf("%d of the 2 GETs kept open ended on their nodes %v after their clients closed through the balancer", n, wait)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+
+	// Reconnects through the balancer, to whichever node it chooses,
+	// resume: two changes made while no client is connected come back
+	// once, with their seqs, to a SUBSCRIBE with since and epoch and to an
+	// EventSource's Last-Event-ID.
+	w.closeNormal()
+	var missed []string
+	for i := range 2 {
+		child := fmt.Sprintf("x%d", n+i)
+		wantHTTP(t, cs.httpJSON("PUT", "/channel"+room+"/"+child, fmt.Sprintf(`{"n":%d}`, n+i)), "200 OK", "{}")
+		missed = append(missed, fmt.Sprintf(`{"notify":"UPDATE","resource":%q,"update":%q,"type":"application/json","entity":{"n":%d},"seq":N}`, room, child, n+i))
+	}
+	w2 := clients(t, cs).dial("$W2", wsOptions{header: http.Header{"Origin": {lb.URL}}})
+	r, _ = withoutEpoch(w2.call(fmt.Sprintf(`{"method":"SUBSCRIBE","resource":%q,"since":%d,"epoch":%q,"msg_id":2}`, room, last, epoch)))
+	if r != `{"msg_id":2,"code":"success","recovered":true,"epoch":"E"}` {
+		t.Fatalf("SUBSCRIBE with since through the balancer: %s", r)
+	}
+	seqs := w2.expect(missed...)
+	if len(seqs) != 2 || seqs[0] != last+1 {
+		t.Fatalf("replayed seqs %v after %d", seqs, last)
+	}
+	w2.quiet()
+	resumed := cs.openStream("/channel"+room, "Accept: text/event-stream", fmt.Sprintf("Last-Event-ID: %s:%d", epoch, last))
+	for i, want := range missed {
+		if e := resumed.event(); e.Data != strings.Replace(want, `"seq":N`, fmt.Sprintf(`"seq":%d`, seqs[i]), 1) || e.ID != fmt.Sprintf("%s:%d", epoch, seqs[i]) {
+			t.Fatalf("SSE resumed with Last-Event-ID through the balancer: %s, want id %s:%d and data %s", e, epoch, seqs[i], want)
+		}
 	}
 }
 
