@@ -278,7 +278,7 @@ type balancer struct {
 }
 
 // startLB starts the balancer that command returns for a free loopback
-// port (again on another port when that one was taken meanwhile), waits
+// port (again on another port when that one was taken meanwhile: Caddy and nginx both say "address already in use"), waits
 // until /readyz answers 200 through it, and stops it with the signal stop
 // when t ends.
 func startLB(t *testing.T, stop os.Signal, command func(port int) (*exec.Cmd, string)) *balancer {
@@ -302,7 +302,7 @@ func startLB(t *testing.T, stop os.Signal, command func(port int) (*exec.Cmd, st
 			return s
 		}
 		stopLB(s)
-		if attempt < 3 && strings.Contains(s.Log(), "address already in use") {
+		if attempt < 3 && strings.Contains(strings.ToLower(s.Log()), "address already in use") {
 			continue
 		}
 		t.Fatalf("%s: %v\n%s", filepath.Base(cmd.Path), err, s.Log())
