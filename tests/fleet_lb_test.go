@@ -19,18 +19,21 @@ import (
 // TestFleetLB runs the load balancer configurations of docs/fleet.md
 // (§14, "Behind a load balancer"), taken from the page with only the ports
 // changed, with the real caddy and nginx binaries in front of a fleet of
-// three nodes started as the page says (docFleet), and checks the three doors through each: /readyz through
-// the balancer names every node (requests spread without stickiness); a
-// WebSocket subscriber and two GETs kept open (Server-Sent Events and
-// newline-delimited JSON), connected through the balancer, receive every
-// change written through the balancer's HTTP door, whose writes the
-// nodes' access logs show landing on every node. A balancer that is not
+// three nodes started as the page says (docFleet), and checks the three
+// doors through each: /readyz through the balancer names every node
+// (requests spread without stickiness); a WebSocket subscriber and two
+// GETs kept open (Server-Sent Events and newline-delimited JSON),
+// connected through the balancer, receive every change written through
+// the balancer's HTTP door, whose writes the nodes' access logs show
+// landing on every node; reconnected clients resume with since and
+// Last-Event-ID; a GET kept open ends on its node when its client leaves,
+// and the balancer stops while one is connected. A balancer that is not
 // installed skips its subtest (fails it under CI=true).
 func TestFleetLB(t *testing.T) {
 	// The fleet only where a balancer is installed; the subtests skip
 	// (or fail under CI=true) with what to install.
-	_, noCaddy := exec.LookPath("caddy")
-	_, noNginx := exec.LookPath("nginx")
+	_, noCaddy := lbPath("caddy")
+	_, noNginx := lbPath("nginx")
 	var f *fleet
 	ids := map[string]int{}
 	if noCaddy == nil || noNginx == nil {
@@ -76,13 +79,25 @@ func TestFleetLB(t *testing.T) {
 // out for a while (Caddy's health_timeout, nginx's fail_timeout).
 const lbWait = 60 * time.Second
 
+// lbPath finds the program name on PATH or in /usr/sbin, where Debian
+// puts nginx and which is not on every user's PATH.
+func lbPath(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if q, err2 := exec.LookPath(filepath.Join("/usr/sbin", name)); err2 == nil {
+			return q, nil
+		}
+	}
+	return p, err
+}
+
 // lbTool returns the path of the program name, or skips t with what to
 // install (fails it under requireTools).
 func lbTool(t *testing.T, name, what string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
+	p, err := lbPath(name)
 	if err != nil {
-		msg := fmt.Sprintf("no %s on PATH: install %s to run the load balancer test of docs/fleet.md", name, what)
+		msg := fmt.Sprintf("no %s on PATH or in /usr/sbin: install %s to run the load balancer test of docs/fleet.md", name, what)
 		if requireTools() {
 			t.Fatal(msg + " (CI=true)")
 		}
