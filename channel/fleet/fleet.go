@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -113,6 +114,10 @@ type Fleet struct {
 	bmu      sync.Mutex
 	bnext    *barrierCall // the request the reads coming now wait for
 	brunning bool         // barriers runs
+
+	// held, while set, stops the consumer until the channel closes: a
+	// seam for the tests, which make a node fall behind the log with it.
+	held atomic.Pointer[chan struct{}]
 
 	stop chan struct{}
 	done sync.WaitGroup
