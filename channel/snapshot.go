@@ -21,6 +21,8 @@ type snapHeader struct {
 	Dead  []string `json:"dead,omitempty"`
 	// The number of the last batch applied of each node.
 	Batches map[string]uint64 `json:"batches,omitempty"`
+	// The running hash of the batches applied (see chainHash).
+	Hash uint64 `json:"hash,omitempty"`
 }
 
 // snapNode is one line of a snapshot: a node of the tree.
@@ -146,7 +148,7 @@ type snapItem struct {
 func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	h := snapHeader{V: entryVersion, Pos: t.applied, Seq: t.seq, Lease: t.leaseN, Batches: maps.Clone(t.batches)}
+	h := snapHeader{V: entryVersion, Pos: t.applied, Seq: t.seq, Lease: t.leaseN, Batches: maps.Clone(t.batches), Hash: t.hash}
 	for n := range t.dead {
 		h.Dead = append(h.Dead, n)
 	}
@@ -324,7 +326,7 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	t.ghosts = make(map[connKey]*Client)
 	t.dead = make(map[string]bool)
 	t.batches = make(map[string]uint64)
-	t.seq, t.leaseN, t.applied = 0, 0, 0
+	t.seq, t.leaseN, t.applied, t.hash = 0, 0, 0, 0
 	pos, err := t.restoreLocked(r)
 	close(t.applyWake)
 	t.applyWake = make(chan struct{})
@@ -359,7 +361,7 @@ func (t *Tree) restoreLocked(r io.Reader) (uint64, error) {
 			return 0, fmt.Errorf("channel: restore %q: %w", s.Path, err)
 		}
 	}
-	t.seq, t.leaseN, t.applied = h.Seq, h.Lease, h.Pos
+	t.seq, t.leaseN, t.applied, t.hash = h.Seq, h.Lease, h.Pos, h.Hash
 	for _, n := range h.Dead {
 		t.dead[n] = true
 	}

@@ -146,6 +146,7 @@ func (f *Fleet) consumeFrom(next uint64) error {
 			f.log.Warn("fleet: a message of the log is no batch of this format; skipped", "pos", pos, "err", err)
 		}
 		f.tree.Apply(pos, b)
+		f.markApplied(pos)
 		f.maybeSnapshot(pos)
 	}
 }
