@@ -62,13 +62,20 @@ func (e *gapError) Error() string {
 func (f *Fleet) rebuild(gap *gapError) {
 	ctx, cancel := context.WithTimeout(f.life, 30*time.Second)
 	defer cancel()
-	data, spos, err := f.newestSnapshot(ctx)
+	// The snapshot's name first: one too old is not downloaded.
+	var data []byte
+	ref, err := f.newest(ctx)
+	if err == nil && ref.rev != 0 && ref.pos >= gap.to {
+		var spos uint64
+		data, spos, err = f.newestSnapshot(ctx)
+		ref.pos = spos
+	}
 	switch {
 	case err != nil:
+	case ref.rev != 0 && ref.pos < gap.to:
+		err = fmt.Errorf("the newest snapshot (%d) is older than the gap (%d to %d)", ref.pos, gap.from, gap.to)
 	case data == nil:
 		err = errors.New("no snapshot")
-	case spos < gap.to:
-		err = fmt.Errorf("the newest snapshot (%d) is older than the gap (%d to %d)", spos, gap.from, gap.to)
 	}
 	if err != nil {
 		f.log.Warn("fleet: rebuilding after a gap in the log", "err", err)
