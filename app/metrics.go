@@ -127,6 +127,14 @@ func (m *metrics) fleet(fl *fleet.Fleet, tree *channel.Tree) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "reso_fleet_live_nodes", Help: "Nodes of the fleet whose heartbeat this node saw within the timeout.",
 	}, func() float64 { return float64(len(fl.Live())) }))
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "reso_fleet_divergent", Help: "1 once this node found its tree differs from the other nodes' at the same position of the log (it reports not ready), else 0.",
+	}, func() float64 {
+		if fl.Divergent() {
+			return 1
+		}
+		return 0
+	}))
 }
 
 // pluginCollector reports the isolated plugins' processes: up or not, and

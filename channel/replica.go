@@ -405,6 +405,7 @@ func (t *Tree) Apply(pos uint64, b Batch) {
 	t.mu.Lock()
 	if b.Node != "" && b.N > t.batches[b.Node] {
 		t.batches[b.Node] = b.N
+		t.hash = chainHash(t.hash, b.Entries)
 		for i := range es {
 			t.applyEntry(&es[i], &after)
 		}

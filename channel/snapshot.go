@@ -21,6 +21,8 @@ type snapHeader struct {
 	Dead  []string `json:"dead,omitempty"`
 	// The number of the last batch applied of each node.
 	Batches map[string]uint64 `json:"batches,omitempty"`
+	// The running hash of the batches applied (see chainHash).
+	Hash uint64 `json:"hash,omitempty"`
 }
 
 // snapNode is one line of a snapshot: a node of the tree.
@@ -146,7 +148,7 @@ type snapItem struct {
 func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	h := snapHeader{V: entryVersion, Pos: t.applied, Seq: t.seq, Lease: t.leaseN, Batches: maps.Clone(t.batches)}
+	h := snapHeader{V: entryVersion, Pos: t.applied, Seq: t.seq, Lease: t.leaseN, Batches: maps.Clone(t.batches), Hash: t.hash}
 	for n := range t.dead {
 		h.Dead = append(h.Dead, n)
 	}
@@ -273,6 +275,71 @@ func (t *Tree) Restore(r io.Reader) (uint64, error) {
 	if !t.replicated() || t.applied != 0 || len(t.nodes) > 1 || len(t.clients) > 0 {
 		return 0, errors.New("channel: restore: the tree is not a new tree of a fleet")
 	}
+	return t.restoreLocked(r)
+}
+
+// ErrRebuilding ends the clients of a node that rebuilds its tree from a
+// snapshot ([Tree.Reset]): close code 1012 (service restart), as for a
+// node the fleet took for dead; the client reconnects, to another node or
+// to this one once it is ready again.
+var ErrRebuilding error = &Gone{Code: 1012, Reason: "node rebuilding"}
+
+// Reset replaces the whole state of a live tree of a fleet by a snapshot
+// written by [Tree.Snapshot] and returns the position of the log it
+// covers: the backend applies the log from the next one. The fleet calls
+// it when the log lost entries this node had not applied
+// (docs/fleet.md#6-entries-snapshot-trimming-format). Every client is
+// ended with [ErrRebuilding]. A client that proposed entries stays known
+// until the log applies its end, as on the other nodes, which hold it as
+// a connection of this node: the resources the snapshot gives it are its
+// own again, and its entries still in the log apply as they do there.
+// Call it from the goroutine that applies, between two calls of
+// [Tree.Apply]. On an error the tree is left empty or partly restored: call
+// it again.
+func (t *Tree) Reset(r io.Reader) (uint64, error) {
+	t.mu.Lock()
+	if !t.replicated() || t.closed {
+		t.mu.Unlock()
+		return 0, errors.New("channel: reset: the tree is not a live tree of a fleet")
+	}
+	cs := make([]*Client, 0, len(t.clients))
+	keep := make(map[string]*Client)
+	for id, c := range t.clients {
+		cs = append(cs, c)
+		c.subs, c.owned = nil, nil
+		c.mu.Lock()
+		proposed := c.proposed
+		c.mu.Unlock()
+		if proposed && !c.ended {
+			keep[id] = c
+		}
+	}
+	for n := range t.leases {
+		n.lease.Stop()
+	}
+	t.root = &node{path: "/"}
+	t.nodes = map[string]*node{"/": t.root}
+	t.subs = make(map[string]*subList)
+	t.clients = keep
+	t.leases = make(map[*node]struct{})
+	t.hist = history{max: t.opt.HistoryCount, maxBytes: t.opt.HistoryBytes, age: t.opt.HistoryAge}
+	t.ghosts = make(map[connKey]*Client)
+	t.dead = make(map[string]bool)
+	t.batches = make(map[string]uint64)
+	t.seq, t.leaseN, t.applied, t.hash = 0, 0, 0, 0
+	pos, err := t.restoreLocked(r)
+	close(t.applyWake)
+	t.applyWake = make(chan struct{})
+	t.mu.Unlock()
+	for _, c := range cs {
+		c.end(ErrRebuilding)
+	}
+	return pos, err
+}
+
+// restoreLocked adds the state of a snapshot to an empty tree. Called
+// with the lock.
+func (t *Tree) restoreLocked(r io.Reader) (uint64, error) {
 	dec := json.NewDecoder(bufio.NewReader(r))
 	var h snapHeader
 	if err := dec.Decode(&h); err != nil {
@@ -294,7 +361,7 @@ func (t *Tree) Restore(r io.Reader) (uint64, error) {
 			return 0, fmt.Errorf("channel: restore %q: %w", s.Path, err)
 		}
 	}
-	t.seq, t.leaseN, t.applied = h.Seq, h.Lease, h.Pos
+	t.seq, t.leaseN, t.applied, t.hash = h.Seq, h.Lease, h.Pos, h.Hash
 	for _, n := range h.Dead {
 		t.dead[n] = true
 	}
@@ -336,7 +403,10 @@ func (t *Tree) restoreNode(s *snapNode) error {
 	}
 	switch {
 	case s.Conn != "":
-		c := t.ghost(s.Node, s.Conn)
+		c := t.connOf(s.Node, s.Conn) // a connection of this node kept by Reset
+		if c == nil {
+			c = t.ghost(s.Node, s.Conn)
+		}
 		n.owner = c
 		if c.owned == nil {
 			c.owned = make(map[*node]struct{})

@@ -90,6 +90,7 @@ type Tree struct {
 	ghosts    map[connKey]*Client
 	dead      map[string]bool
 	batches   map[string]uint64
+	hash      uint64 // the running hash of the batches applied (chainHash)
 
 	kick      chan struct{}
 	quit      chan struct{}

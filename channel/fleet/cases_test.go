@@ -26,6 +26,8 @@ func TestFleet(t *testing.T) {
 	t.Run("LateJoinerFromSnapshot", func(t *testing.T) { lateFromSnapshot(t, cl) })
 	t.Run("FormatVersion", func(t *testing.T) { formatVersion(t, cl) })
 	t.Run("Epoch", func(t *testing.T) { epochEverywhere(t, cl) })
+	t.Run("GapRebuild", func(t *testing.T) { gapRebuild(t, cl) })
+	t.Run("Divergence", func(t *testing.T) { divergence(t, cl) })
 }
 
 // sameSeqEverywhere: writes proposed on every node reach the subscribers

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -93,6 +94,9 @@ type Fleet struct {
 	room      *channel.Frozen      // the room made, for the next snapshot
 	accused   map[string]time.Time // when this node proposed a node's death
 	gap       error                // the log lost entries this node had not applied
+	marks     []mark               // this node's last recorded states (see digest.go)
+	differs   map[string]bool      // whether each node's last compared mark differed
+	divergent error                // this node's tree diverged from the others'
 	// watching: the watch of heartbeats is live, since watchSince.
 	watching   bool
 	watchSince time.Time
@@ -113,6 +117,10 @@ type Fleet struct {
 	bmu      sync.Mutex
 	bnext    *barrierCall // the request the reads coming now wait for
 	brunning bool         // barriers runs
+
+	// held, while set, stops the consumer until the channel closes: a
+	// seam for the tests, which make a node fall behind the log with it.
+	held atomic.Pointer[chan struct{}]
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -166,6 +174,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		seen:    make(map[string]time.Time),
 		applied: make(map[string]uint64),
 		accused: make(map[string]time.Time),
+		differs: make(map[string]bool),
 		stop:    make(chan struct{}),
 	}
 	up := upper(cfg.Name)
@@ -413,10 +422,13 @@ func (f *Fleet) ready(ctx context.Context) error {
 		return fmt.Errorf("fleet: nats unreachable (%s)", strings.ToLower(s.String()))
 	}
 	f.mu.Lock()
-	gap := f.gap
+	gap, divergent := f.gap, f.divergent
 	f.mu.Unlock()
 	if gap != nil {
 		return gap
+	}
+	if divergent != nil {
+		return divergent
 	}
 	if f.tree.Dead(f.node) {
 		return errors.New("fleet: the other nodes took this node for dead (cut off for longer than the heartbeat timeout); restart it")

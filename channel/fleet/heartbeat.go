@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -28,7 +29,12 @@ func (f *Fleet) Live() []string {
 
 // beat writes this node's heartbeat.
 func (f *Fleet) beat(ctx context.Context) error {
-	v, _ := json.Marshal(beat{Node: f.node, Applied: f.tree.Applied()})
+	applied, seq, hash := f.tree.State()
+	f.record(mark{applied, seq, hash})
+	f.mu.Lock()
+	marks := slices.Clone(f.marks)
+	f.mu.Unlock()
+	v, _ := json.Marshal(beat{Node: f.node, Applied: applied, Seq: seq, Hash: hash, Marks: marks})
 	return retry(ctx, func(ctx context.Context) error {
 		_, err := f.nodes.Put(ctx, f.node, v)
 		return err
@@ -78,6 +84,7 @@ func (f *Fleet) watch() {
 			f.seen[b.Node] = time.Now()
 			f.applied[b.Node] = b.Applied
 			f.mu.Unlock()
+			f.compare(b)
 		case <-tick.C:
 			f.accuse()
 		}
@@ -88,6 +95,11 @@ func (f *Fleet) watch() {
 type beat struct {
 	Node    string `json:"node"`
 	Applied uint64 `json:"applied"`
+	// The tree's seq and running hash at Applied, and the node's last
+	// marks (this one among them), compared by the other nodes.
+	Seq   uint64 `json:"seq"`
+	Hash  uint64 `json:"hash"`
+	Marks []mark `json:"marks,omitempty"`
 }
 
 // follow sends every heartbeat written to updates, watching the bucket

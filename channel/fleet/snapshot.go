@@ -36,18 +36,7 @@ func snapPos(name string) (uint64, error) {
 // restore builds the tree from the newest snapshot, if there is one, and
 // returns the position of the log it covers (0 without one).
 func (f *Fleet) restore(ctx context.Context) (uint64, error) {
-	var data []byte
-	err := retry(ctx, func(ctx context.Context) error {
-		e, err := f.meta.Get(ctx, snapKey)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		data, err = f.snaps.GetBytes(ctx, string(e.Value()))
-		return err
-	})
+	data, _, err := f.newestSnapshot(ctx)
 	if err != nil || data == nil {
 		return 0, err
 	}
@@ -58,6 +47,28 @@ func (f *Fleet) restore(ctx context.Context) (uint64, error) {
 	f.snapPos = pos
 	f.log.Info("fleet: tree restored from the snapshot", "applied", pos, "bytes", len(data))
 	return pos, nil
+}
+
+// newestSnapshot returns the newest snapshot's bytes, nil without one,
+// and the position its name gives.
+func (f *Fleet) newestSnapshot(ctx context.Context) ([]byte, uint64, error) {
+	var data []byte
+	var pos uint64
+	err := retry(ctx, func(ctx context.Context) error {
+		e, err := f.meta.Get(ctx, snapKey)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if pos, err = snapPos(string(e.Value())); err != nil {
+			return permanent{err}
+		}
+		data, err = f.snaps.GetBytes(ctx, string(e.Value()))
+		return err
+	})
+	return data, pos, err
 }
 
 // maybeSnapshot is called by the consumer after it applied the entry at
