@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"regexp"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,25 +121,9 @@ func startFleetNamed(t *testing.T, nc *natstest.Cluster, name string, n int, arg
 }
 
 // launch starts node i.
-//
-// A node whose first writes (the call plugin's set-up) answer
-// unavailable exits at start; it is started again, at most twice, with a
-// line in the test's log. A workaround, to go when channel/fleet/log.go
-// is fixed: right after a fleet's log stream is created, a node's
-// consumer of it may deliver nothing for 10 s (until the NATS client
-// notices the missing heartbeats of its first pull), longer than a write
-// waits for its own entry.
 func (f *fleet) launch(i int) {
 	f.t.Helper()
-	var s *server
-	var err error
-	for try := 1; ; try++ {
-		s, err = startIn(f.dir, mode{name: "fleet"}, f.args...)
-		if err == nil || try == 3 || !strings.Contains(err.Error(), "503 Tree Unavailable") {
-			break
-		}
-		f.t.Logf("node %d exited at start, starting it again (the log's consumer stalled?): %v", i, err)
-	}
+	s, err := startIn(f.dir, mode{name: "fleet"}, f.args...)
 	if err != nil {
 		f.t.Fatal(err)
 	}

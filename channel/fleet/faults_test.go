@@ -186,10 +186,8 @@ func TestNATSOutage(t *testing.T) {
 // death at its first tick after the reconnection, before the other node
 // could write a heartbeat again (the nodes bucket is kept in memory: the
 // restart emptied it). The same race made TestNATSOutage fail now and
-// then with its default heartbeat. main's 0475fdb fixes heartbeat.go;
-// the Skip goes once this branch is merged with it.
+// then with its default heartbeat. Fixed in heartbeat.go (0475fdb).
 func TestOutageNoDeath(t *testing.T) {
-	t.Skip("fails before main's 0475fdb (heartbeat.go's accuse counted the watcher's own disconnection as the others' silence); remove this Skip when merged with it")
 	cl := natstest.Start(t, 3)
 	const hb = 2 * time.Second // as in tests/: 1 s is tight under load
 	cfg := Config{Name: fleetName(t), Heartbeat: hb}

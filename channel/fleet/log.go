@@ -116,7 +116,12 @@ func (f *Fleet) consumeFrom(next uint64) error {
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages()
+	// Pull requests that expire after 2 s, with heartbeats every second:
+	// by default (30 s, 5 s heartbeats) a first request lost while a new
+	// stream or consumer settles in the cluster left the node applying
+	// nothing for about 10 s, its writes answering unavailable though the
+	// log held them (seen in TestFleet/CreateRace and at a node's start).
+	it, err := cons.Messages(jetstream.PullExpiry(2 * time.Second))
 	if err != nil {
 		return err
 	}

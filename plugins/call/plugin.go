@@ -156,6 +156,28 @@ var topRules = []struct{ path, rule string }{
 
 // setup creates the top-level resources, persistent, and sets their rules.
 func (h *handler) setup(ctx context.Context) error {
+	deadline := time.Now().Add(setupPatience)
+	for {
+		err := h.setupOnce(ctx)
+		if err == nil || !errors.Is(err, errTree) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// setupPatience bounds how long setup tries again while the tree answers
+// unavailable: a node of a fleet whose log is not yet applying (its
+// consumer settling at start, NATS electing a leader) is not a reason to
+// exit.
+const setupPatience = 30 * time.Second
+
+// setupOnce makes the top-level resources and their rules once.
+func (h *handler) setupOnce(ctx context.Context) error {
 	for _, top := range topRules {
 		e, err := h.st.record(ctx, top.path)
 		if err != nil {
