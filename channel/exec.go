@@ -18,6 +18,9 @@ type caller struct {
 	sent int
 	// held: the caller holds the tree's lock (a fleet applying a batch).
 	held bool
+	// unreached: an offer of a fleet that no node would deliver, refused
+	// on the proposing node without entering the log.
+	unreached bool
 }
 
 // freshID returns the i-th candidate for the id of a POST without one:

@@ -35,6 +35,11 @@ type Log interface {
 	// Gather returns how many subscribers the other live nodes delivered
 	// the NOTIFY with proposal id to, waiting (bounded) for their reports.
 	Gather(ctx context.Context, id string) int
+	// Reaches reports whether a subscriber on another live node would
+	// receive a notification of path now: a read-only check on each node,
+	// bounded in time (a node that does not answer in time counts as not
+	// reaching). An offer is proposed only when some node reaches it.
+	Reaches(ctx context.Context, path string) bool
 }
 
 // Count is how many subscribers a node delivered the NOTIFY with proposal
@@ -177,7 +182,10 @@ const pipelineDepth = 64
 func (t *Tree) execConn(ctx context.Context, c *Client, data []byte) {
 	cl := &caller{c: c, from: c.id, identity: c.identity}
 	m, reason := parseMessage(data)
-	if reason == "" && writes[m.Method] {
+	// An offer is decided after the connection's earlier writes, one at
+	// a time: its check (offerReaches) sees what they changed.
+	offer := reason == "" && m.Method == "NOTIFY" && m.Offer
+	if reason == "" && writes[m.Method] && !offer {
 		c.slots <- struct{}{}
 		prev, mine := c.nextTurn()
 		w, reply := t.startWrite(ctx, cl, m, data, false)
@@ -198,9 +206,12 @@ func (t *Tree) execConn(ctx context.Context, c *Client, data []byte) {
 	prev, mine := c.nextTurn()
 	<-prev
 	var reply []byte
-	if reason != "" {
+	switch {
+	case reason != "":
 		reply = failedReply(m.MsgID, reason)
-	} else {
+	case offer:
+		reply = t.proposeMsg(ctx, cl, m, data, false)
+	default:
 		reply = t.readFleet(ctx, cl, m, data, false)
 	}
 	if reply != nil {
@@ -272,8 +283,12 @@ type flight struct {
 }
 
 // startWrite proposes a client's write to the log. It returns the write
-// under way, or nil and the reply when it failed at once.
+// under way, or nil and the reply when it failed at once, or when it is
+// an offer that no node would deliver.
 func (t *Tree) startWrite(ctx context.Context, cl *caller, m *message, raw []byte, call bool) (*flight, []byte) {
+	if m.Method == "NOTIFY" && m.Offer && !t.offerReaches(ctx, m) {
+		return nil, t.refuseOffer(cl, raw, call)
+	}
 	e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: t.opt.Node, From: cl.from,
 		Who: cl.identity, Call: call, At: t.now().UnixMilli(), Msg: raw}
 	if cl.c != nil {
@@ -293,6 +308,39 @@ func (t *Tree) startWrite(ctx context.Context, cl *caller, m *message, raw []byt
 	w.ctx, w.cancel = context.WithTimeout(context.WithoutCancel(ctx), proposeTimeout)
 	t.opt.Log.Propose(w.ctx, e.encode(), func(err error) { w.stored <- err })
 	return w, nil
+}
+
+// offerReaches reports whether a subscriber of this node or of another
+// live one would receive the offer m now. An offer is decided fleet-wide
+// before it takes a seq: one nobody would receive never enters the log,
+// so it enters no history however often it is retried. (A subscriber
+// that leaves between the check and the apply makes the offer take its
+// seq and fail after, as on one node an offer sent before it left.)
+func (t *Tree) offerReaches(ctx context.Context, m *message) bool {
+	r, ok := parseResource(m.Resource)
+	if !ok || r.hasAttr || r.hasQuery {
+		return false // refused below for what it is
+	}
+	if t.Reaches(r.path) {
+		return true
+	}
+	return t.opt.Log.Reaches(ctx, r.path)
+}
+
+// refuseOffer answers an offer that no node would deliver, as one node
+// answers it: after the checks of a NOTIFY, without a seq.
+func (t *Tree) refuseOffer(cl *caller, raw []byte, call bool) []byte {
+	local := *cl
+	local.unreached = true
+	return t.exec(&local, raw, call)
+}
+
+// Reaches reports whether a subscriber of this node would receive a
+// notification of path now (the check of an offer, see [Log]).
+func (t *Tree) Reaches(path string) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.reaches(path)
 }
 
 // finishWrite waits for the write w to be stored and applied and returns

@@ -20,6 +20,7 @@ func (idleLog) Propose(_ context.Context, _ []byte, stored func(error)) { stored
 func (idleLog) Barrier(context.Context) (uint64, error)                 { return 0, ErrUnavailable }
 func (idleLog) Report(string, []Count)                                  {}
 func (idleLog) Gather(context.Context, string) int                      { return 0 }
+func (idleLog) Reaches(context.Context, string) bool                    { return false }
 
 // fleetTree returns a new tree of a fleet, as node "n1", restored from a
 // snapshot of size resources under /s/<i>, each with a small entity.

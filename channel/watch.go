@@ -88,10 +88,11 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 		if reason := t.mayListen(cl, r.path, false, true); reason != "" {
 			return fail(reason)
 		}
-		// In a fleet the subscribers of the other nodes count too, and
-		// every node must hand out the same seqs: an offer takes its seq
-		// there and fails after, when nobody anywhere received it.
-		if m.Offer && !t.replicated() && !t.reaches(r.path) {
+		// In a fleet the proposer asked every node before the offer
+		// entered the log (offerReaches): one that no node would deliver
+		// is refused there (cl.unreached); one in the log takes its seq
+		// on every node alike and fails after, when nobody received it.
+		if m.Offer && (cl.unreached || !t.replicated() && !t.reaches(r.path)) {
 			return fail(reasonNoSubscriber)
 		}
 		if w := t.behind(r.path, false); w != nil {

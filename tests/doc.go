@@ -6,10 +6,9 @@
 //
 // Environment:
 //   - RESO_TEST_MODES names the modes (names separated by commas):
-//     compiled and isolated by default; fleet runs the channel's suites on
-//     a three-node fleet (consecutive clients on different nodes) and is
-//     run only when named (RESO_TEST_MODES=fleet). The fleet's own tests
-//     run in the default run.
+//     compiled, isolated and fleet by default; fleet runs the channel's
+//     suites on a three-node fleet (consecutive clients on different
+//     nodes). The fleet's own tests run whatever the modes.
 //   - The browser tests drive headless Chromium (chromedp). They skip when
 //     no chromium binary is found, unless RESO_REQUIRE_BROWSER is set (as
 //     .ci/run does), and RESO_CHROMIUM names the binary to use.

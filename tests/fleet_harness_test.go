@@ -16,7 +16,11 @@ import (
 // fleetMode runs the channel's suites on a fleet (docs/fleet.md): three
 // reso nodes on a three-server NATS JetStream cluster, behind a loopback
 // proxy that sends each new TCP connection to the next node, so that
-// consecutive clients of one test talk to different nodes.
+// consecutive clients of one test talk to different nodes. It is one of
+// the default modes (see modes): each test gets three nodes of its own,
+// on the one NATS cluster of the test binary (sharedNATS), since some
+// tests restart the nodes (chanServer.restart) or give them flags of
+// their own.
 var fleetMode = mode{name: "fleet"}
 
 // fleetNodes is how many nodes a test fleet has.

@@ -64,11 +64,8 @@ var allModes = []mode{
 }
 
 // modes returns the modes named by RESO_TEST_MODES (names separated by
-// commas; the two plugin modes when unset). The fleet mode runs only when
-// named: its 10,000-message burst outlasts the hang guard under the race
-// detector on two cores (TestChannelReplayBurst/fleet), so it is not yet
-// part of the default run; the fleet's own tests (fleet_test.go,
-// fleet_client_test.go) are.
+// commas; every known mode when unset: the two plugin modes, and the
+// fleet, which only the channel's suites run, see eachChannelMode).
 // TestMain has checked the value.
 func modes() []mode {
 	ms, _ := modesFrom(os.Getenv("RESO_TEST_MODES"))
@@ -83,7 +80,7 @@ var knownModes = append(slices.Clone(allModes), fleetMode)
 // that names the valid ones.
 func modesFrom(want string) ([]mode, error) {
 	if strings.TrimSpace(want) == "" {
-		return allModes, nil
+		return knownModes, nil
 	}
 	var out []mode
 	for _, name := range strings.Split(want, ",") {

@@ -82,8 +82,9 @@ type Fleet struct {
 	log     *slog.Logger
 	started time.Time
 
-	counts *nats.Subscription
-	tree   *channel.Tree
+	counts  *nats.Subscription
+	reaches *nats.Subscription // answers the others' checks of offers; set by Run
+	tree    *channel.Tree
 
 	mu        sync.Mutex
 	tallies   map[string]*tally    // counts of this node's NOTIFYs, by proposal id
@@ -370,6 +371,13 @@ func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	}); err != nil {
 		return fmt.Errorf("fleet: %w", err)
 	}
+	sub, err := f.nc.Subscribe(f.reachSubject(), f.onReaches)
+	if err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	f.mu.Lock()
+	f.reaches = sub
+	f.mu.Unlock()
 	if err := f.beat(ctx); err != nil {
 		return fmt.Errorf("fleet: heartbeat: %w", err)
 	}
@@ -396,6 +404,12 @@ func (f *Fleet) Close() {
 	f.cancelLife()
 	f.done.Wait()
 	_ = f.counts.Unsubscribe()
+	f.mu.Lock()
+	sub := f.reaches
+	f.mu.Unlock()
+	if sub != nil {
+		_ = sub.Unsubscribe()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 	defer cancel()
 	_ = f.nodes.Delete(ctx, f.node)
