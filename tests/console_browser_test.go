@@ -75,6 +75,14 @@ func TestConsoleBrowser(t *testing.T) {
 			result(a, "A", "PUT "+path+": done")
 		}
 		put(room, `{"topic": "console test"}`)
+		// A's own entity pane grows with the entity a moment later, which
+		// moves the forms below it: the next click waits for it, as a
+		// person's would.
+		runTab(t, a, "A: waiting for its entity pane",
+			chromedp.WaitVisible(chromedp.CSS(`#entity[data-found="true"]`)))
+		valueIn(t, a, "A: waiting for the entity", chromedp.Evaluate[bool](`new Promise((ok) => { const f = () =>
+			document.getElementById("entity").textContent.includes("console test") ? ok(true) : setTimeout(f, 20); f(); })`,
+			chromedp.EvalAwaitPromise))
 		put(room+"/a", `{"text": "from A"}`)
 
 		// B sees both changes arrive: the log, the tree and the entity.
