@@ -355,3 +355,29 @@ func TestDialGivesUp(t *testing.T) {
 		t.Errorf("Dial: %v, want context.Canceled and the 503 of the last attempt", err)
 	}
 }
+
+// TestSubscribeWhileConnecting: a Subscribe made while the client
+// connects is sent on that connection, however the call falls against
+// the connection's start (.ci/run once lost one that came after the
+// connection had taken its list of subscriptions and before it opened:
+// TestEpoch then waited for a SUBSCRIBE that never came). The window is
+// narrow: this test repeats the race, it does not force it.
+func TestSubscribeWhileConnecting(t *testing.T) {
+	srv := newScripted(t)
+	for i := range 50 {
+		c := client.New(srv.url, fast())
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Subscribe(context.Background(), "/r")
+			done <- err
+		}()
+		p := srv.accept()
+		id := p.subscribe("/r", "-", "-")
+		p.send(fmt.Sprintf(`{"msg_id":%d,"code":"success","epoch":"e1"}`, id))
+		if err := <-done; err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		c.Close()
+		p.close()
+	}
+}

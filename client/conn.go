@@ -136,8 +136,10 @@ func (c *Client) serve(conn *websocket.Conn, url string) {
 	c.url = url
 	c.connSeq = 0
 	var first []*call
+	sent := make(map[*Subscription]bool, len(c.subs))
 	for _, s := range c.subs {
 		first = append(first, c.subscribeCallLocked(s))
+		sent[s] = true
 	}
 	c.mu.Unlock()
 
@@ -145,7 +147,7 @@ func (c *Client) serve(conn *websocket.Conn, url string) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		c.open(conn, first)
+		c.open(conn, first, sent)
 	}()
 	for {
 		_, data, err := conn.Read(c.ctx)
@@ -171,8 +173,10 @@ func (c *Client) serve(conn *websocket.Conn, url string) {
 }
 
 // open writes the subscriptions' frames, then the queue (until it is
-// empty), and opens the client.
-func (c *Client) open(conn *websocket.Conn, frames []*call) {
+// empty), and opens the client. sent holds the subscriptions whose frames
+// are in frames: one made meanwhile (Subscribe while the client is not
+// open only registers it) is subscribed here before the client opens.
+func (c *Client) open(conn *websocket.Conn, frames []*call, sent map[*Subscription]bool) {
 	for {
 		for _, cl := range frames {
 			if err := c.write(c.ctx, conn, cl); err != nil {
@@ -184,13 +188,19 @@ func (c *Client) open(conn *websocket.Conn, frames []*call) {
 			c.mu.Unlock()
 			return
 		}
-		if len(c.queue) == 0 {
+		frames = frames[:0]
+		for _, s := range c.subs {
+			if !sent[s] {
+				sent[s] = true
+				frames = append(frames, c.subscribeCallLocked(s))
+			}
+		}
+		if len(frames) == 0 && len(c.queue) == 0 {
 			notify := c.setStateLocked(Open)
 			c.mu.Unlock()
 			notify()
 			return
 		}
-		frames = frames[:0]
 		for _, cl := range c.queue {
 			c.registerLocked(cl)
 			frames = append(frames, cl)
