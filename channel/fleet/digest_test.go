@@ -46,7 +46,22 @@ func divergence(t *testing.T, cl *natstest.Cluster) {
 	bad := ns[1]
 	extra := []byte(`{"v":2,"k":"msg","p":"x1","node":"x","call":true,"at":1}` + "\n" + `{"method":"PUT","resource":"/div/extra","entity":{},"persistent":true}`)
 	bad.tree.Apply(bad.tree.Applied(), channel.Batch{Node: "x", N: 1, Entries: [][]byte{extra}})
-	for {
+	// A node keeps the first mark of a position: the one of the position
+	// above was taken before the change, maybe. The next entry of the log
+	// takes every node to a position none has marked, where the changed
+	// node's chained hash differs.
+	if r := w.do(`{"method":"PUT","resource":"/div/after","entity":{},"persistent":true}`); code(r) != "success" {
+		t.Fatal(r)
+	}
+	if last, err = ns[0].f.Barrier(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		if err := n.tree.WaitApplied(ctx, last); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for ; ; time.Sleep(50 * time.Millisecond) {
 		err := bad.f.Ready(ctx)
 		if err != nil && strings.Contains(err.Error(), "diverged") {
 			t.Logf("changed node: %v", err)
@@ -71,6 +86,7 @@ func divergence(t *testing.T, cl *natstest.Cluster) {
 			if ctx.Err() != nil {
 				t.Fatalf("node %s did not see node %s differ in time", n.f.Node(), bad.f.Node())
 			}
+			time.Sleep(50 * time.Millisecond)
 		}
 		if err := n.f.Ready(ctx); err != nil || n.f.Divergent() {
 			t.Fatalf("healthy node %s: ready %v, divergent %v", n.f.Node(), err, n.f.Divergent())
