@@ -87,6 +87,10 @@ func runWrites(d *dialer, p *probe, cfg writesConfig, ph phase, run string) (wri
 	var failMu sync.Mutex
 	var firstFailure string
 	errs := make(chan error, 2*ph.conns)
+	// answered is closed once maxOps requests have their replies: a
+	// capped run has nothing more to measure.
+	answered := make(chan struct{})
+	var answeredOnce sync.Once
 	var wg sync.WaitGroup
 	defer func() { // after the connections are closed (deferred above)
 		stop.Store(true)
@@ -126,6 +130,9 @@ func runWrites(d *dialer, p *probe, cfg writesConfig, ph phase, run string) (wri
 				select {
 				case <-tokens:
 				default: // a reply nobody waits for; the server's fault
+				}
+				if cfg.maxOps > 0 && ok.Load()+failed.Load() >= cfg.maxOps {
+					answeredOnce.Do(func() { close(answered) })
 				}
 			}
 		}()
@@ -171,6 +178,7 @@ func runWrites(d *dialer, p *probe, cfg writesConfig, ph phase, run string) (wri
 	var runErr error
 	select {
 	case <-time.After(cfg.dur):
+	case <-answered:
 	case runErr = <-errs:
 	}
 	res.ok, res.failed, res.elapsed = ok.Load()-ok0, failed.Load()-f0, time.Since(t0)
