@@ -1,0 +1,219 @@
+package channel
+
+import (
+	"errors"
+	"sort"
+	"time"
+)
+
+// Applying the log of a fleet (docs/fleet.md): a batch of entries, in
+// the log's order, on every node alike; the connections of other nodes
+// (ghosts) and their end.
+
+// Apply makes the changes of the log's message at position pos, a batch
+// of entries of one node. The backend of a fleet calls it for every
+// message of the log, in order, from one goroutine; every tree of the
+// fleet reaches the same state and hands out the same seqs. A batch
+// whose number is not above the last one applied of its node is skipped
+// (stored twice, or an older one), as is an entry of another format
+// version; an empty batch only moves the position on. The entries are
+// decoded first, then applied under one hold of the lock, with one wake
+// of those waiting for the position.
+func (t *Tree) Apply(pos uint64, b Batch) {
+	es := make([]decoded, 0, len(b.Entries))
+	for _, data := range b.Entries {
+		var d decoded
+		if err := decodeEntry(data, &d.e); err != nil || d.e.V != entryVersion {
+			continue
+		}
+		if d.e.K == kindMsg {
+			d.m, d.reason = parseMessage(d.e.Msg)
+		}
+		es = append(es, d)
+	}
+	var after afterApply
+	t.mu.Lock()
+	if b.Node != "" && b.N > t.batches[b.Node] {
+		t.batches[b.Node] = b.N
+		t.hash = chainHash(t.hash, b.Entries)
+		for i := range es {
+			t.applyEntry(&es[i], &after)
+		}
+	}
+	t.applied = pos
+	close(t.applyWake)
+	t.applyWake = make(chan struct{})
+	t.mu.Unlock()
+	if len(after.counts) > 0 {
+		t.opt.Log.Report(b.Node, after.counts)
+	}
+	for _, c := range after.ended {
+		c.end(&Gone{Code: 1012, Reason: "node left the fleet"})
+	}
+}
+
+// decoded is an entry of a batch and its client's message, parsed.
+type decoded struct {
+	e      entry
+	m      *message
+	reason string // why the message is invalid
+}
+
+// afterApply is what applying a batch leaves to do once the lock is let
+// go: the counts of the batch's NOTIFYs to report to their proposer, the
+// local connections the log ended.
+type afterApply struct {
+	counts []Count
+	ended  []*Client
+}
+
+// applyEntry makes the change of one entry. Called with the lock.
+func (t *Tree) applyEntry(d *decoded, after *afterApply) {
+	e := &d.e
+	switch e.K {
+	case kindMsg:
+		t.applyMsg(d, after)
+	case kindEnd:
+		if !t.dead[e.Node] {
+			t.endConn(t.connOf(e.Node, e.Conn))
+		}
+	case kindDead:
+		after.ended = append(after.ended, t.applyDead(e.Node)...)
+	case kindExpire:
+		if n := t.lookup(e.Path); n != nil && n.lease != nil && n.leaseID == e.Lease {
+			t.remove(n, "", nil) // a tree without store applies at once
+		}
+	}
+}
+
+// applyMsg runs a client's message from the log and hands the result to
+// its proposer when that is this node. Called with the lock.
+func (t *Tree) applyMsg(d *decoded, after *afterApply) {
+	e, m, reason := &d.e, d.m, d.reason
+	mine := e.Node == t.opt.Node
+	cl := &caller{from: e.From, identity: e.Who, fresh: e.ID, at: time.UnixMilli(e.At), held: true}
+	switch {
+	case reason != "":
+	case t.dead[e.Node]:
+		reason = reasonUnavailable
+	case e.Call:
+	case mine:
+		if c := t.clients[e.Conn]; c != nil && !c.ended {
+			cl.c = c
+		} else {
+			reason = reasonDisconnected
+		}
+	default:
+		cl.c = t.ghost(e.Node, e.Conn)
+	}
+	var reply []byte
+	if reason == "" {
+		reply, reason = t.dispatch(cl, m, e.Call)
+	}
+	notified := m.Method == "NOTIFY" && (reason == "" || reason == reasonNoSubscriber)
+	if !mine {
+		if notified && e.Count {
+			after.counts = append(after.counts, Count{ID: e.P, N: cl.sent})
+		}
+		return
+	}
+	r := result{reply: reply, notify: notified, sent: cl.sent, msgID: m.MsgID}
+	switch {
+	case notified:
+	case reason != "":
+		r.reply = failedReply(m.MsgID, reason)
+	case reply == nil:
+		r.reply = successReply(m.MsgID)
+	}
+	if ch := t.waits[e.P]; ch != nil {
+		ch <- r
+	}
+}
+
+// connKey names a connection of the fleet.
+type connKey struct{ node, conn string }
+
+// ghost returns the record of a connection of another node, made at its
+// first entry. Called with the lock.
+func (t *Tree) ghost(node, conn string) *Client {
+	k := connKey{node, conn}
+	c := t.ghosts[k]
+	if c == nil {
+		c = &Client{t: t, id: conn, node: node, wake: make(chan struct{}, 1)}
+		c.gone = errGhost
+		t.ghosts[k] = c
+	}
+	return c
+}
+
+// errGhost ends every queue of a ghost: nothing is ever delivered to it.
+var errGhost = errors.New("channel: connection of another node")
+
+// connOf returns the connection node/conn, local or ghost, or nil.
+// Called with the lock.
+func (t *Tree) connOf(node, conn string) *Client {
+	if node == t.opt.Node {
+		return t.clients[conn]
+	}
+	return t.ghosts[connKey{node, conn}]
+}
+
+// endConn ends c as the log says: its transient resources go, in the
+// order of their paths so that every node hands out the same seqs.
+// Called with the lock.
+func (t *Tree) endConn(c *Client) {
+	if c == nil || c.ended {
+		return
+	}
+	c.ended = true
+	for p := range c.subs {
+		t.unsubscribe(c, p)
+	}
+	if c.node == t.opt.Node {
+		delete(t.clients, c.id)
+	} else {
+		delete(t.ghosts, connKey{c.node, c.id})
+	}
+	ns := make([]*node, 0, len(c.owned))
+	for n := range c.owned {
+		ns = append(ns, n)
+	}
+	sort.Slice(ns, func(i, j int) bool { return ns[i].path < ns[j].path })
+	for _, n := range ns {
+		if n.owner == c {
+			t.remove(n, c.id, nil) // a tree without store applies at once
+		}
+	}
+	c.owned = nil
+}
+
+// applyDead ends every connection of node, which the fleet took for dead,
+// and refuses its later entries. It returns the local connections to
+// end once the lock is let go (when node is this one). Called with the
+// lock.
+func (t *Tree) applyDead(node string) []*Client {
+	if t.dead[node] {
+		return nil
+	}
+	t.dead[node] = true
+	var cs []*Client
+	if node == t.opt.Node {
+		for _, c := range t.clients {
+			cs = append(cs, c)
+		}
+	} else {
+		for k, c := range t.ghosts {
+			if k.node == node {
+				cs = append(cs, c)
+			}
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
+	for _, c := range cs {
+		t.endConn(c)
+	}
+	if node != t.opt.Node {
+		return nil
+	}
+	return cs
+}
