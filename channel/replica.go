@@ -1,11 +1,9 @@
 package channel
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -62,61 +60,6 @@ type Batch struct {
 
 // ErrUnavailable is returned when the log of a fleet cannot be reached.
 var ErrUnavailable = errors.New("channel: fleet log unavailable")
-
-// entryVersion is the format of the entries a tree writes and reads.
-const entryVersion = 2
-
-// Kinds of entries.
-const (
-	kindMsg    = "msg"    // a client's message
-	kindEnd    = "end"    // a connection ended
-	kindDead   = "dead"   // a node was taken for dead
-	kindExpire = "expire" // a lease ran out
-)
-
-// entry is one proposal of the log (docs/fleet.md#6-entries-snapshot-trimming-format):
-// its fields as one line of JSON, then, for a client's message, a newline
-// and the message's bytes as the client sent them, so that applying it
-// parses the message once.
-type entry struct {
-	V     int    `json:"v"`
-	K     string `json:"k"`
-	P     string `json:"p,omitempty"`    // proposal id: who waits for it
-	Node  string `json:"node,omitempty"` // the proposing node, or the dead one
-	Conn  string `json:"conn,omitempty"` // the connection, "" for a Call
-	From  string `json:"from,omitempty"`
-	Who   string `json:"who,omitempty"` // identity
-	Call  bool   `json:"call,omitempty"`
-	ID    string `json:"id,omitempty"` // the fresh id of a POST without one
-	At    int64  `json:"at,omitempty"` // unix milliseconds of the proposal
-	Path  string `json:"path,omitempty"`
-	Lease uint64 `json:"lease,omitempty"`
-	Count bool   `json:"count,omitempty"` // a NOTIFY whose proposer waits for sent_count
-	Msg   []byte `json:"-"`
-}
-
-// encode returns e's fields as a line of JSON, then its message.
-func (e *entry) encode() []byte {
-	var b bytes.Buffer
-	b.Grow(256 + len(e.Msg))
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(e) // only strings and numbers; ends with a newline
-	if e.Msg == nil {
-		return bytes.TrimSuffix(b.Bytes(), []byte{'\n'})
-	}
-	return append(b.Bytes(), e.Msg...)
-}
-
-// decodeEntry reads an entry written by encode; the message is a slice
-// of data.
-func decodeEntry(data []byte, e *entry) error {
-	head := data
-	if i := bytes.IndexByte(data, '\n'); i >= 0 {
-		head, e.Msg = data[:i], data[i+1:]
-	}
-	return json.Unmarshal(head, e)
-}
 
 // result is what applying a client's entry gives its proposer.
 type result struct {
