@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The fleet's figures (issue 21, docs/fleet.md): a three-server NATS
-# JetStream cluster (in the load program's process), three reso nodes on it
-# and one reso alone on SQLite, measured in one run: persistent and
-# transient PUTs per second over 32 connections, one connection's PUTs one at
-# a time and 64 in flight, fan-out to 1,000
-# subscribers at 1,000 NOTIFY/s (deliveries per second, p50/p99), and the
-# time from kill -9 of a node to the last DELETE of its 1,000 transient
-# resources on another node.
-#   bench/fleet.sh [-d 3s] [-conns 32] [-depth 64] [-subs 1000] [-rate 1000] [-transients 1000] [-heartbeat 10s]
+# The fleet's figures (issues 21 and 28, docs/fleet.md §13): a three-server
+# NATS JetStream cluster (in a child process of the load program), three
+# reso nodes on it and one reso alone on SQLite, measured in one run:
+# persistent and transient PUTs per second over 32 connections (16 in
+# flight each, and one at a time) with the CPU per write of the processes
+# serving them, one connection's PUTs one at a time and 64 in flight, one
+# NOTIFY in flight to 100 subscribers, fan-out to 1,000 subscribers at
+# 1,000 NOTIFY/s, and the time from kill -9 of a node to the last DELETE of
+# its 1,000 transient resources on another node (see bench/fleet/main.go).
+#   bench/fleet.sh [-d 3s] [-conns 32] [-inflight 16] [-depth 64] [-subs 100] [-fan-subs 1000] [-rate 1000] [-transients 1000] [-heartbeat 10s] [-only writes]
 # RESO=path uses a reso binary built elsewhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
