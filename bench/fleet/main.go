@@ -29,6 +29,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/reso-project/reso/bench/internal/proc"
 )
 
 func main() {
@@ -171,7 +173,7 @@ func (b *bench) fleetPIDs() []int {
 func measured(pids []int, load func() (float64, error)) (rate float64, cpu []float64, err error) {
 	before := make([]time.Duration, len(pids))
 	for i, p := range pids {
-		before[i] = cpuTime(p)
+		before[i] = proc.CPU(p)
 	}
 	start := time.Now()
 	rate, err = load()
@@ -182,7 +184,7 @@ func measured(pids []int, load func() (float64, error)) (rate float64, cpu []flo
 	cpu = make([]float64, len(pids))
 	for i, p := range pids {
 		if ops > 0 {
-			cpu[i] = float64((cpuTime(p) - before[i]).Microseconds()) / ops
+			cpu[i] = float64((proc.CPU(p) - before[i]).Microseconds()) / ops
 		}
 	}
 	return rate, cpu, nil

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -70,40 +69,6 @@ func stopProcess(cmd *exec.Cmd) {
 		cmd.Process.Kill()
 		<-done
 	}
-}
-
-// cpuTime returns the user plus system CPU time process pid has used,
-// from /proc/<pid>/stat (0 when it cannot be read).
-func cpuTime(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name, in parentheses, may hold spaces: fields count
-	// from after its closing parenthesis (utime and stime are the 14th
-	// and 15th fields of the line).
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const ticks = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / ticks
-}
-
-// cpuOf sums cpuTime over pids.
-func cpuOf(pids []int) time.Duration {
-	var d time.Duration
-	for _, p := range pids {
-		d += cpuTime(p)
-	}
-	return d
 }
 
 // numCPU returns the CPUs this process may use.
