@@ -70,21 +70,11 @@ func parseMessage(data []byte) (*message, string) {
 	if i == len(data) || data[i] != '{' || !utf8.Valid(data) {
 		return m, reasonInvalidJSON
 	}
-	if err := json.Unmarshal(data, m); err != nil {
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) {
-			id, ok := msgID(readMsgID(data))
-			if !ok {
-				return &message{}, reasonInvalidMsgID
-			}
-			return &message{MsgID: id}, reasonInvalidJSON
+	if !parseFast(data, m) {
+		*m = message{}
+		if err := json.Unmarshal(data, m); err != nil {
+			return parseFailed(data, m, err)
 		}
-		id, ok := msgID(m.MsgID)
-		if !ok {
-			return &message{}, reasonInvalidMsgID
-		}
-		m.MsgID = id
-		return m, reasonInvalidField
 	}
 	id, ok := msgID(m.MsgID)
 	if !ok {
@@ -98,6 +88,25 @@ func parseMessage(data []byte) (*message, string) {
 		return m, reasonMissingRes
 	}
 	return m, ""
+}
+
+// parseFailed returns what parseMessage answers when json.Unmarshal
+// refused data with err, m holding what it read.
+func parseFailed(data []byte, m *message, err error) (*message, string) {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		id, ok := msgID(readMsgID(data))
+		if !ok {
+			return &message{}, reasonInvalidMsgID
+		}
+		return &message{MsgID: id}, reasonInvalidJSON
+	}
+	id, ok := msgID(m.MsgID)
+	if !ok {
+		return &message{}, reasonInvalidMsgID
+	}
+	m.MsgID = id
+	return m, reasonInvalidField
 }
 
 // msgID returns id compacted, or nil when it is absent or null; ok is
