@@ -255,6 +255,12 @@ func (b *bench) notify() error {
 		return err
 	}
 	fmt.Printf("one NOTIFY in flight, %d subscribers: fleet %s; single node %s; NOTIFY/s ratio %.2f\n", b.c.subs, three, one, three.published/one.published)
+	rate, p50, p99, err := floor(b.nats.urls, b.c.d)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  its floor on this NATS cluster without reso (publish to an R3 stream, acknowledged, delivered to three consumers, two reports back): %.0f rounds/s, p50 %v, p99 %v; ratio to the single node %.2f\n",
+		rate, p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), rate/one.published)
 	return nil
 }
 
