@@ -27,7 +27,7 @@ type node struct {
 
 // startNode starts a node of the fleet cfg names on the cluster. Its log
 // is printed when the test fails.
-func startNode(t *testing.T, cl *natstest.Cluster, cfg Config) *node {
+func startNode(t testing.TB, cl *natstest.Cluster, cfg Config) *node {
 	t.Helper()
 	if cfg.Logger == nil {
 		var buf logBuffer
@@ -94,7 +94,7 @@ func (n *node) kill() {
 
 // client is a connection to a node's tree.
 type client struct {
-	t     *testing.T
+	t     testing.TB
 	c     *channel.Client
 	next  int
 	queue [][]byte
@@ -110,7 +110,7 @@ var clientSeq struct {
 }
 
 // connect attaches a new client to n's tree.
-func connect(t *testing.T, n *node, identity string) *client {
+func connect(t testing.TB, n *node, identity string) *client {
 	t.Helper()
 	clientSeq.Lock()
 	clientSeq.n++
@@ -204,7 +204,7 @@ func natsName(s string) string {
 }
 
 // fleet starts n nodes of a fresh fleet on cl, named after the test.
-func fleet(t *testing.T, cl *natstest.Cluster, n int, cfg Config) []*node {
+func fleet(t testing.TB, cl *natstest.Cluster, n int, cfg Config) []*node {
 	t.Helper()
 	cfg.Name = natsName(t.Name())
 	var ns []*node
