@@ -17,6 +17,7 @@ import (
 type fanResult struct {
 	published float64 // NOTIFYs per second
 	rate      float64 // deliveries per second
+	delivered int
 	p50, p99  time.Duration
 	missing   int
 	slow      int // subscribers the server disconnected as slow consumers (1008)
@@ -98,6 +99,7 @@ func fanout(addrs []string, subs, rate int, d time.Duration) (fanResult, error) 
 	r := fanResult{
 		published: float64(sent) / elapsed.Seconds(),
 		rate:      float64(len(lat)) / elapsed.Seconds(),
+		delivered: len(lat),
 		missing:   sent*subs - len(lat),
 		slow:      int(slow.Load()),
 	}

@@ -268,15 +268,34 @@ func (b *bench) fanout() error {
 	if b.c.rate == 0 {
 		return nil
 	}
-	one, err := fanout([]string{b.alone.addr}, b.c.fanSubs, b.c.rate, b.c.d)
+	// CPU per delivery: each process's CPU time over the whole run
+	// (set-up and the last deliveries included) over its deliveries.
+	run := func(addrs []string, pids []int) (fanResult, []float64, error) {
+		pids = append(pids, os.Getpid())
+		before := make([]time.Duration, len(pids))
+		for i, p := range pids {
+			before[i] = proc.CPU(p)
+		}
+		r, err := fanout(addrs, b.c.fanSubs, b.c.rate, b.c.d)
+		cpu := make([]float64, len(pids))
+		for i, p := range pids {
+			if r.delivered > 0 {
+				cpu[i] = float64((proc.CPU(p) - before[i]).Microseconds()) / float64(r.delivered)
+			}
+		}
+		return r, cpu, err
+	}
+	one, oneCPU, err := run([]string{b.alone.addr}, []int{b.alone.cmd.Process.Pid})
 	if err != nil {
 		return err
 	}
-	three, err := fanout(b.fleetAddrs(), b.c.fanSubs, b.c.rate, b.c.d)
+	three, threeCPU, err := run(b.fleetAddrs(), b.fleetPIDs())
 	if err != nil {
 		return err
 	}
 	fmt.Printf("fan-out, %d subscribers, %d NOTIFY/s of ~100 bytes: fleet %s; single node %s\n", b.c.fanSubs, b.c.rate, three, one)
+	fmt.Printf("  CPU per delivery: fleet %.1f µs (NATS %.1f, nodes %.1f, %.1f, %.1f), load client %.1f µs; single node %.1f µs, load client %.1f µs\n",
+		sum(threeCPU[:4]), threeCPU[0], threeCPU[1], threeCPU[2], threeCPU[3], threeCPU[4], oneCPU[0], oneCPU[1])
 	return nil
 }
 
