@@ -299,9 +299,16 @@ func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
 			cl.c.inflight.Done()
 		}
 	}()
+	// The apply's result says the log holds the entry (a node applies
+	// only what the log stored), whatever the acknowledgement says, or
+	// before it arrives.
+	var r result
 	var err error
+	applied := false
 	select {
 	case err = <-w.stored:
+	case r = <-w.res:
+		applied = true
 	case <-w.ctx.Done():
 		err = w.ctx.Err()
 	case <-ctx.Done():
@@ -310,15 +317,16 @@ func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
 	if err != nil {
 		return failedReply(m.MsgID, reasonUnavailable)
 	}
-	timer := time.NewTimer(applyTimeout)
-	defer timer.Stop()
-	var r result
-	select {
-	case r = <-w.res:
-	case <-timer.C:
-		return failedReply(m.MsgID, reasonUnavailable)
-	case <-ctx.Done():
-		return failedReply(m.MsgID, reasonUnavailable)
+	if !applied {
+		timer := time.NewTimer(applyTimeout)
+		defer timer.Stop()
+		select {
+		case r = <-w.res:
+		case <-timer.C:
+			return failedReply(m.MsgID, reasonUnavailable)
+		case <-ctx.Done():
+			return failedReply(m.MsgID, reasonUnavailable)
+		}
 	}
 	if !r.notify {
 		return r.reply
