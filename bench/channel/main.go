@@ -21,9 +21,11 @@
 // on every read), and hands out the raw net.Conn, which the hygiene figure
 // closes to drop a connection without a close frame.
 //
-// With -pid the server's RSS and CPU time are read from /proc; with -debug
-// (the address of reso -admin-addr with -pprof) its goroutines and heap from
-// net/http/pprof.
+// With -pid the server's RSS, open descriptors and CPU time are read from
+// /proc; with -debug (the address of reso -admin-addr, with -pprof) its
+// goroutines from the metrics (go_goroutines) and its heap from
+// net/http/pprof. The soak takes several servers (a fleet's nodes): -url,
+// -pid and -debug then list them, comma-separated, in the same order.
 package main
 
 import (

@@ -7,6 +7,7 @@ package cluster
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,7 @@ func StartNode(bin, dir, name string, args ...string) (*Node, error) {
 				addrs = nil
 			}
 		}
+		io.Copy(io.Discard, out) // past a line too long to scan: the node must not block on its log
 	}()
 	go func() { cmd.Wait(); close(n.done) }()
 	select {
