@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 29's figures of a node's death and of idle connections
-# (docs/fleet.md §13): a three-server NATS JetStream cluster (in the load
-# program's process), three reso nodes on it and one reso alone on SQLite,
+# (docs/fleet.md §13): a three-server NATS JetStream cluster (in a child
+# process of the load program), three reso nodes on it and one reso alone on SQLite,
 # measured in one run:
 #  - idle: 3,000 subscribed WebSockets, 1,000 per node, against 3,000 on the
 #    single node: the nodes' summed RSS growth per connection, and the ratio;

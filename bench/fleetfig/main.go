@@ -1,6 +1,6 @@
 // Command fleetfig measures issue 29's figures of a node's death and of
 // idle connections (docs/fleet.md §13) on this machine: it starts a
-// three-server NATS JetStream cluster in its own process, three reso nodes
+// three-server NATS JetStream cluster in a child process, three reso nodes
 // on it and one reso alone on SQLite (bench/internal/cluster), and prints,
 // measured in one run:
 //
@@ -18,7 +18,8 @@
 //     subscribed again, how many replies said recovered, and the
 //     notifications missed and duplicated (the target is 0 of either).
 //
-// The load client is this process; the reso nodes are child processes.
+// The load client is this process; NATS and the reso nodes are child
+// processes.
 // Every load is bounded in count and time, on loopback.
 //
 //	go run ./bench/fleetfig -reso PATH [-idle 3000] [-clients 1000] [-rooms 10] [-rate 50] [-heartbeat 10s]
@@ -37,6 +38,13 @@ import (
 )
 
 func main() {
+	if dir, ok := cluster.NATSChild(); ok {
+		if err := cluster.ServeNATS(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "fleetfig: nats:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetfig:", err)
 		os.Exit(1)

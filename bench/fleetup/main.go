@@ -1,5 +1,5 @@
 // Command fleetup runs a load program against a fleet: it starts a
-// three-server NATS JetStream cluster in its own process and -nodes reso
+// three-server NATS JetStream cluster in a child process and -nodes reso
 // nodes on it (bench/internal/cluster: loopback listeners, admin listener
 // with metrics and pprof), runs CMD in its own process with the nodes in
 // its environment, and stops everything when CMD ends (or after -timeout).
@@ -29,6 +29,13 @@ import (
 )
 
 func main() {
+	if dir, ok := cluster.NATSChild(); ok {
+		if err := cluster.ServeNATS(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "fleetup: nats:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "fleetup:", err)
 		os.Exit(1)

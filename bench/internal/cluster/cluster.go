@@ -1,7 +1,8 @@
 // Package cluster starts what the fleet's load programs of bench/ measure:
-// a NATS JetStream cluster in the calling process and reso nodes as child
-// processes on it (or alone on SQLite), each listening on loopback and
-// with its admin listener (metrics and pprof) on loopback too.
+// a NATS JetStream cluster in a child process (the calling program started
+// again, see NATSChild) and reso nodes as child processes on it (or alone
+// on SQLite), each listening on loopback and with its admin listener
+// (metrics and pprof) on loopback too.
 package cluster
 
 import (
@@ -13,8 +14,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
-
-	"github.com/reso-project/reso/channel/fleet/natstest"
 )
 
 // Node is a reso process.
@@ -104,23 +103,26 @@ func (n *Node) Stop() {
 	}
 }
 
-// Fleet is a NATS JetStream cluster in this process and reso nodes on it.
+// Fleet is a NATS JetStream cluster in a child process and reso nodes on
+// it.
 type Fleet struct {
-	NATS  *natstest.Cluster
+	nats  *natsProc
 	Nodes []*Node
 }
 
 // StartFleet starts a three-server JetStream cluster (stores under
-// dir/nats) and n reso nodes of the fleet "bench" on it, with
-// -fleet-heartbeat heartbeat and args. The caller ends it with Stop.
+// dir/nats) in a child process, the calling program started again (its
+// main must serve NATS when NATSChild says so), and n reso nodes of the
+// fleet "bench" on it, with -fleet-heartbeat heartbeat and args. The
+// caller ends it with Stop.
 func StartFleet(bin, dir string, n int, heartbeat time.Duration, args ...string) (*Fleet, error) {
-	nc, err := natstest.New(3, filepath.Join(dir, "nats"))
+	nc, err := startNATS(filepath.Join(dir, "nats"))
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{NATS: nc}
+	f := &Fleet{nats: nc}
 	for i := range n {
-		a := append([]string{"-nats", nc.URLs(), "-fleet", "bench", "-fleet-heartbeat", heartbeat.String()}, args...)
+		a := append([]string{"-nats", nc.urls, "-fleet", "bench", "-fleet-heartbeat", heartbeat.String()}, args...)
 		node, err := StartNode(bin, dir, fmt.Sprintf("node%d", i), a...)
 		if err != nil {
 			f.Stop()
@@ -136,5 +138,5 @@ func (f *Fleet) Stop() {
 	for _, n := range f.Nodes {
 		n.Stop()
 	}
-	f.NATS.StopAll()
+	f.nats.stop()
 }
