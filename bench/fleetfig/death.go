@@ -38,6 +38,7 @@ type payload struct {
 // deathResult is what the death figure measured.
 type deathResult struct {
 	deletes    time.Duration   // kill to the last DELETE seen on node 1
+	noticed    []time.Duration // kill to the end of the connection seen, per client
 	resub      []time.Duration // kill to subscribed again, per client
 	recovered  int             // replies with recovered: true
 	lost       int64           // connections to nodes 1 and 2 that ended during the run
@@ -53,12 +54,16 @@ func (r deathResult) print(w io.Writer, c config) {
 		len(r.resub), c.rooms, c.rate)
 	fmt.Fprintf(w, "  kill to the last DELETE of its %d transient resources seen on node1: %v (-fleet-heartbeat %v)\n",
 		len(r.resub), r.deletes.Round(time.Millisecond), c.heartbeat)
-	sort.Slice(r.resub, func(i, j int) bool { return r.resub[i] < r.resub[j] })
-	p50, last := r.resub[len(r.resub)/2], r.resub[len(r.resub)-1]
-	fmt.Fprintf(w, "  kill to subscribed again on node1 or node2 with since and epoch: p50 %v, last %v; recovered: true %d of %d; failed dials before that %d; connections lost afterwards %d\n",
-		p50.Round(time.Millisecond), last.Round(time.Millisecond), r.recovered, len(r.resub), r.dialFails, r.lost)
+	fmt.Fprintf(w, "  kill to subscribed again on node1 or node2 with since and epoch: %s (the end of the connection seen: %s); recovered: true %d of %d; failed dials or SUBSCRIBEs before that %d; connections lost afterwards %d\n",
+		spread(r.resub), spread(r.noticed), r.recovered, len(r.resub), r.dialFails, r.lost)
 	fmt.Fprintf(w, "  notifications: %d NOTIFYs acknowledged, %d deliveries owed, %d received, %d missed, %d duplicated (target: 0 missed, 0 duplicated)\n",
 		r.acked, r.expected, r.expected-r.missed, r.missed, r.duplicated)
+}
+
+// spread is the p50 and the last of ds, which it sorts.
+func spread(ds []time.Duration) string {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return fmt.Sprintf("p50 %v, last %v", ds[len(ds)/2].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond))
 }
 
 // deathRun counts the runs, for their resources' names.
@@ -75,6 +80,7 @@ type dclient struct {
 	epoch     string
 	lastSeq   int64
 	got       map[int64]int // NOTIFY number -> times received
+	noticed   time.Duration // kill to the end of the connection seen; 0: not yet
 	resub     time.Duration // kill to subscribed again; 0: not yet
 	recovered bool
 }
@@ -145,6 +151,9 @@ func (d *dclient) read(stopping *atomic.Bool, killed *atomic.Int64, lost, dialFa
 		d.mu.Lock()
 		if d.resub != 0 {
 			lost.Add(1)
+		}
+		if d.noticed == 0 {
+			d.noticed = time.Since(time.Unix(0, killed.Load()))
 		}
 		d.mu.Unlock()
 		for {
@@ -379,6 +388,7 @@ func death(nodes []*cluster.Node, c config) (deathResult, error) {
 	for _, d := range clients {
 		d.mu.Lock()
 		res.resub = append(res.resub, d.resub)
+		res.noticed = append(res.noticed, d.noticed)
 		if d.recovered {
 			res.recovered++
 		}
