@@ -6,10 +6,12 @@
 # of the room and drops it after its status line (-watch-event: after its
 # first event). Runs against each mode in
 # turn (default: compiled in, then -isolate all), each on a fresh server
-# and database, and prints every 15 s the loops per second, the errors, the
-# RSS of the server with its plugin processes, the host's heap in use and
-# goroutines, and the file descriptors of all the processes; then once
-# more after a cool-down, and a summary of both modes side by side.
+# and database, and prints before the churn and every 15 s the loops per
+# second, the errors, the RSS of the server with its plugin processes, the
+# host's heap in use and goroutines, and the file descriptors of all the
+# processes; then once more when goroutines and descriptors are back
+# within -slack of their start (at most -cooldown after the churn), and a
+# summary of both modes side by side.
 # Target (issue 24): an isolated server's memory stays flat after warm-up
 # (no growth between the middle and the end of the measured time).
 #   bench/channel-soak.sh [-modes compiled,isolated] [client flags...] [-- reso flags...]
@@ -52,4 +54,5 @@ for m in ${modes//,/ }; do
   printf '%-9s %s\n' "$m" "$(grep '^measured:' "$out/$m.txt")"
   printf '%-9s %s\n' "" "$(grep '^RSS ' "$out/$m.txt")"
   printf '%-9s %s\n' "" "$(grep '^host heap' "$out/$m.txt")"
+  printf '%-9s %s\n' "" "$(grep '^goroutines' "$out/$m.txt")"
 done

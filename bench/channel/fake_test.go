@@ -19,7 +19,7 @@ import (
 // load client's counting: SUBSCRIBE, UNSUBSCRIBE, NOTIFY (with sent_count
 // or "no subscriber"), PUT (transient resources die with their
 // connection, with an UPDATE to the parent's subscribers), GET ?deep=0,
-// a pprof-like goroutine count of 10 plus 2 per live connection, and a
+// metrics with a goroutine count of 10 plus 2 per live connection, and a
 // sketch of permissions: identities from Basic credentials or the cookies
 // of a login (GET /channel/ with Basic; user_id 0 is the administrator),
 // and RULES that leave a resource to its group (SUBSCRIBE forbidden and no
@@ -58,8 +58,8 @@ func newFake(t *testing.T) *fake {
 	f.srv = httptest.NewServer(mux)
 	f.debug = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
-		case "/debug/pprof/goroutine":
-			fmt.Fprintf(w, "goroutine profile: total %d\n1 @ 0x1\n", 10+2*f.live.Load())
+		case "/metrics":
+			fmt.Fprintf(w, "# HELP go_goroutines Number of goroutines that currently exist.\n# TYPE go_goroutines gauge\ngo_goroutines %d\n", 10+2*f.live.Load())
 		case "/debug/pprof/heap":
 			fmt.Fprintf(w, "heap profile: ...\n# runtime.MemStats\n# HeapInuse = %d\n", 1<<20+f.live.Load()*4096)
 		default:

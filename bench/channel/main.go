@@ -9,7 +9,7 @@
 //	channel writes  -url ws://H:P/channel [-pid PID] [-phases notify@32,persistent@32,...] [-d 3s]
 //	channel hygiene -url ws://H:P/channel -debug H:P [-pid PID] [-k 10000] [-conc 64] [-wait 60s]
 //	channel rules   -url ws://H:P/channel -login EMAIL:PASSWORD -admin-token-file FILE [-pid PID] [-s 1000] [-rounds 10] [-d 500ms]
-//	channel soak    -url ws://H:P/channel -pid PID -debug H:P [-c 8] [-warmup 1m] [-d 10m] [-every 15s]
+//	channel soak    -url ws://H:P/channel[,...] -pid PID[,...] -debug H:P[,...] [-c 8] [-warmup 1m] [-d 10m] [-every 15s]
 //
 // It uses gorilla/websocket rather than coder/websocket to keep the
 // client's own cost per message and per connection low: one process holds
@@ -21,9 +21,11 @@
 // on every read), and hands out the raw net.Conn, which the hygiene figure
 // closes to drop a connection without a close frame.
 //
-// With -pid the server's RSS and CPU time are read from /proc; with -debug
-// (the address of reso -admin-addr with -pprof) its goroutines and heap from
-// net/http/pprof.
+// With -pid the server's RSS, open descriptors and CPU time are read from
+// /proc; with -debug (the address of reso -admin-addr, with -pprof) its
+// goroutines from the metrics (go_goroutines) and its heap from
+// net/http/pprof. The soak takes several servers (a fleet's nodes): -url,
+// -pid and -debug then list them, comma-separated, in the same order.
 package main
 
 import (
@@ -31,6 +33,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -52,8 +55,8 @@ func run(args []string) error {
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	wsURL := fs.String("url", "", "the channel door, ws://HOST:PORT/channel")
-	pid := fs.Int("pid", 0, "the server's process id, for its RSS (with its child processes) and CPU time (0: not measured)")
-	debug := fs.String("debug", "", "HOST:PORT of the server's -admin-addr (with -pprof), for goroutines and heap")
+	pid := fs.String("pid", "", "the server's process id, for its RSS (with its child processes), descriptors and CPU time (empty: not measured); soak: PID,PID,... one per -url")
+	debug := fs.String("debug", "", "HOST:PORT of the server's -admin-addr (with -pprof), for goroutines (its metrics) and heap (pprof); soak: one per -url, comma-separated")
 	dialConc := fs.Int("dial-conc", 64, "connections opened at once (at most 1024)")
 	readBuf := fs.Int("read-buf", 1024, "read buffer per connection, bytes (256 to 1 MiB)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "longest time for opening the connections or running the cycles (at most 10m)")
@@ -63,6 +66,7 @@ func run(args []string) error {
 		func() error { return durRange("timeout", *timeout, time.Second, 10*time.Minute) },
 	}
 	var do func(*dialer, *probe) error
+	var doMany func([]*dialer, []*probe) error // a command that takes several servers
 	switch cmd {
 	case "idle":
 		var cfg idleConfig
@@ -195,7 +199,8 @@ func run(args []string) error {
 		fs.DurationVar(&cfg.warmup, "warmup", time.Minute, "churn before the measured time (at most 10m)")
 		fs.DurationVar(&cfg.dur, "d", 10*time.Minute, "measured churn (1s to 30m)")
 		fs.DurationVar(&cfg.every, "every", 15*time.Second, "time between two lines of figures (1s to 1m)")
-		fs.DurationVar(&cfg.cooldown, "cooldown", 20*time.Second, "figures once more this long after the churn (at most 5m)")
+		fs.DurationVar(&cfg.cooldown, "cooldown", 20*time.Second, "after the churn, figures once more when every server's goroutines and descriptors are back within -slack of their start, or this long after it (at most 5m)")
+		fs.Int64Var(&cfg.slack, "slack", 10, "goroutines and descriptors above their start still counted as back (0 to 1000)")
 		fs.BoolVar(&cfg.watchEvent, "watch-event", false, "drop a GET kept open after its first event, not after its status line")
 		checks = append(checks,
 			func() error { return inRange("c", cfg.clients, 1, 256) },
@@ -204,10 +209,11 @@ func run(args []string) error {
 			func() error { return durRange("warmup", cfg.warmup, 0, 10*time.Minute) },
 			func() error { return durRange("d", cfg.dur, time.Second, 30*time.Minute) },
 			func() error { return durRange("every", cfg.every, time.Second, time.Minute) },
-			func() error { return durRange("cooldown", cfg.cooldown, 0, 5*time.Minute) })
-		do = func(d *dialer, p *probe) error {
+			func() error { return durRange("cooldown", cfg.cooldown, 0, 5*time.Minute) },
+			func() error { return inRange("slack", int(cfg.slack), 0, 1000) })
+		doMany = func(ds []*dialer, ps []*probe) error {
 			cfg.readBuf = *readBuf
-			res, err := runSoak(d, p, cfg, os.Stdout)
+			res, err := runSoak(ds, ps, cfg, os.Stdout)
 			if err != nil {
 				return err
 			}
@@ -292,11 +298,44 @@ func run(args []string) error {
 			return fmt.Errorf("%s: %w", cmd, err)
 		}
 	}
-	d, err := newDialer(*wsURL, *readBuf)
-	if err != nil {
-		return err
+	urls := strings.Split(*wsURL, ",")
+	pids, debugs := list(*pid), list(*debug)
+	if len(pids) > 0 && len(pids) != len(urls) || len(debugs) > 0 && len(debugs) != len(urls) {
+		return fmt.Errorf("%s: -pid and -debug: want one per -url (%d)", cmd, len(urls))
 	}
-	return do(d, newProbe(*pid, *debug))
+	if doMany == nil && len(urls) > 1 {
+		return fmt.Errorf("%s: -url: want one server", cmd)
+	}
+	var ds []*dialer
+	var ps []*probe
+	for i, u := range urls {
+		d, err := newDialer(u, *readBuf)
+		if err != nil {
+			return err
+		}
+		p, dbg := 0, ""
+		if len(pids) > 0 {
+			if p, err = strconv.Atoi(pids[i]); err != nil || p < 0 {
+				return fmt.Errorf("%s: -pid %q: want a process id", cmd, pids[i])
+			}
+		}
+		if len(debugs) > 0 {
+			dbg = debugs[i]
+		}
+		ds, ps = append(ds, d), append(ps, newProbe(p, dbg))
+	}
+	if doMany != nil {
+		return doMany(ds, ps)
+	}
+	return do(ds[0], ps[0])
+}
+
+// list splits a comma-separated flag value; empty gives none.
+func list(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
 }
 
 func inRange(name string, v, lo, hi int) error {

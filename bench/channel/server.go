@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -39,52 +38,7 @@ func (p *probe) rssKB() (int64, error) {
 	if p.pid == 0 {
 		return 0, errors.New("no -pid")
 	}
-	total, err := statusKB(p.pid, "VmRSS:")
-	if err != nil {
-		return 0, err
-	}
-	for _, c := range descendants(p.pid, 0) {
-		if n, err := statusKB(c, "VmRSS:"); err == nil {
-			total += n
-		}
-	}
-	return total, nil
-}
-
-// descendants lists the processes under pid, from
-// /proc/PID/task/*/children (empty where the kernel does not provide it).
-func descendants(pid, depth int) []int {
-	if depth > 8 {
-		return nil
-	}
-	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	var out []int
-	for _, t := range tasks {
-		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
-		for _, f := range strings.Fields(string(b)) {
-			if c, err := strconv.Atoi(f); err == nil {
-				out = append(out, c)
-				out = append(out, descendants(c, depth+1)...)
-			}
-		}
-	}
-	return out
-}
-
-// statusKB reads one "Name: N kB" line of /proc/PID/status.
-func statusKB(pid int, field string) (int64, error) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), field); ok {
-			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-		}
-	}
-	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
+	return proc.RSSKB(p.pid)
 }
 
 // cpu is the server's user plus system CPU time so far; 0 without a pid.
@@ -101,30 +55,17 @@ func selfCPU() time.Duration {
 
 // selfRSSKB is the load client's own resident set in KiB.
 func selfRSSKB() int64 {
-	n, _ := statusKB(os.Getpid(), "VmRSS:")
+	n, _ := proc.StatusKB(os.Getpid(), "VmRSS:")
 	return n
 }
 
-// goroutines is the server's goroutine count, the first line of
-// /debug/pprof/goroutine?debug=1 ("goroutine profile: total N").
+// goroutines is the server's goroutine count, go_goroutines of the
+// metrics of its admin listener.
 func (p *probe) goroutines() (int64, error) {
 	if p.debug == "" {
 		return 0, errors.New("no -debug")
 	}
-	resp, err := p.http.Get(p.debug + "/debug/pprof/goroutine?debug=1")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	line, err := bufio.NewReader(io.LimitReader(resp.Body, 4096)).ReadString('\n')
-	if err != nil && line == "" {
-		return 0, err
-	}
-	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "goroutine profile: total ")
-	if !ok {
-		return 0, fmt.Errorf("goroutine profile: first line %q", line)
-	}
-	return strconv.ParseInt(rest, 10, 64)
+	return proc.Goroutines(p.http, p.debug)
 }
 
 // heapInuseKB is the server's HeapInuse in KiB from the runtime.MemStats
@@ -160,15 +101,5 @@ func (p *probe) fds() (int64, error) {
 	if p.pid == 0 {
 		return 0, errors.New("no -pid")
 	}
-	ents, err := os.ReadDir("/proc/" + strconv.Itoa(p.pid) + "/fd")
-	if err != nil {
-		return 0, err
-	}
-	total := int64(len(ents))
-	for _, c := range descendants(p.pid, 0) {
-		if ents, err := os.ReadDir("/proc/" + strconv.Itoa(c) + "/fd"); err == nil {
-			total += int64(len(ents))
-		}
-	}
-	return total, nil
+	return proc.FDs(p.pid)
 }
