@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fleet's figures (issues 21 and 28, docs/fleet.md §13): a three-server
-# NATS JetStream cluster (in a child process of the load program), three
+# NATS JetStream cluster (in a child process: bench/internal/cluster), three
 # reso nodes on it and one reso alone on SQLite, measured in one run:
 # persistent and transient PUTs per second over 32 connections (16 in
 # flight each, and one at a time) with the CPU per write of the processes

@@ -8,14 +8,16 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/reso-project/reso/bench/internal/cluster"
 )
 
 // death makes node 0 own n transient resources (over 10 connections),
 // subscribes a connection on node 1 to their parent, kills node 0 with
 // SIGKILL and returns the time until the last DELETE arrived.
-func death(nodes []*node, n int) (time.Duration, error) {
+func death(nodes []*cluster.Node, n int) (time.Duration, error) {
 	p := fmt.Sprintf("/death%d", runID.Add(1))
-	w, err := dial(nodes[1].addr)
+	w, err := dial(nodes[1].Addr)
 	if err != nil {
 		return 0, err
 	}
@@ -29,7 +31,7 @@ func death(nodes []*node, n int) (time.Duration, error) {
 	var wg sync.WaitGroup
 	var firstErr atomic.Value
 	for k := range 10 {
-		c, err := dial(nodes[0].addr)
+		c, err := dial(nodes[0].Addr)
 		if err != nil {
 			return 0, err
 		}
@@ -59,10 +61,9 @@ func death(nodes []*node, n int) (time.Duration, error) {
 		seen++
 	}
 	killed := time.Now()
-	if err := nodes[0].cmd.Process.Kill(); err != nil {
+	if err := nodes[0].Kill(); err != nil {
 		return 0, err
 	}
-	nodes[0].cmd.Wait()
 	_ = w.SetReadDeadline(time.Now().Add(2 * time.Minute))
 	for seen := 0; seen < n; {
 		_, data, err := w.ReadMessage()

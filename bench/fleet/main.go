@@ -19,7 +19,7 @@
 //
 // Every load is bounded in count and time, on loopback.
 //
-//	go run ./bench/fleet -reso PATH [-d 3s] [-conns 32] [-inflight 16] [-depth 64] [-subs 100] [-fan-subs 1000] [-rate 1000] [-transients 1000] [-heartbeat 10s]
+//	go run ./bench/fleet -reso PATH [-d 3s] [-conns 32] [-inflight 16] [-depth 64] [-subs 100] [-fan-subs 1000] [-rate 1000] [-transients 1000] [-heartbeat 10s] [-only LOAD]
 package main
 
 import (
@@ -28,12 +28,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
+	"github.com/reso-project/reso/bench/internal/cluster"
 	"github.com/reso-project/reso/bench/internal/proc"
 )
 
 func main() {
+	if dir, ok := cluster.NATSChild(); ok {
+		if err := cluster.ServeNATS(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "fleet: nats:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
 		os.Exit(1)
@@ -53,12 +62,10 @@ type config struct {
 	depth      int
 	heartbeat  time.Duration
 	only       string
-	adminBase  int
 }
 
 func run() error {
 	var c config
-	serve := flag.String("serve-nats", "", "run only the NATS cluster, its stores under this directory (used by the program itself)")
 	flag.StringVar(&c.reso, "reso", "", "the reso binary")
 	flag.DurationVar(&c.d, "d", 3*time.Second, "duration of each load (at most 1m)")
 	flag.IntVar(&c.conns, "conns", 32, "connections of the write loads (at most 256)")
@@ -69,12 +76,8 @@ func run() error {
 	flag.IntVar(&c.transients, "transients", 1000, "transient resources of the node killed (at most 10000; 0 skips it)")
 	flag.IntVar(&c.depth, "depth", 64, "writes in flight on the one connection of the pipelined load (at most 1024)")
 	flag.DurationVar(&c.heartbeat, "heartbeat", 10*time.Second, "-fleet-heartbeat of the nodes")
-	flag.IntVar(&c.adminBase, "admin-base", 0, "with a port number P, node i serves -admin-addr 127.0.0.1:P+i with -pprof, the single node P+3 (for profiles taken during a load)")
 	flag.StringVar(&c.only, "only", "", "run only this load: writes (or only its persistent or transient ones), pipelined, notify, fanout or death")
 	flag.Parse()
-	if *serve != "" {
-		return serveNATS(*serve)
-	}
 	switch {
 	case c.reso == "":
 		return errors.New("-reso is required")
@@ -93,37 +96,19 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	nc, err := startNATS(filepath.Join(dir, "nats"))
+	f, err := cluster.StartFleet(c.reso, dir, 3, c.heartbeat)
 	if err != nil {
 		return err
 	}
-	defer nc.stop()
-	var nodes []*node
-	defer func() {
-		for _, n := range nodes {
-			n.stop()
-		}
-	}()
-	admin := func(i int) []string {
-		if c.adminBase == 0 {
-			return nil
-		}
-		return []string{"-admin-addr", fmt.Sprintf("127.0.0.1:%d", c.adminBase+i), "-pprof"}
-	}
-	for i := range 3 {
-		n, err := startNode(c.reso, dir, fmt.Sprintf("node%d", i), append([]string{"-nats", nc.urls, "-fleet", "bench", "-fleet-heartbeat", c.heartbeat.String()}, admin(i)...)...)
-		if err != nil {
-			return err
-		}
-		nodes = append(nodes, n)
-	}
-	alone, err := startNode(c.reso, dir, "alone", append([]string{"-db", filepath.Join(dir, "alone.db")}, admin(3)...)...)
+	defer f.Stop()
+	alone, err := cluster.StartNode(c.reso, dir, "alone", "-db", filepath.Join(dir, "alone.db"))
 	if err != nil {
 		return err
 	}
-	defer alone.stop()
-	b := &bench{c: c, nodes: nodes, alone: alone, nats: nc}
-	fmt.Printf("3 reso nodes on a 3-server NATS JetStream cluster (R3), and 1 reso on SQLite; %d CPUs\n", numCPU())
+	defer alone.Stop()
+	b := &bench{c: c, fleet: f, alone: alone}
+	fmt.Printf("3 reso nodes on a 3-server NATS JetStream cluster (R3), and 1 reso on SQLite; %d CPUs\n", runtime.NumCPU())
+	fmt.Printf("admin listeners (metrics, pprof): nodes %s, %s, %s; single node %s\n", f.Nodes[0].Admin, f.Nodes[1].Admin, f.Nodes[2].Admin, alone.Admin)
 	for _, l := range []struct {
 		name string
 		run  func() error
@@ -146,24 +131,23 @@ func run() error {
 // bench is one run's processes.
 type bench struct {
 	c     config
-	nodes []*node
-	alone *node
-	nats  *natsChild
+	fleet *cluster.Fleet
+	alone *cluster.Node
 }
 
 func (b *bench) fleetAddrs() []string {
 	var a []string
-	for _, n := range b.nodes {
-		a = append(a, n.addr)
+	for _, n := range b.fleet.Nodes {
+		a = append(a, n.Addr)
 	}
 	return a
 }
 
 // fleetPIDs are the processes that serve the fleet: its nodes and NATS.
 func (b *bench) fleetPIDs() []int {
-	pids := []int{b.nats.cmd.Process.Pid}
-	for _, n := range b.nodes {
-		pids = append(pids, n.cmd.Process.Pid)
+	pids := []int{b.fleet.NATSPid()}
+	for _, n := range b.fleet.Nodes {
+		pids = append(pids, n.Pid())
 	}
 	return pids
 }
@@ -210,8 +194,8 @@ func (b *bench) writes() error {
 			continue
 		}
 		for _, depth := range []int{c.inflight, 1} {
-			one, oneCPU, err := measured([]int{b.alone.cmd.Process.Pid, os.Getpid()}, func() (float64, error) {
-				return writes([]string{b.alone.addr}, c.conns, depth, c.d, persistent)
+			one, oneCPU, err := measured([]int{b.alone.Pid(), os.Getpid()}, func() (float64, error) {
+				return writes([]string{b.alone.Addr}, c.conns, depth, c.d, persistent)
 			})
 			if err != nil {
 				return err
@@ -232,11 +216,11 @@ func (b *bench) writes() error {
 
 func (b *bench) pipelined() error {
 	for _, depth := range []int{1, b.c.depth} {
-		one, err := writes([]string{b.alone.addr}, 1, depth, b.c.d, true)
+		one, err := writes([]string{b.alone.Addr}, 1, depth, b.c.d, true)
 		if err != nil {
 			return err
 		}
-		three, err := writes([]string{b.nodes[0].addr}, 1, depth, b.c.d, true)
+		three, err := writes([]string{b.fleet.Nodes[0].Addr}, 1, depth, b.c.d, true)
 		if err != nil {
 			return err
 		}
@@ -246,7 +230,7 @@ func (b *bench) pipelined() error {
 }
 
 func (b *bench) notify() error {
-	one, err := fanout([]string{b.alone.addr}, b.c.subs, 0, b.c.d)
+	one, err := fanout([]string{b.alone.Addr}, b.c.subs, 0, b.c.d)
 	if err != nil {
 		return err
 	}
@@ -255,7 +239,7 @@ func (b *bench) notify() error {
 		return err
 	}
 	fmt.Printf("one NOTIFY in flight, %d subscribers: fleet %s; single node %s; NOTIFY/s ratio %.2f\n", b.c.subs, three, one, three.published/one.published)
-	rate, p50, p99, err := floor(b.nats.urls, b.c.d)
+	rate, p50, p99, err := floor(b.fleet.NATSURLs(), b.c.d)
 	if err != nil {
 		return err
 	}
@@ -285,7 +269,7 @@ func (b *bench) fanout() error {
 		}
 		return r, cpu, err
 	}
-	one, oneCPU, err := run([]string{b.alone.addr}, []int{b.alone.cmd.Process.Pid})
+	one, oneCPU, err := run([]string{b.alone.Addr}, []int{b.alone.Pid()})
 	if err != nil {
 		return err
 	}
@@ -303,7 +287,7 @@ func (b *bench) death() error {
 	if b.c.transients == 0 {
 		return nil
 	}
-	took, err := death(b.nodes, b.c.transients)
+	took, err := death(b.fleet.Nodes, b.c.transients)
 	if err != nil {
 		return err
 	}

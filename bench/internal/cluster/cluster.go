@@ -133,6 +133,12 @@ func StartFleet(bin, dir string, n int, heartbeat time.Duration, args ...string)
 	return f, nil
 }
 
+// NATSURLs are the client URLs of the fleet's NATS cluster.
+func (f *Fleet) NATSURLs() string { return f.nats.urls }
+
+// NATSPid is the process id of the fleet's NATS cluster.
+func (f *Fleet) NATSPid() int { return f.nats.cmd.Process.Pid }
+
 // Stop ends the nodes, then the NATS cluster.
 func (f *Fleet) Stop() {
 	for _, n := range f.Nodes {
