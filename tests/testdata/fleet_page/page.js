@@ -1,0 +1,43 @@
+// The page of TestFleetBrowser (tests/fleet_browser_test.go): reso.js's
+// Channel to /channel of the page's own origin (the node, or the load
+// balancer, that served the page), with short back-offs so that a test
+// does not wait long for a reconnect. window.fleet keeps the page's own
+// record of what it received; the test reads it.
+import { Channel } from "./reso.js";
+
+const ch = new Channel("/channel", { backoffMin: 20, backoffMax: 200, connectTimeout: 2000 });
+
+const fleet = {
+  ch,
+  ready: false, // the first connection opened
+  notes: [], // every notification delivered to a subscription, in order
+  resyncs: [], // recovered of each resync after a reconnect
+  states: [], // every state the Channel went through
+  errors: [], // what the Channel reported as an error
+
+  // subscribe subscribes to room and records what it delivers.
+  async subscribe(room) {
+    await ch.subscribe(room, (n) => fleet.notes.push(n), {
+      onResync: (r) => fleet.resyncs.push(r.recovered),
+    });
+    return true;
+  },
+
+  // post creates a persistent child {text} of room.
+  async post(room, text) {
+    await ch.post(room, { text }, { persistent: true });
+    return true;
+  },
+
+  // texts returns the text of each notification received, in order.
+  texts() {
+    return fleet.notes.map((n) => n.entity?.text);
+  },
+};
+
+ch.on("state", (s) => fleet.states.push(s));
+ch.on("error", (err) => fleet.errors.push(String(err?.message ?? err)));
+ch.opened().then(() => {
+  fleet.ready = true;
+});
+window.fleet = fleet;
