@@ -26,7 +26,11 @@ func TestFleetBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := startFleet(t, fleetNodes, "-www", www)
+	// The default heartbeat timeout (10 s) rather than the test fleets'
+	// 2 s: nothing here waits for a death to be noticed, and on a starved
+	// machine 2 s can take a live node for dead, which then refuses its
+	// writes (docs/fleet.md §5).
+	f := startFleet(t, fleetNodes, "-www", www, "-fleet-heartbeat", "10s")
 	lb := newProxy(t, f.node(0).Addr)
 	lb.orElse(f.node(1).Addr, f.node(2).Addr)
 
