@@ -54,6 +54,13 @@ func TestFleetBrowser(t *testing.T) {
 		p.eval(`fleet.subscribe(`+R+`)`, "true")
 	}
 
+	// Page 1 also follows the room with reso.js's watch (a GET kept open
+	// over EventSource).
+	p1.eval(`fleet.watch("/channel`+room+`")`, "true")
+	p1.until(`fleet.watched.states.length === 1`)
+	p1.eval(`fleet.watched.states[0].first`, "true")
+	const watched = `JSON.stringify(fleet.watched.notes.map((n) => n.entity.text))`
+
 	var sent []string // the texts of the children created, in order
 	const texts = `JSON.stringify(fleet.texts())`
 	// write has page p (nil: the Go client) create a child and waits
@@ -93,6 +100,9 @@ func TestFleetBrowser(t *testing.T) {
 	p1.until(`fleet.resyncs.length === 1`)
 	p1.eval(`JSON.stringify(fleet.resyncs)`, `"[true]"`)
 	p1.until(texts + ` === ` + jsonString(jsonList(sent)))
+	// Its EventSource resumed on another node with Last-Event-ID: no
+	// second state, the missed notifications once each.
+	p1.until(watched + ` === ` + jsonString(jsonList(sent)))
 	write(p1, "back from page 1", p1, p2)
 	write(p2, "after from page 2", p1, p2)
 	write(nil, "after from Go", p1, p2)
@@ -105,6 +115,10 @@ func TestFleetBrowser(t *testing.T) {
 		p.eval(`fleet.notes.every((n, i) => n.notify === "UPDATE" && n.resource === `+R+` && n.seq > 0 && (i === 0 || n.seq > fleet.notes[i - 1].seq))`, "true")
 		p.eval(`JSON.stringify(fleet.errors)`, `"[]"`)
 	}
+	p1.until(watched + ` === ` + jsonString(jsonList(sent)))
+	p1.eval(`fleet.watched.states.length`, "1")
+	p1.eval(`fleet.watched.notes.every((n, i) => n.seq > 0 && (i === 0 || n.seq > fleet.watched.notes[i - 1].seq))`, "true")
+	p1.eval(`fleet.watched.errors > 0`, "true") // it did lose its stream
 	p2.eval(`JSON.stringify(fleet.resyncs)`, `"[]"`)
 	p2.eval(`JSON.stringify(fleet.states)`, `"[\"open\"]"`)
 }

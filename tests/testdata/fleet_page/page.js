@@ -3,7 +3,7 @@
 // balancer, that served the page), with short back-offs so that a test
 // does not wait long for a reconnect. window.fleet keeps the page's own
 // record of what it received; the test reads it.
-import { Channel } from "./reso.js";
+import { Channel, watch } from "./reso.js";
 
 const ch = new Channel("/channel", { backoffMin: 20, backoffMax: 200, connectTimeout: 2000 });
 
@@ -26,6 +26,24 @@ const fleet = {
   // post creates a persistent child {text} of room.
   async post(room, text) {
     await ch.post(room, { text }, { persistent: true });
+    return true;
+  },
+
+  // watched is the record of watch: each state (first, and the state)
+  // and each notification, in order.
+  watched: { states: [], notes: [], errors: 0 },
+
+  // watch follows url with reso.js's watch (a GET kept open over
+  // EventSource) and records what it delivers.
+  watch(url) {
+    const w = fleet.watched;
+    watch(url, {
+      onState: (s, info) => w.states.push({ first: info.first, state: s }),
+      onNotification: (n) => w.notes.push(n),
+      onError: () => w.errors++,
+      backoffMin: 20,
+      backoffMax: 200,
+    });
     return true;
   },
 
