@@ -17,9 +17,10 @@ import (
 // other. Then node 0 is killed with -9 while the proxy keeps page 1 away;
 // page 2 and the Go client write meanwhile; once let through, page 1's
 // Channel reconnects to another node, subscribes again with since and is
-// told recovered: true. The page's own record of notifications holds
-// every one exactly once, in seq order, those made while it was away
-// included.
+// told recovered: true; its watch of the room (a GET kept open over
+// EventSource) resumes there with Last-Event-ID. The page's own records
+// of notifications hold every one exactly once, in seq order, those made
+// while it was away included.
 func TestFleetBrowser(t *testing.T) {
 	chromiumPath(t) // skips early without a browser
 	www, err := filepath.Abs("testdata/fleet_page")
