@@ -13,11 +13,11 @@ import (
 // connection at once, as a lost network would refuse it; cut ends the
 // open ones.
 type tcpProxy struct {
-	Addr   string
-	target string
-	l      net.Listener
+	Addr string
+	l    net.Listener
 
 	mu        sync.Mutex
+	target    string
 	fallbacks []string
 	down      bool
 	holding   chan struct{} // closed when bytes were held; nil when not holding
@@ -122,6 +122,13 @@ func (p *tcpProxy) hold() <-chan struct{} {
 	defer p.mu.Unlock()
 	p.holding = make(chan struct{})
 	return p.holding
+}
+
+// to sends new connections to target from now on.
+func (p *tcpProxy) to(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = target
 }
 
 // orElse sends new connections that the target refuses to the first of
