@@ -17,7 +17,7 @@ func TestChannelBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		page := cs.writePage("channel_page.html", string(html))
 		browser := newBrowser(t)

@@ -28,6 +28,13 @@ func freePort(t *testing.T) int {
 // page's chat is ready.
 func openApp(t *testing.T, browser context.Context, name, url string) *tab {
 	t.Helper()
+	return openPage(t, browser, name, url, `window.chat && window.chat.ready`)
+}
+
+// openPage opens url in a tab of a browser context of its own and waits
+// until the JavaScript expression ready is true.
+func openPage(t *testing.T, browser context.Context, name, url, ready string) *tab {
+	t.Helper()
 	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
 	p := &tab{t: t, name: name, ctx: ctx}
@@ -39,7 +46,7 @@ func openApp(t *testing.T, browser context.Context, name, url string) *tab {
 	if err := chromedp.Do(step, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("%s: navigating to %s: %v", name, url, err)
 	}
-	p.until(`window.chat && window.chat.ready`)
+	p.until(ready)
 	return p
 }
 

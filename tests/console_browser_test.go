@@ -26,7 +26,7 @@ import (
 // docs/console.png is made).
 func TestConsoleBrowser(t *testing.T) {
 	chromiumPath(t) // skips early without a browser
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		browser := newBrowser(t)
 		room := "/" + uniq("room-")

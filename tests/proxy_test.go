@@ -7,18 +7,21 @@ import (
 	"testing"
 )
 
-// tcpProxy forwards TCP connections to a target address. While it is down
-// it accepts and closes every new connection at once, as a lost network
-// would refuse it; cut ends the open ones.
+// tcpProxy forwards TCP connections to a target address (or, when it
+// refuses them, to the first of its fallbacks that accepts, as a load
+// balancer would). While it is down it accepts and closes every new
+// connection at once, as a lost network would refuse it; cut ends the
+// open ones.
 type tcpProxy struct {
-	Addr   string
-	target string
-	l      net.Listener
+	Addr string
+	l    net.Listener
 
-	mu      sync.Mutex
-	down    bool
-	holding chan struct{} // closed when bytes were held; nil when not holding
-	conns   map[net.Conn]struct{}
+	mu        sync.Mutex
+	target    string
+	fallbacks []string
+	down      bool
+	holding   chan struct{} // closed when bytes were held; nil when not holding
+	conns     map[net.Conn]struct{}
 }
 
 // newProxy starts a proxy to target on a loopback port; it ends with t.
@@ -54,8 +57,15 @@ func (p *tcpProxy) serve(c net.Conn) {
 		c.Close()
 		return
 	}
+	targets := append([]string{p.target}, p.fallbacks...)
 	p.mu.Unlock()
-	s, err := net.Dial("tcp", p.target)
+	var s net.Conn
+	var err error
+	for _, target := range targets {
+		if s, err = net.Dial("tcp", target); err == nil {
+			break
+		}
+	}
 	if err != nil {
 		c.Close()
 		return
@@ -112,6 +122,21 @@ func (p *tcpProxy) hold() <-chan struct{} {
 	defer p.mu.Unlock()
 	p.holding = make(chan struct{})
 	return p.holding
+}
+
+// to sends new connections to target from now on.
+func (p *tcpProxy) to(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = target
+}
+
+// orElse sends new connections that the target refuses to the first of
+// addrs that accepts them.
+func (p *tcpProxy) orElse(addrs ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fallbacks = addrs
 }
 
 // setDown refuses new connections (true) or lets them through (false).
