@@ -19,7 +19,7 @@ const (
 // one copy is in the history once it was delivered (before, every offer
 // again entered the history: 9 copies after 2 s).
 func TestCallWaitingOnce(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
@@ -79,7 +79,7 @@ func TestCallWaitingOnce(t *testing.T) {
 // the room; another user has room of its own. -call-wait-count and
 // -call-wait-bytes set the bounds.
 func TestCallWaitingBounded(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
 		c.register(cat, cat, "sip:cat@desk", "", "3600")
@@ -112,7 +112,7 @@ func TestCallWaitingBounded(t *testing.T) {
 		// The room is free again; the session takes the next one at once.
 		c.send(ann, ann, big(100), "200 OK")
 	})
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m, flagCallWaitCount, "2", flagCallWaitBytes, "300")
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
 		c.register(cat, cat, "sip:cat@desk", "", "3600")
@@ -129,7 +129,7 @@ func TestCallWaitingBounded(t *testing.T) {
 // answers 400 Invalid Expires; a value past -call-max-expires is lowered
 // to it, and the answer says what was granted.
 func TestCallExpiresWhole(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		for _, e := range []struct{ sent, granted string }{
 			{"2.0", "2"}, {"1e1", "10"}, {"1E+1", "10"}, {"60.000", "60"}, {"0.5e1", "5"},
