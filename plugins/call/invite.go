@@ -49,7 +49,7 @@ func (h *handler) send(ctx context.Context, req *core.Request, who, email string
 	if sent {
 		return core.Value(req, core.Record{{Name: "id", Value: m.id}}), nil
 	}
-	if err := h.waiting.hold(m); err != nil {
+	if err := h.waiting.hold(ctx, m); err != nil {
 		return nil, err
 	}
 	resp := core.Value(req, core.Record{{Name: "id", Value: m.id}})
@@ -83,6 +83,7 @@ type message struct {
 	wire     []byte
 	size     int // the bytes of the invitation, counted while it waits
 	deadline time.Time
+	slot     string // its slot in the tree while it waits (slots.go)
 
 	delivered bool
 	sending   bool // an offer of it is under way, w.mu released

@@ -89,6 +89,7 @@ func (p *Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.R
 		return nil, err
 	}
 	h.waiting = newWaiting(h.st, wait, count, size)
+	h.waiting.slots = &slots{st: h.st, wait: wait, maxCount: count, maxBytes: size}
 	h.relay = newRelay(h.st, h.waiting)
 	p.mu.Lock()
 	p.waiting = append(p.waiting, h.waiting)
@@ -157,12 +158,13 @@ func (p *Plugin) Close(ctx context.Context) error {
 // topRules are the rules the plugin gives its top-level paths
 // (docs/call.md): logins to their users alone, calls readable and
 // followable by every authenticated caller, user records readable by them,
-// the relays (relay.go) to the plugin alone.
+// the relays (relay.go) and the slots (slots.go) to the plugin alone.
 var topRules = []struct{ path, rule string }{
 	{"/login", "self:cruds"},
 	{"/call", "self:cruds auth:rs"},
 	{"/user", "self:cruds auth:r"},
 	{relayTop, "self:cruds"},
+	{waitTop, "self:cruds"},
 }
 
 // setup creates the top-level resources, persistent, and sets their rules.
