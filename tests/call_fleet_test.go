@@ -32,7 +32,8 @@ func callNodes(t *testing.T, args ...string) []*callServer {
 // (sent on B while no session follows) is withdrawn on another node as on
 // B: 403 Forbidden for another caller, 200 OK for its sender, then 404
 // Not Found on every node; one that waits is taken by a GET kept open on
-// another node than B, and is then Already Delivered on every node.
+// another node than B, and is then Already Delivered on every node. A
+// message waiting on a node that is killed is 404 Not Found on the others.
 func TestCallFleetSend(t *testing.T) {
 	if !hasMode(fleetMode.name) {
 		t.Skip("RESO_TEST_MODES leaves out the fleet")
@@ -87,6 +88,15 @@ func TestCallFleetSend(t *testing.T) {
 	wantLine(t, s, "node A: the next line is the next message", invitation(ann, cat, next))
 	w.expect(invitation(ann, cat, next))
 	w.quiet()
+
+	// A message waiting on node B goes with it: once B is killed, its
+	// CANCEL on another node is 404 Not Found.
+	A.register(cat, cat, "sip:cat@desk", "", "3600")
+	lost := B.send(bob, cat, invite("/call/lost", "l1"), "202 Accepted")
+	C.expect(bob, "CANCEL", login(cat)+"/"+lost, "", "200 OK") // held by B, withdrawn through C
+	lost = B.send(bob, cat, invite("/call/lost", "l2"), "202 Accepted")
+	B.kill()
+	A.expect(bob, "CANCEL", login(cat)+"/"+lost, "", "404 Not Found")
 }
 
 // TestCallFleetBounds: the bounds of one target count the messages

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,6 +66,8 @@ type relay struct {
 	stop chan struct{}
 	done chan struct{}
 
+	busy chan struct{} // a place per cancel being answered for another plugin
+
 	mu    sync.Mutex
 	calls map[string]chan int // by request id
 	ready bool                // the relay client follows its path
@@ -72,7 +75,8 @@ type relay struct {
 
 // newRelay starts the relay of the messages w holds, with a fresh tag.
 func newRelay(st store, w *waiting) *relay {
-	r := &relay{st: st, tag: newID()[:8], w: w, stop: make(chan struct{}), done: make(chan struct{}), calls: make(map[string]chan int)}
+	r := &relay{st: st, tag: newID()[:8], w: w, stop: make(chan struct{}), done: make(chan struct{}),
+		busy: make(chan struct{}, maxRelayCalls), calls: make(map[string]chan int)}
 	go r.run()
 	return r
 }
@@ -80,9 +84,10 @@ func newRelay(st store, w *waiting) *relay {
 // path is the relay path of tag.
 func relayPath(tag string) string { return relayTop + "/" + tag }
 
-// holder returns the tag of the plugin that holds message id.
+// holder returns the tag of the plugin that holds message id, "" when
+// id is of no plugin (16 lowercase hex digits).
 func holder(id string) string {
-	if len(id) != 16 {
+	if len(id) != 16 || strings.Trim(id, "0123456789abcdef") != "" {
 		return ""
 	}
 	return id[:8]
@@ -171,7 +176,14 @@ func (r *relay) frame(ctx context.Context, data []byte) {
 			return
 		}
 		// withdraw may wait for an offer under way: not on the reader.
+		// Past maxRelayCalls the asker gets no answer (its wait ends).
+		select {
+		case r.busy <- struct{}{}:
+		default:
+			return
+		}
 		go func() {
+			defer func() { <-r.busy }()
 			code := statusOf(r.w.withdraw(m.Target, m.ID, m.Who, m.Admin))
 			a := relayMsg{Op: "answer", Req: m.Req, Status: code}
 			actx, cancel := context.WithTimeout(ctx, relayWait)
@@ -208,11 +220,12 @@ func (r *relay) notify(ctx context.Context, tag string, m relayMsg) (bool, error
 // longer follows its path (its node gone) held nothing that still
 // waits: 404 Not Found.
 func (r *relay) cancel(ctx context.Context, tag, target, id, who string, admin bool) error {
-	r.mu.Lock()
-	if !r.ready {
-		r.mu.Unlock()
-		return errTree // no answer could reach this plugin
+	ctx, cancel := context.WithTimeout(ctx, relayWait)
+	defer cancel()
+	if err := r.waitReady(ctx); err != nil {
+		return err
 	}
+	r.mu.Lock()
 	if len(r.calls) >= maxRelayCalls {
 		r.mu.Unlock()
 		return errTree
@@ -226,8 +239,6 @@ func (r *relay) cancel(ctx context.Context, tag, target, id, who string, admin b
 		delete(r.calls, req)
 		r.mu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(ctx, relayWait)
-	defer cancel()
 	ok, err := r.notify(ctx, tag, relayMsg{Op: "cancel", Req: req, From: r.tag, ID: id, Target: target, Who: who, Admin: admin})
 	if err != nil {
 		return err
@@ -240,6 +251,25 @@ func (r *relay) cancel(ctx context.Context, tag, target, id, who string, admin b
 		return errorOf(code)
 	case <-ctx.Done():
 		return errTree
+	}
+}
+
+// waitReady waits until the relay client follows its path (a plugin
+// just started, or whose client the tree dropped): no answer could reach
+// this plugin before.
+func (r *relay) waitReady(ctx context.Context) error {
+	for {
+		r.mu.Lock()
+		ok := r.ready
+		r.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errTree
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 
