@@ -20,9 +20,10 @@ import (
 // tree, whose log reaches every node, and waits for the holder's answer.
 //
 // Each plugin has a tag, 8 random hex digits, that begins the ids of the
-// messages it holds, and follows /callrelay/<tag>, a resource its relay
-// client holds transiently (so it goes with the client, and a node that
-// dies takes its own away, fleet-wide). A CANCEL of another tag's message
+// messages it holds, and its relay client follows /callrelay/<tag>, a path
+// with no resource (a NOTIFY needs none; nothing is written, so a start
+// takes no seq). A subscription lives on its node alone: a plugin gone
+// with its node follows nothing any more. A CANCEL of another tag's message
 // is a NOTIFY (an offer: nothing enters the history when nobody takes
 // it) of {"op": "cancel", ...} to the holder's path; the holder withdraws
 // it as for a CANCEL of its own and answers {"op": "answer", "req",
@@ -115,8 +116,8 @@ func (r *relay) run() {
 	}
 }
 
-// serve connects the relay client, makes and follows its path and
-// answers what comes there, until the client is dropped or ctx ends.
+// serve connects the relay client, follows its path and answers what
+// comes there, until the client is dropped or ctx ends.
 func (r *relay) serve(ctx context.Context) {
 	c, err := r.st.t.Connect(ctx, "call-relay-"+newID(), channel.Admin)
 	if err != nil {
@@ -125,12 +126,10 @@ func (r *relay) serve(ctx context.Context) {
 	defer c.Disconnect()
 	defer r.setReady(false)
 	p, _ := json.Marshal(relayPath(r.tag))
-	if c.Exec(ctx, []byte(`{"method":"PUT","resource":`+string(p)+`,"entity":{},"msg_id":1}`)) != nil ||
-		c.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":`+string(p)+`,"msg_id":2}`)) != nil {
+	if c.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":`+string(p)+`,"msg_id":1}`)) != nil {
 		return
 	}
 	var buf []plugins.TreeFrame
-	replies := 0
 	for {
 		frames, err := c.Next(ctx, buf)
 		buf = frames
@@ -138,11 +137,9 @@ func (r *relay) serve(ctx context.Context) {
 			if f.Seq == 0 {
 				var rep reply
 				if json.Unmarshal(f.Data, &rep) != nil || rep.Code != "success" {
-					return // the path or its subscription failed: start again
+					return // the subscription failed: start again
 				}
-				if replies++; replies == 2 {
-					r.setReady(true)
-				}
+				r.setReady(true)
 				continue
 			}
 			r.frame(ctx, f.Data)
