@@ -80,7 +80,9 @@ func TestCallWaitingOnce(t *testing.T) {
 // -call-wait-bytes set the bounds.
 func TestCallWaitingBounded(t *testing.T) {
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		c := startCall(t, m)
+		// The two messages must still wait after the 64 SENDs, which take
+		// more than the default 30 s under -race on a loaded machine.
+		c := startCall(t, m, flagCallWait, "10m")
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
 		c.register(cat, cat, "sip:cat@desk", "", "3600")
 		big := func(i int) string {
