@@ -17,7 +17,7 @@ func TestCallExample(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./examples/call: %v\n%s", err, out)
 	}
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		run := exec.Command(bin, "-addr", rs.Addr, "-alice", ann.email+":"+ann.password, "-bob", bob.email+":"+bob.password)
 		out, err := run.CombinedOutput()

@@ -11,7 +11,7 @@ import (
 // contact; GET /login/<email> is then [] and SEND 404 Not Logged In.
 // Calls and participants are leases bounded by the same flag.
 func TestCallExpiry(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m, flagCallMaxExpires, "1s")
 		g := clients(t, c.chanServer)
 		L := login(ann)

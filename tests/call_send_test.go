@@ -15,7 +15,7 @@ import (
 // fields passing through) is delivered: 200 OK with the message id, and a
 // CANCEL of a delivered message is 409 Already Delivered.
 func TestCallSendSessions(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
@@ -74,7 +74,7 @@ func TestCallSendSessions(t *testing.T) {
 // Command; a body that is not a JSON object 400 Invalid JSON content;
 // without credentials 401 with the challenge. None reaches the target.
 func TestCallSendFailures(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
@@ -109,7 +109,7 @@ func TestCallSendFailures(t *testing.T) {
 // Already Delivered, of an unknown one 404 Not Found, by a caller other
 // than the sender and the administrator 403 Forbidden.
 func TestCallWaiting(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
@@ -179,7 +179,7 @@ func parseObjID(t testing.TB, body string) string {
 // dropped: its CANCEL is then 404 Not Found (403 Forbidden for another
 // caller while it waits), and a session opened after it never gets it.
 func TestCallWaitDropped(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m, flagCallWait, "1s")
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
 		L := login(ann)
@@ -207,7 +207,7 @@ func TestCallWaitDropped(t *testing.T) {
 // goes, with an UPDATE delete, when that WebSocket closes. Another user's
 // WebSocket may not register there.
 func TestCallWebSocketContact(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
 		L := login(ann)
@@ -249,7 +249,7 @@ func TestCallWebSocketContact(t *testing.T) {
 // next SEND is 503 Too Many Waiting Messages until one is withdrawn.
 // Another target has room of its own.
 func TestCallTooManyWaiting(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
 		c.register(cat, cat, "sip:cat@desk", "", "3600")

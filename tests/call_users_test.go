@@ -12,7 +12,7 @@ import (
 // administrator, DELETE of the record by them; users and messages survive
 // a restart; unknown ones are 404, other methods 405.
 func TestCallUsers(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 
 		c.expect(anon, "POST", "/user", `{"email":"ann@example.org"}`, "401 Unauthorized")

@@ -19,7 +19,7 @@ const (
 // one copy is in the history once it was delivered (before, every offer
 // again entered the history: 9 copies after 2 s).
 func TestCallWaitingOnce(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
@@ -79,8 +79,10 @@ func TestCallWaitingOnce(t *testing.T) {
 // the room; another user has room of its own. -call-wait-count and
 // -call-wait-bytes set the bounds.
 func TestCallWaitingBounded(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
-		c := startCall(t, m)
+	eachChannelMode(t, func(t *testing.T, m mode) {
+		// The two messages must still wait after the 64 SENDs, which take
+		// more than the default 30 s under -race on a loaded machine.
+		c := startCall(t, m, flagCallWait, "10m")
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
 		c.register(cat, cat, "sip:cat@desk", "", "3600")
 		big := func(i int) string {
@@ -112,7 +114,7 @@ func TestCallWaitingBounded(t *testing.T) {
 		// The room is free again; the session takes the next one at once.
 		c.send(ann, ann, big(100), "200 OK")
 	})
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m, flagCallWaitCount, "2", flagCallWaitBytes, "300")
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
 		c.register(cat, cat, "sip:cat@desk", "", "3600")
@@ -129,7 +131,7 @@ func TestCallWaitingBounded(t *testing.T) {
 // answers 400 Invalid Expires; a value past -call-max-expires is lowered
 // to it, and the answer says what was granted.
 func TestCallExpiresWhole(t *testing.T) {
-	eachMode(t, func(t *testing.T, m mode) {
+	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		for _, e := range []struct{ sent, granted string }{
 			{"2.0", "2"}, {"1e1", "10"}, {"1E+1", "10"}, {"60.000", "60"}, {"0.5e1", "5"},

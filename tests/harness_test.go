@@ -65,7 +65,8 @@ var allModes = []mode{
 
 // modes returns the modes named by RESO_TEST_MODES (names separated by
 // commas; every known mode when unset: the two plugin modes, and the
-// fleet, which only the channel's suites run, see eachChannelMode).
+// fleet, which only the channel's and the call plugin's suites run, see
+// eachChannelMode).
 // TestMain has checked the value.
 func modes() []mode {
 	ms, _ := modesFrom(os.Getenv("RESO_TEST_MODES"))
@@ -73,7 +74,8 @@ func modes() []mode {
 }
 
 // knownModes are the modes RESO_TEST_MODES may name: the plugin modes
-// and the fleet (which only the channel's suites run).
+// and the fleet (which only the channel's and the call plugin's suites
+// run).
 var knownModes = append(slices.Clone(allModes), fleetMode)
 
 // modesFrom resolves a RESO_TEST_MODES value; an unknown name is an error
@@ -105,8 +107,9 @@ func eachMode(t *testing.T, f func(t *testing.T, m mode)) {
 }
 
 // eachChannelMode runs f as a subtest per plugin mode and on a fleet
-// (fleetMode): the channel's suites, whose every assertion must also hold
-// when consecutive clients of a test talk to different nodes.
+// (fleetMode): the channel's and the call plugin's suites, whose every
+// assertion must also hold when consecutive clients of a test talk to
+// different nodes.
 func eachChannelMode(t *testing.T, f func(t *testing.T, m mode)) {
 	t.Helper()
 	for _, m := range modes() {

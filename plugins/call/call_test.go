@@ -300,3 +300,24 @@ func TestRetryTurns(t *testing.T) {
 		}
 	}
 }
+
+// TestHolder: the tag of a message id is its first 8 hex digits; an id
+// that no plugin made has none (and stays on the node asked).
+func TestHolder(t *testing.T) {
+	for id, want := range map[string]string{
+		"0123abcd4567ef89":  "0123abcd",
+		"0123ABCD4567ef89":  "",
+		"0123abcd4567ef8":   "",
+		"0123abcd4567ef890": "",
+		"../..abcd4567ef89": "",
+		"0123abc/4567ef89":  "",
+	} {
+		if got := holder(id); got != want {
+			t.Errorf("holder(%q) = %q, want %q", id, got, want)
+		}
+	}
+	r := &relay{tag: "0123abcd"}
+	if id := r.newMessageID(); holder(id) != r.tag {
+		t.Errorf("newMessageID %q: holder %q, want %q", id, holder(id), r.tag)
+	}
+}

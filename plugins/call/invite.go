@@ -38,7 +38,7 @@ func (h *handler) send(ctx context.Context, req *core.Request, who, email string
 		return nil, errNotLoggedIn
 	}
 	data := core.AppendJSON(nil, r)
-	m, err := newMessage(email, who, data)
+	m, err := newMessage(h.relay.newMessageID(), email, who, data)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (h *handler) send(ctx context.Context, req *core.Request, who, email string
 	if sent {
 		return core.Value(req, core.Record{{Name: "id", Value: m.id}}), nil
 	}
-	if err := h.waiting.hold(m); err != nil {
+	if err := h.waiting.hold(ctx, m); err != nil {
 		return nil, err
 	}
 	resp := core.Value(req, core.Record{{Name: "id", Value: m.id}})
@@ -58,8 +58,16 @@ func (h *handler) send(ctx context.Context, req *core.Request, who, email string
 }
 
 // cancel answers CANCEL /login/<email>/<id>.
+// A message another node's plugin holds is withdrawn there, through the
+// relay.
 func (h *handler) cancel(ctx context.Context, req *core.Request, who string, admin bool, email, id string) (*core.Response, error) {
-	if err := h.waiting.withdraw(email, id, who, admin); err != nil {
+	var err error
+	if tag := holder(id); tag != "" && tag != h.relay.tag {
+		err = h.relay.cancel(ctx, tag, email, id, who, admin)
+	} else {
+		err = h.waiting.withdraw(email, id, who, admin)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return core.Value(req, core.Record{}), nil
@@ -75,19 +83,19 @@ type message struct {
 	wire     []byte
 	size     int // the bytes of the invitation, counted while it waits
 	deadline time.Time
+	slot     string // its slot in the tree while it waits (slots.go)
 
 	delivered bool
 	sending   bool // an offer of it is under way, w.mu released
 }
 
-// newMessage returns the message data from sender to target, with a
-// fresh id.
-func newMessage(target, sender string, data []byte) (*message, error) {
+// newMessage returns the message id with data from sender to target.
+func newMessage(id, target, sender string, data []byte) (*message, error) {
 	wire, err := json.Marshal(msg{Method: "NOTIFY", Resource: "/login/" + target, MsgID: 1, Data: data, Offer: true})
 	if err != nil {
 		return nil, err
 	}
-	return &message{id: newID(), target: target, sender: sender, wire: wire, size: len(data)}, nil
+	return &message{id: id, target: target, sender: sender, wire: wire, size: len(data)}, nil
 }
 
 // newID returns a fresh id: 16 random hex digits.

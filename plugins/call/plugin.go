@@ -49,6 +49,7 @@ const (
 type Plugin struct {
 	mu      sync.Mutex
 	waiting []*waiting // of every Routes call
+	relays  []*relay   // of every Routes call
 }
 
 // handler serves the plugin's routes.
@@ -56,6 +57,7 @@ type handler struct {
 	st         store
 	maxExpires time.Duration
 	waiting    *waiting
+	relay      *relay
 }
 
 // Routes returns the routes of /login/, /call and /user, all requiring
@@ -87,8 +89,11 @@ func (p *Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.R
 		return nil, err
 	}
 	h.waiting = newWaiting(h.st, wait, count, size)
+	h.waiting.slots = &slots{st: h.st, wait: wait, maxCount: count, maxBytes: size}
+	h.relay = newRelay(h.st, h.waiting)
 	p.mu.Lock()
 	p.waiting = append(p.waiting, h.waiting)
+	p.relays = append(p.relays, h.relay)
 	p.mu.Unlock()
 	return []plugins.Route{
 		{Match: `GET,PUT,POST,DELETE,SEND,CANCEL /login/`, Identity: plugins.IdentityRequired, Handler: core.HandlerFunc(h.login)},
@@ -129,14 +134,19 @@ func positive(ctx context.Context, s plugins.Settings, name string, def int) (in
 	return n, nil
 }
 
-// Close stops the retry of the invitations waiting (plugins.Closer):
-// those still waiting are dropped.
+// Close stops the retry of the invitations waiting and their relays
+// (plugins.Closer): those still waiting are dropped.
 func (p *Plugin) Close(ctx context.Context) error {
 	p.mu.Lock()
-	ws := p.waiting
-	p.waiting = nil
+	ws, rs := p.waiting, p.relays
+	p.waiting, p.relays = nil, nil
 	p.mu.Unlock()
 	var errs []error
+	for _, r := range rs {
+		if err := r.close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, w := range ws {
 		if err := w.close(ctx); err != nil {
 			errs = append(errs, err)
@@ -147,11 +157,14 @@ func (p *Plugin) Close(ctx context.Context) error {
 
 // topRules are the rules the plugin gives its top-level paths
 // (docs/call.md): logins to their users alone, calls readable and
-// followable by every authenticated caller, user records readable by them.
+// followable by every authenticated caller, user records readable by them,
+// the relays (relay.go) and the slots (slots.go) to the plugin alone.
 var topRules = []struct{ path, rule string }{
 	{"/login", "self:cruds"},
 	{"/call", "self:cruds auth:rs"},
 	{"/user", "self:cruds auth:r"},
+	{relayTop, "self:cruds"},
+	{waitTop, "self:cruds"},
 }
 
 // setup creates the top-level resources, persistent, and sets their rules.

@@ -45,6 +45,7 @@ type queue struct {
 // open of its target starts. No lock is held while the tree is called.
 type waiting struct {
 	st       store
+	slots    *slots // nil: the bounds count this plugin's messages only
 	wait     time.Duration
 	maxCount int // messages waiting for one target
 	maxBytes int // bytes waiting for one target
@@ -103,11 +104,50 @@ func (w *waiting) remember(m *message, now time.Time) {
 }
 
 // hold keeps m waiting: 503 Too Many Waiting Messages past the count
-// bounds, 503 Waiting Messages Too Large past the byte bounds.
-func (w *waiting) hold(m *message) error {
+// bounds, 503 Waiting Messages Too Large past the byte bounds. With
+// slots, the target's bounds count the messages waiting in every plugin
+// that shares the tree, and m takes a slot there first.
+func (w *waiting) hold(ctx context.Context, m *message) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	err := w.check(m, time.Now())
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if w.slots != nil {
+		if err := w.slots.take(ctx, m); err != nil {
+			return err
+		}
+	}
+	w.mu.Lock()
 	now := time.Now()
+	if err := w.check(m, now); err != nil {
+		w.mu.Unlock()
+		w.release(m)
+		return err
+	}
+	w.remember(m, now)
+	q := w.pending[m.target]
+	if q == nil {
+		q = &queue{}
+	}
+	q.msgs = append(q.msgs, m)
+	q.bytes += m.size
+	w.pending[m.target] = q
+	w.npending++
+	w.nbytes += m.size
+	if !w.running && !w.closed() {
+		w.running = true
+		w.loop.Add(1)
+		go w.retry()
+	}
+	w.mu.Unlock()
+	return nil
+}
+
+// check answers whether m may wait beside the messages waiting here.
+// w.mu is held.
+func (w *waiting) check(m *message, now time.Time) error {
 	w.forget(now)
 	q := w.pending[m.target]
 	if q == nil {
@@ -119,18 +159,18 @@ func (w *waiting) hold(m *message) error {
 	case w.nbytes+m.size > maxWaitingBytes || q.bytes+m.size > w.maxBytes:
 		return errWaitTooLarge
 	}
-	w.remember(m, now)
-	q.msgs = append(q.msgs, m)
-	q.bytes += m.size
-	w.pending[m.target] = q
-	w.npending++
-	w.nbytes += m.size
-	if !w.running && !w.closed() {
-		w.running = true
-		w.loop.Add(1)
-		go w.retry()
-	}
 	return nil
+}
+
+// release frees the slot of m, which waits no more, when there are
+// slots. w.mu is not held.
+func (w *waiting) release(m *message) {
+	if w.slots == nil || m.slot == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), offerTimeout)
+	defer cancel()
+	w.slots.release(ctx, m)
 }
 
 // closed reports whether close was called.
@@ -147,28 +187,39 @@ func (w *waiting) closed() bool {
 // offer under way is waited for, so that a message a session took is
 // never reported withdrawn.
 func (w *waiting) withdraw(target, id, who string, admin bool) error {
+	m, err := w.take(target, id, who, admin)
+	if err != nil {
+		return err
+	}
+	w.release(m)
+	return nil
+}
+
+// take is withdraw but for the release of the slot: it returns the
+// message withdrawn.
+func (w *waiting) take(target, id, who string, admin bool) (*message, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.forget(time.Now())
 	m := w.byID[id]
 	if m == nil || m.target != target {
-		return errNotFound
+		return nil, errNotFound
 	}
 	if m.sender != who && !admin {
-		return errForbidden
+		return nil, errForbidden
 	}
 	for m.sending {
 		w.sent.Wait()
 	}
 	if w.byID[id] != m {
-		return errNotFound // dropped meanwhile
+		return nil, errNotFound // dropped meanwhile
 	}
 	if m.delivered {
-		return errDelivered
+		return nil, errDelivered
 	}
 	delete(w.byID, id) // its place in order goes with its deadline
 	w.unqueue(m)
-	return nil
+	return m, nil
 }
 
 // unqueue takes m out of the pending ones, if it is there. w.mu is held.
@@ -254,12 +305,15 @@ func (w *waiting) deliver(m *message) bool {
 	cancel()
 	ok := err == nil && r.Code == "success" && r.SentCount > 0
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	m.sending = false
 	w.sent.Broadcast()
 	if ok {
 		m.delivered, m.wire = true, nil
 		w.unqueue(m)
+	}
+	w.mu.Unlock()
+	if ok {
+		w.release(m)
 	}
 	return ok
 }
