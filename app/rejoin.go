@@ -116,9 +116,9 @@ func (m *fleetMember) rejoin() {
 	}
 	m.cur.Store(&membership{tree, fl, doors.TreeOf(tree)})
 	m.mu.Unlock()
+	m.logger.Info("fleet rejoined", "node", fl.Node(), "was", old.fl.Node(), "applied", tree.Applied())
 	m.onID(fl.Node())
 	closeMembership(old, m.logger)
-	m.logger.Info("fleet rejoined", "node", fl.Node(), "was", old.fl.Node(), "applied", tree.Applied())
 }
 
 // closeMembership closes a tree (its clients get 1001) and leaves.

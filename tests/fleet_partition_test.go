@@ -86,6 +86,12 @@ func TestFleetPartitioned(t *testing.T) {
 		g.cut()
 	}
 	cut := time.Now()
+	for _, w := range watchers {
+		del := `{"notify":"UPDATE","resource":"` + p + `","delete":"%s","type":null,"entity":null,"seq":N}`
+		w.expect(fmt.Sprintf(del, "t0"), fmt.Sprintf(del, "t1"), fmt.Sprintf(del, "t2"))
+	}
+	deleted := time.Since(cut)
+	// Still cut off, the node acknowledges nothing and says why.
 	if r := victim.call(`{"method":"PUT","resource":"` + p + `/lost","persistent":true,"msg_id":2}`); r != `{"msg_id":2,"code":"failed","reason":"unavailable"}` {
 		t.Fatalf("a write on the node cut off: %s", r)
 	}
@@ -93,11 +99,6 @@ func TestFleetPartitioned(t *testing.T) {
 	if r.StatusLine != "HTTP/1.1 503 Service Unavailable" || !strings.Contains(r.Body, "fleet "+f.name+": fleet: nats unreachable") {
 		t.Fatalf("readyz of the node cut off: %s %q", r.StatusLine, r.Body)
 	}
-	for _, w := range watchers {
-		del := `{"notify":"UPDATE","resource":"` + p + `","delete":"%s","type":null,"entity":null,"seq":N}`
-		w.expect(fmt.Sprintf(del, "t0"), fmt.Sprintf(del, "t1"), fmt.Sprintf(del, "t2"))
-	}
-	deleted := time.Since(cut)
 
 	// The partition heals.
 	for _, g := range gates {
@@ -126,8 +127,13 @@ func TestFleetPartitioned(t *testing.T) {
 	if newID == oldID {
 		t.Fatalf("the node rejoined under its old id %s", oldID)
 	}
-	if !strings.Contains(f.node(v).Log(), "fleet rejoined") {
-		t.Fatal("no \"fleet rejoined\" in the node's log")
+	// Awaited: the log line (the node's output reaches the test through
+	// a pipe).
+	for !strings.Contains(f.node(v).Log(), `msg="fleet rejoined" node=`+newID+` was=`+oldID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no \"fleet rejoined node=%s was=%s\" in the node's log", newID, oldID)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("transient resources of the node cut off deleted %v after the cut (-fleet-heartbeat %s); partition healed: clients ended %v after, ready under a new id %v after",
 		deleted.Round(time.Millisecond), fleetHeartbeat, ended.Round(time.Millisecond), rejoined.Round(time.Millisecond))
