@@ -12,13 +12,14 @@ import (
 )
 
 // addNode starts one more node of f, with -nats urls instead of the
-// fleet's, and returns its index. Its clients must dial it directly (the
+// fleet's and the extra flags, and returns its index. Its clients must dial it directly (the
 // fleet's proxy knows the nodes started with the fleet).
-func (f *fleet) addNode(urls string) int {
+func (f *fleet) addNode(urls string, extra ...string) int {
 	f.t.Helper()
 	args := slices.Clone(f.args)
 	i := slices.Index(args, "-nats")
 	args[i+1] = urls
+	args = append(args, extra...)
 	s, err := startIn(f.dir, mode{name: "fleet"}, args...)
 	if err != nil {
 		f.t.Fatal(err)
@@ -49,7 +50,7 @@ var readyNodeRe = regexp.MustCompile(`^ready\nnode ([0-9a-f]{16})\n$`)
 // its connections (1012) and rejoins without a restart under a new id,
 // ready again; nothing of what was deleted comes back on any node, nor
 // the write it answered unavailable, and its new clients' writes reach
-// every node.
+// every node; /readyz and reso_fleet_info name the new id.
 func TestFleetPartitioned(t *testing.T) {
 	nc := natstest.Start(t, 3)
 	f := startFleetOn(t, nc, 2)
@@ -60,8 +61,13 @@ func TestFleetPartitioned(t *testing.T) {
 		gates = append(gates, g)
 		urls = append(urls, "nats://"+g.Addr)
 	}
-	v := f.addNode(strings.Join(urls, ","))
+	v := f.addNode(strings.Join(urls, ","), "-admin-addr", "127.0.0.1:0")
 	oldID := f.nodeID(v)
+	admin := adminURL(t, f.node(v))
+	info := func(id string) string { return `reso_fleet_info{fleet="` + f.name + `",node="` + id + `"} 1` + "\n" }
+	if _, body := fetch(t, admin+"/metrics"); !strings.Contains(body, info(oldID)) {
+		t.Fatalf("metrics of the node: no %q", info(oldID))
+	}
 
 	p := "/" + uniq("part-")
 	victim := clients(t, f.on(v)).dial("$V")
@@ -134,6 +140,9 @@ func TestFleetPartitioned(t *testing.T) {
 			t.Fatalf("no \"fleet rejoined node=%s was=%s\" in the node's log", newID, oldID)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if _, body := fetch(t, admin+"/metrics"); !strings.Contains(body, info(newID)) || strings.Contains(body, oldID) {
+		t.Fatalf("metrics of the rejoined node: want %q and nothing of %s", info(newID), oldID)
 	}
 	t.Logf("transient resources of the node cut off deleted %v after the cut (-fleet-heartbeat %s); partition healed: clients ended %v after, ready under a new id %v after",
 		deleted.Round(time.Millisecond), fleetHeartbeat, ended.Round(time.Millisecond), rejoined.Round(time.Millisecond))
