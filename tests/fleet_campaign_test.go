@@ -332,6 +332,9 @@ func TestFleetKillCampaign(t *testing.T) {
 	inHistory := map[string]int{}
 	for _, h := range want {
 		inHistory[h.name]++
+		if inHistory[h.name] > 1 {
+			t.Fatalf("%s applied twice (the history: %v)", h.name, want)
+		}
 	}
 	for _, name := range acked {
 		if inHistory[name] != 1 {
