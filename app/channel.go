@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel/fleet"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
 	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/plugins/doors"
@@ -180,31 +181,34 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 // setupFleetChannel is setupChannel for a node of a fleet: the tree
 // applies the fleet's log (docs/fleet.md) instead of keeping a store.
 // The returned function closes the tree (its clients get 1001 and the
-// others delete its transient resources at once) and then leaves. The
+// others delete its transient resources at once) and then leaves. A node
+// the others took for dead while it lived rejoins (see fleetMember). The
 // node's clients of a user whose sessions end, whichever node or reso user
 // ended them, are ended.
 func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, host *pluginhost.Host, a *auth.Authenticator, logger *slog.Logger) (func(), error) {
-	tree, fl, err := fleetTree(ctx, cfg, opt, logger)
+	o := cfg.ops
+	onID := func(id string) {
+		if o != nil {
+			o.node.Store(&id)
+		}
+	}
+	join := func(ctx context.Context) (*channel.Tree, *fleet.Fleet, error) {
+		return fleetTree(ctx, cfg, opt, logger)
+	}
+	m, err := newFleetMember(ctx, cfg.nats, join, onID, logger)
 	if err != nil {
 		return nil, err
 	}
-	host.Services.Tree = doors.TreeOf(tree)
-	a.OnEnd(tree.EndIdentity)
+	host.Services.Tree = m
+	a.OnEnd(m.EndIdentity)
 	ws := websocket.New(cfg.channel.transport())
 	host.Sessions = ws
-	if o := cfg.ops; o != nil {
-		id := fl.Node()
-		o.node.Store(&id)
-		o.addCheck("fleet "+fl.Name(), fl.Ready)
+	if o != nil {
+		o.addCheck("fleet "+m.Name(), m.Ready)
 		if o.metrics != nil {
-			o.metrics.channel(tree, nil, ws)
-			o.metrics.fleet(fl, tree)
+			o.metrics.channel(m, nil, ws)
+			o.metrics.fleet(m)
 		}
 	}
-	return func() {
-		if err := tree.Close(); err != nil {
-			logger.Error("closing the channel's tree", "err", err)
-		}
-		fl.Close()
-	}, nil
+	return m.Close, nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/reso-project/reso/channel"
-	"github.com/reso-project/reso/channel/fleet"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins/websocket"
@@ -93,7 +92,7 @@ func (m *metrics) loginChecked(scheme string, ok bool) {
 
 // channel registers the metrics of the channel: its tree, the store and
 // the WebSocket door.
-func (m *metrics) channel(tree *channel.Tree, st *chstore.Store, ws *websocket.Transport) {
+func (m *metrics) channel(tree interface{ Stats() channel.Stats }, st *chstore.Store, ws *websocket.Transport) {
 	gauge := func(name, help string, f func() float64) {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
 	}
@@ -113,17 +112,37 @@ func (m *metrics) channel(tree *channel.Tree, st *chstore.Store, ws *websocket.T
 	counter("reso_sqlite_busy_total", "Failed operations of the channel's SQLite store that found the database busy past its busy timeout.", func() float64 { _, n := st.Errors(); return float64(n) })
 }
 
+// fleetView is what the metrics read of a node of a fleet.
+type fleetView interface {
+	Node() string
+	Name() string
+	Applied() uint64
+	Live() []string
+	Divergent() bool
+}
+
+// fleetInfoDesc describes reso_fleet_info.
+var fleetInfoDesc = prometheus.NewDesc("reso_fleet_info", "1, with this node's id and its fleet's name as labels.", []string{"node", "fleet"}, nil)
+
+// fleetInfo reports reso_fleet_info with the node's current id (a node
+// that rejoins the fleet takes a new one).
+type fleetInfo struct{ fl fleetView }
+
+// Describe sends the description of reso_fleet_info.
+func (c fleetInfo) Describe(ch chan<- *prometheus.Desc) { ch <- fleetInfoDesc }
+
+// Collect sends reso_fleet_info now.
+func (c fleetInfo) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(fleetInfoDesc, prometheus.GaugeValue, 1, c.fl.Node(), c.fl.Name())
+}
+
 // fleet registers the metrics of a node of a fleet: its id and fleet as
 // labels of reso_fleet_info, the entries of the log it applied.
-func (m *metrics) fleet(fl *fleet.Fleet, tree *channel.Tree) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name:        "reso_fleet_info",
-		Help:        "1, with this node's id and its fleet's name as labels.",
-		ConstLabels: prometheus.Labels{"node": fl.Node(), "fleet": fl.Name()},
-	}, func() float64 { return 1 }))
+func (m *metrics) fleet(fl fleetView) {
+	m.reg.MustRegister(fleetInfo{fl})
 	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "reso_fleet_applied_total", Help: "Entries of the fleet's log this node applied (the position in the log).",
-	}, func() float64 { return float64(tree.Applied()) }))
+	}, func() float64 { return float64(fl.Applied()) }))
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "reso_fleet_live_nodes", Help: "Nodes of the fleet whose heartbeat this node saw within the timeout.",
 	}, func() float64 { return float64(len(fl.Live())) }))

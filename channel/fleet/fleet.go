@@ -347,6 +347,16 @@ func (f *Fleet) Epoch() string { return f.epoch }
 // Node returns this node's id.
 func (f *Fleet) Node() string { return f.node }
 
+// TakenForDead reports whether the log took this node for dead while it
+// lived (cut off from NATS for longer than the heartbeat timeout): its
+// tree applied the entry, ended every connection of this node and refuses
+// whatever this node proposes from then on. The node rejoins as another
+// one: a new Fleet (a new id) and a new tree, from the newest snapshot
+// and the log after it (docs/fleet.md#5-lifecycle-across-nodes).
+func (f *Fleet) TakenForDead() bool {
+	return f.tree != nil && f.tree.Dead(f.node)
+}
+
 // Name returns the fleet's name.
 func (f *Fleet) Name() string { return f.cfg.Name }
 
@@ -444,8 +454,8 @@ func (f *Fleet) ready(ctx context.Context) error {
 	if divergent != nil {
 		return divergent
 	}
-	if f.tree.Dead(f.node) {
-		return errors.New("fleet: the other nodes took this node for dead (cut off for longer than the heartbeat timeout); restart it")
+	if f.TakenForDead() {
+		return errors.New("fleet: the other nodes took this node for dead (cut off for longer than the heartbeat timeout); it rejoins with a new id")
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()

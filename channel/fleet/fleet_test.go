@@ -17,6 +17,15 @@ import (
 	"github.com/reso-project/reso/channel/fleet/natstest"
 )
 
+// natsServers is a NATS cluster of the tests: in process
+// ([natstest.Cluster]) or processes ([natstest.Procs]).
+type natsServers interface{ URLs() string }
+
+var (
+	_ natsServers = (*natstest.Cluster)(nil)
+	_ natsServers = (*natstest.Procs)(nil)
+)
+
 // node is one reso node of a test fleet: its NATS connection, its
 // membership and its tree.
 type node struct {
@@ -27,7 +36,7 @@ type node struct {
 
 // startNode starts a node of the fleet cfg names on the cluster. Its log
 // is printed when the test fails.
-func startNode(t testing.TB, cl *natstest.Cluster, cfg Config) *node {
+func startNode(t testing.TB, cl natsServers, cfg Config) *node {
 	t.Helper()
 	if cfg.Logger == nil {
 		var buf logBuffer
@@ -204,7 +213,7 @@ func natsName(s string) string {
 }
 
 // fleet starts n nodes of a fresh fleet on cl, named after the test.
-func fleet(t testing.TB, cl *natstest.Cluster, n int, cfg Config) []*node {
+func fleet(t testing.TB, cl natsServers, n int, cfg Config) []*node {
 	t.Helper()
 	cfg.Name = natsName(t.Name())
 	var ns []*node

@@ -1,8 +1,10 @@
 // Package natstest starts a real NATS JetStream cluster for tests: three
 // nats-server instances (the github.com/nats-io/nats-server/v2 module) in
-// the test's process, routed to each other on loopback ports, each with
-// its own store under the test's temporary directory. No mock: the
-// fleet's tests run against the server they run against in production.
+// the test's process ([Start]), or as child processes that a test can
+// kill with SIGKILL ([StartProcs]), routed to each other on loopback
+// ports, each with its own store under the test's temporary directory.
+// No mock: the fleet's tests run against the server they run against in
+// production.
 package natstest
 
 import (
@@ -59,7 +61,9 @@ func New(n int, dir string) (*Cluster, error) {
 			NoSigs:     true,
 		}
 		if n > 1 {
-			o.Cluster = server.ClusterOpts{Name: "reso-test", Host: "127.0.0.1", Port: server.RANDOM_PORT}
+			// NoAdvertise: clients know the servers they were given and no
+			// others, so that a proxy in front of them stays in the way.
+			o.Cluster = server.ClusterOpts{Name: "reso-test", Host: "127.0.0.1", Port: server.RANDOM_PORT, NoAdvertise: true}
 			o.Routes = c.routes()
 		}
 		c.opts = append(c.opts, o)
@@ -135,6 +139,11 @@ func (c *Cluster) URLs() string {
 		us = append(us, fmt.Sprintf("nats://127.0.0.1:%d", o.Port))
 	}
 	return strings.Join(us, ",")
+}
+
+// Addr returns the client address (host:port) of server i.
+func (c *Cluster) Addr(i int) string {
+	return fmt.Sprintf("127.0.0.1:%d", c.opts[i].Port)
 }
 
 // Stop stops server i.

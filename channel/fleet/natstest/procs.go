@@ -1,0 +1,355 @@
+package natstest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Procs is a JetStream cluster of nats-server processes: the same server
+// as [Cluster], built from the module this one requires, each instance a
+// child process of the test, so that a test can kill one with SIGKILL
+// (which it cannot do to a server in its own process). Each server keeps
+// its client and route ports and its store across Kill, Stop and
+// Restart.
+type Procs struct {
+	bin string
+	dir string
+
+	mu    sync.Mutex
+	confs []string // each server's configuration file
+	ports []int    // client ports
+	cport []int    // route ports
+	procs []*proc  // nil while stopped
+}
+
+// proc is one running server.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once it exited
+	log  string        // the file its output goes to
+}
+
+// procStart bounds the start of one server.
+const procStart = time.Minute
+
+// StartProcs starts an n-server JetStream cluster of processes on
+// 127.0.0.1 and kills it when the test ends. The nats-server binary is
+// built once per module version (the first call may take a minute) and
+// kept in the user's cache directory.
+func StartProcs(tb testing.TB, n int) *Procs {
+	tb.Helper()
+	bin, err := serverBinary()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &Procs{bin: bin, dir: tb.TempDir()}
+	tb.Cleanup(p.killAll)
+	// The route ports are chosen first, so that each server can be told
+	// every other's from its first start (a JetStream cluster starts only
+	// with routes); the client ports are those the servers take at their
+	// first start.
+	cports, err := freePorts(n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range n {
+		p.confs = append(p.confs, filepath.Join(p.dir, "nats-"+strconv.Itoa(i)+".conf"))
+		p.ports = append(p.ports, -1)
+		p.cport = append(p.cport, cports[i])
+		p.procs = append(p.procs, nil)
+	}
+	for i := range n {
+		if err := p.writeConf(i, n); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for i := range n {
+		if err := p.Restart(i); err != nil {
+			tb.Fatal(err)
+		}
+		// From now on the server keeps its client port.
+		if err := p.writeConf(i, n); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return p
+}
+
+// freePorts returns n loopback ports free now.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// writeConf writes server i's configuration with the ports known.
+func (p *Procs) writeConf(i, n int) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	q := strconv.Quote
+	var b strings.Builder
+	fmt.Fprintf(&b, "server_name: %s\nhost: 127.0.0.1\nport: %d\n", q("nats-"+strconv.Itoa(i)), p.ports[i])
+	fmt.Fprintf(&b, "ports_file_dir: %s\n", q(p.dir))
+	fmt.Fprintf(&b, "jetstream {\n  store_dir: %s\n}\n", q(filepath.Join(p.dir, "nats-"+strconv.Itoa(i))))
+	if n > 1 {
+		var routes []string
+		for j, cp := range p.cport {
+			if j != i && cp > 0 {
+				routes = append(routes, q("nats://127.0.0.1:"+strconv.Itoa(cp)))
+			}
+		}
+		// no_advertise: clients know the servers they were given and no
+		// others, so that a proxy in front of them stays in the way.
+		fmt.Fprintf(&b, "cluster {\n  name: reso-test\n  host: 127.0.0.1\n  port: %d\n  no_advertise: true\n  routes: [%s]\n}\n",
+			p.cport[i], strings.Join(routes, ", "))
+	}
+	return os.WriteFile(p.confs[i], []byte(b.String()), 0o600)
+}
+
+// URLs returns the client URLs of every server, comma-separated, as
+// reso's -nats takes them.
+func (p *Procs) URLs() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var us []string
+	for _, port := range p.ports {
+		us = append(us, fmt.Sprintf("nats://127.0.0.1:%d", port))
+	}
+	return strings.Join(us, ",")
+}
+
+// Addr returns the client address (host:port) of server i.
+func (p *Procs) Addr(i int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return "127.0.0.1:" + strconv.Itoa(p.ports[i])
+}
+
+// Restart starts server i again (with its store) when it is not running,
+// and waits until it accepts connections.
+func (p *Procs) Restart(i int) error {
+	p.mu.Lock()
+	if p.procs[i] != nil {
+		p.mu.Unlock()
+		return nil
+	}
+	conf := p.confs[i]
+	p.mu.Unlock()
+	logName := filepath.Join(p.dir, fmt.Sprintf("nats-%d.%d.log", i, time.Now().UnixNano()))
+	out, err := os.Create(logName)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(p.bin, "-c", conf)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return fmt.Errorf("natstest: server %d: %w", i, err)
+	}
+	pr := &proc{cmd: cmd, done: make(chan struct{}), log: logName}
+	go func() {
+		_ = cmd.Wait()
+		out.Close()
+		close(pr.done)
+	}()
+	ports, err := p.awaitPorts(pr)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		<-pr.done
+		return fmt.Errorf("natstest: server %d: %w (its log: %s)", i, err, tail(logName))
+	}
+	p.mu.Lock()
+	p.procs[i] = pr
+	p.ports[i] = ports.client
+	if ports.cluster > 0 {
+		p.cport[i] = ports.cluster
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+// listening are the ports a server listens on.
+type listening struct{ client, cluster int }
+
+// awaitPorts waits for the ports file of pr (written once it listens)
+// and for its client port to accept a connection.
+func (p *Procs) awaitPorts(pr *proc) (listening, error) {
+	file := filepath.Join(p.dir, fmt.Sprintf("%s_%d.ports", filepath.Base(p.bin), pr.cmd.Process.Pid))
+	deadline := time.Now().Add(procStart)
+	for {
+		select {
+		case <-pr.done:
+			return listening{}, errors.New("exited at its start")
+		default:
+		}
+		if data, err := os.ReadFile(file); err == nil {
+			var ports struct{ Nats, Cluster []string }
+			if json.Unmarshal(data, &ports) == nil && len(ports.Nats) > 0 {
+				l := listening{client: portOf(ports.Nats[0])}
+				if len(ports.Cluster) > 0 {
+					l.cluster = portOf(ports.Cluster[0])
+				}
+				if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(l.client), time.Second); err == nil {
+					c.Close()
+					return l, nil
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return listening{}, fmt.Errorf("no ports file %s within %v", file, procStart)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// portOf returns the port of a URL of the ports file, or 0.
+func portOf(u string) int {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(pu.Port())
+	return n
+}
+
+// tail returns the end of a log file.
+func tail(name string) string {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(bytes.TrimSpace(b))
+}
+
+// Kill kills server i with SIGKILL and waits until it exited.
+func (p *Procs) Kill(i int) { p.end(i, syscall.SIGKILL) }
+
+// Stop stops server i with SIGTERM (a clean shutdown) and waits until it
+// exited, killing it after 30 s.
+func (p *Procs) Stop(i int) { p.end(i, syscall.SIGTERM) }
+
+// StopAll stops every server.
+func (p *Procs) StopAll() {
+	for i := range p.procs {
+		p.Stop(i)
+	}
+}
+
+// killAll kills every server.
+func (p *Procs) killAll() {
+	for i := range p.procs {
+		p.Kill(i)
+	}
+}
+
+// end sends sig to server i and waits until it exited.
+func (p *Procs) end(i int, sig syscall.Signal) {
+	p.mu.Lock()
+	pr := p.procs[i]
+	p.procs[i] = nil
+	p.mu.Unlock()
+	if pr == nil {
+		return
+	}
+	_ = pr.cmd.Process.Signal(sig)
+	select {
+	case <-pr.done:
+	case <-time.After(30 * time.Second):
+		_ = pr.cmd.Process.Kill()
+		<-pr.done
+	}
+}
+
+// Log returns the end of the output of server i's last start.
+func (p *Procs) Log(i int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.procs[i] == nil {
+		return "(stopped)"
+	}
+	return tail(p.procs[i].log)
+}
+
+var (
+	buildOnce sync.Once
+	buildBin  string
+	buildErr  error
+)
+
+// serverBinary returns the path of the nats-server binary of the version
+// this module requires, building it at the first call of the process
+// into the user's cache directory unless it is there already.
+func serverBinary() (string, error) {
+	buildOnce.Do(func() { buildBin, buildErr = build() })
+	return buildBin, buildErr
+}
+
+// serverModule is the module of the NATS server.
+const serverModule = "github.com/nats-io/nats-server/v2"
+
+// build builds the nats-server binary (go build in the module that
+// requires it), writing it under a temporary name and renaming it, so
+// that test binaries building at once do not see a partial file.
+func build() (string, error) {
+	version := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == serverModule {
+				version = d.Version
+			}
+		}
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "reso-natstest", version)
+	bin := filepath.Join(dir, "nats-server")
+	if version != "unknown" {
+		if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
+			return bin, nil
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, "nats-server-*")
+	if err != nil {
+		return "", err
+	}
+	tmp.Close()
+	out, err := exec.Command("go", "build", "-o", tmp.Name(), serverModule).CombinedOutput()
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("natstest: go build %s: %v\n%s", serverModule, err, out)
+	}
+	if err := os.Rename(tmp.Name(), bin); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return bin, nil
+}
