@@ -26,8 +26,11 @@ var fleetMode = mode{name: "fleet"}
 // fleetNodes is how many nodes a test fleet has.
 const fleetNodes = 3
 
-// fleetHeartbeat is the -fleet-heartbeat of the test fleets.
-const fleetHeartbeat = "2s"
+// fleetHeartbeat is the -fleet-heartbeat of the test fleets: short, so
+// that the tests that wait for a node's death end soon, but not 2 s, with
+// which a live node starved of CPU under the whole parallel run (load
+// average 30 on two cores) was taken for dead by the others.
+const fleetHeartbeat = "4s"
 
 // fleetWait bounds a fleet node's answer to one request of the tests: a
 // node answers a write within 15 s (5 s for the log to store it, 10 s for
