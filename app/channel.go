@@ -198,7 +198,7 @@ func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, h
 		o.addCheck("fleet "+fl.Name(), fl.Ready)
 		if o.metrics != nil {
 			o.metrics.channel(tree, nil, ws)
-			o.metrics.fleet(fl, tree)
+			o.metrics.fleet(fl)
 		}
 	}
 	return func() {

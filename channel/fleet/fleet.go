@@ -64,6 +64,9 @@ type Config struct {
 	// node with another one is refused while the fleet runs. "": no check.
 	RulesHash string
 	Logger    *slog.Logger
+	// Observer is told of each message applied and each batch stored
+	// (nil: nobody).
+	Observer Observer
 }
 
 // Fleet is this node's membership of a fleet. Create it with [Open],
@@ -123,6 +126,12 @@ type Fleet struct {
 	// seam for the tests, which make a node fall behind the log with it.
 	held atomic.Pointer[chan struct{}]
 
+	// last is the stream's last position as this node last knew it, and
+	// delivered when (Unix nanoseconds) the consumer last delivered a
+	// message (position.go).
+	last      atomic.Uint64
+	delivered atomic.Int64
+
 	stop chan struct{}
 	done sync.WaitGroup
 }
@@ -161,6 +170,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -371,6 +383,7 @@ func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	}); err != nil {
 		return fmt.Errorf("fleet: %w", err)
 	}
+	f.sawLast(last)
 	sub, err := f.nc.Subscribe(f.reachSubject(), f.onReaches)
 	if err != nil {
 		return fmt.Errorf("fleet: %w", err)
@@ -381,10 +394,11 @@ func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	if err := f.beat(ctx); err != nil {
 		return fmt.Errorf("fleet: heartbeat: %w", err)
 	}
-	f.done.Add(3)
+	f.done.Add(4)
 	go f.consume()
 	go f.heartbeats()
 	go f.watch()
+	go f.refreshLast()
 	if err := tree.WaitApplied(ctx, last); err != nil {
 		return fmt.Errorf("fleet: catching up with the log: %w", err)
 	}

@@ -139,6 +139,8 @@ func (f *Fleet) consumeFrom(next uint64) error {
 			return err
 		}
 		pos := md.Sequence.Stream
+		f.sawLast(pos + md.NumPending)
+		f.delivered.Store(time.Now().UnixNano())
 		if f.held.Load() != nil {
 			return errHeld
 		}
@@ -157,7 +159,9 @@ func (f *Fleet) consumeFrom(next uint64) error {
 		if err != nil {
 			f.log.Warn("fleet: a message of the log is no batch of this format; skipped", "pos", pos, "err", err)
 		}
+		start := time.Now()
 		f.tree.Apply(pos, b)
+		f.cfg.Observer.Applied(len(b.Entries), time.Since(start))
 		f.markApplied(pos)
 		f.maybeSnapshot(pos)
 	}
@@ -213,6 +217,7 @@ func (f *Fleet) barriers() {
 			info, err := f.stream.Info(ctx)
 			if err == nil {
 				c.pos = info.State.LastSeq
+				f.sawLast(c.pos)
 			}
 			return err
 		})
