@@ -131,6 +131,8 @@ type Fleet struct {
 	// message (position.go).
 	last      atomic.Uint64
 	delivered atomic.Int64
+	// leaderless: the last answer about the log said it has no leader.
+	leaderless atomic.Bool
 
 	stop chan struct{}
 	done sync.WaitGroup
@@ -430,8 +432,9 @@ func (f *Fleet) Close() {
 }
 
 // Ready returns why the node cannot serve now, or nil: NATS unreachable,
-// the log's leader not answering, or the node more than a second behind
-// the log. It returns by the time ctx ends, even while the NATS client
+// a gap in the log, a diverged tree, the node taken for dead, the log
+// without a leader or not answering, or the node more than a second
+// behind the log. It returns by the time ctx ends, even while the NATS client
 // holds its connection's lock to reconnect.
 func (f *Fleet) Ready(ctx context.Context) error {
 	done := make(chan error, 1)
@@ -464,7 +467,10 @@ func (f *Fleet) ready(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	last, err := f.Barrier(ctx)
-	if err != nil {
+	switch {
+	case err != nil && f.leaderless.Load():
+		return errors.New("fleet: the log has no leader (most of its NATS servers down or cut off): it stores no write")
+	case err != nil:
 		return fmt.Errorf("fleet: the log does not answer: %v", ctx.Err())
 	}
 	if err := f.tree.WaitApplied(ctx, last); err != nil {

@@ -142,3 +142,32 @@ func positionLag(t *testing.T, cl *natstest.Cluster) {
 		}
 	}
 }
+
+// readyDead: a node the others took for dead (its death applied from the
+// log, as when it was silent past the heartbeat timeout) reports why it
+// is not ready.
+func readyDead(t *testing.T, cl *natstest.Cluster) {
+	ns := fleet(t, cl, 2, Config{Heartbeat: time.Minute})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	if err := ns[1].f.Ready(ctx); err != nil {
+		t.Fatalf("not ready at start: %v", err)
+	}
+	if err := ns[0].tree.ProposeDead(ctx, ns[1].f.Node()); err != nil {
+		t.Fatal(err)
+	}
+	const want = "fleet: the other nodes took this node for dead (cut off for longer than the heartbeat timeout); restart it"
+	for {
+		err := ns[1].f.Ready(ctx)
+		if err != nil && err.Error() == want {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("readiness of the node taken for dead: %v, want %q", err, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := ns[0].f.Ready(ctx); err != nil {
+		t.Fatalf("the other node not ready: %v", err)
+	}
+}
