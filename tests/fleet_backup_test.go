@@ -111,3 +111,30 @@ func TestFleetBackupRestore(t *testing.T) {
 		t.Fatalf("seq %d after the restore, %d before the backup", seqs[0], last)
 	}
 }
+
+// TestFleetFormatRefused: the runbook's upgrade check: "nats kv get" shows
+// the fleet's format, and a node started on a fleet of another format
+// refuses to start with the line of docs/fleet.md §6.
+func TestFleetFormatRefused(t *testing.T) {
+	cli := natsCLI(t)
+	f := startFleet(t, 1)
+	f.node(0).stop()
+	bucket := "RESO_" + strings.ToUpper(strings.ReplaceAll(f.name, "-", "_")) + "_KV"
+	run := func(args ...string) string {
+		t.Helper()
+		b, err := exec.Command(cli, append([]string{"--server", f.nats.URLs()}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("nats %s: %v\n%s", strings.Join(args, " "), err, b)
+		}
+		return string(b)
+	}
+	if got := run("kv", "get", bucket, "format", "--raw"); strings.TrimSpace(got) != "2" {
+		t.Fatalf("nats kv get %s format --raw: %q, want 2", bucket, got)
+	}
+	run("kv", "put", bucket, "format", "3")
+	_, err := startIn(f.dir, fleetMode, f.args...)
+	want := "reso: fleet " + f.name + " has format 3; this reso reads format 2\n"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a node on a fleet of format 3: %v, want the line %q", err, want)
+	}
+}
