@@ -350,11 +350,26 @@ func TestFleetRollingRestart(t *testing.T) {
 	if len(seqs) != fleetNodes || slices.Min(seqs) != slices.Max(seqs) {
 		t.Fatalf("the last write's seq on each node: %v", seqs)
 	}
-	w := f.positionOf(0)
-	for i := range fleetNodes {
-		if a := f.caughtUp(i, w.applied); a.applied != w.applied {
-			t.Fatalf("node %d at position %v, node 0 at %v", i, a.applied, w.applied)
+	// Awaited: every node at one position of the log, lagging by 0.
+	deadline := time.Now().Add(fleetWait)
+	for {
+		var ps []position
+		for i := range fleetNodes {
+			ps = append(ps, f.positionOf(i))
 		}
+		same := true
+		for _, q := range ps {
+			same = same && q.applied == ps[0].applied && q.lag == 0
+		}
+		if same {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the nodes at %+v", ps)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for i := range fleetNodes {
 		r := f.on(i).httpJSON("GET", p+"?deep=1", "")
 		var got []string
 		if err := json.Unmarshal([]byte(r.Body), &got); err != nil {
