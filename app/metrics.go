@@ -3,6 +3,7 @@ package app
 import (
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +26,9 @@ type metrics struct {
 	bytes    *prometheus.CounterVec
 	inFlight prometheus.Gauge
 	logins   *prometheus.CounterVec
+
+	batchesOnce sync.Once
+	batches     *batchMetrics // of a node of a fleet; see fleetObserver
 }
 
 // newMetrics returns the metrics of o, registered with the Go and process
@@ -148,11 +152,15 @@ func (m *metrics) fleet(fl *fleet.Fleet) {
 }
 
 // fleetObserver returns the histograms of the batches of the log a node
-// applies and stores, registered; nil without metrics.
+// applies and stores, registered at the first call: a node that joins
+// its fleet again (with a new fleet.Fleet) goes on with the same ones.
 func (m *metrics) fleetObserver() fleet.Observer {
-	if m == nil {
-		return nil
-	}
+	m.batchesOnce.Do(func() { m.batches = m.newBatchMetrics() })
+	return m.batches
+}
+
+// newBatchMetrics registers the histograms of fleetObserver.
+func (m *metrics) newBatchMetrics() *batchMetrics {
 	entries := prometheus.ExponentialBuckets(1, 2, 12) // 1 to 2048
 	o := &batchMetrics{
 		applied: prometheus.NewHistogram(prometheus.HistogramOpts{
