@@ -132,10 +132,14 @@ func fleetTree(ctx context.Context, cfg *options, opt channel.Options, logger *s
 	defer cancel()
 	sum := sha256.Sum256([]byte(opt.Rules.Canonical()))
 	rules := hex.EncodeToString(sum[:])
-	fl, err := fleet.Open(jctx, cfg.nats, fleet.Config{
+	fc := fleet.Config{
 		Name: f.name, Replicas: f.replicas, Heartbeat: f.heartbeat, SnapshotInterval: f.snapshot,
 		RulesHash: rules, Logger: logger,
-	})
+	}
+	if o := cfg.ops; o != nil && o.metrics != nil {
+		fc.Observer = o.metrics.fleetObserver()
+	}
+	fl, err := fleet.Open(jctx, cfg.nats, fc)
 	var refused *fleet.Refused
 	if errors.As(err, &refused) {
 		return nil, nil, refused

@@ -3,11 +3,14 @@ package app
 import (
 	"slices"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channel/fleet"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins/websocket"
@@ -23,6 +26,9 @@ type metrics struct {
 	bytes    *prometheus.CounterVec
 	inFlight prometheus.Gauge
 	logins   *prometheus.CounterVec
+
+	batchesOnce sync.Once
+	batches     *batchMetrics // of a node of a fleet; see fleetObserver
 }
 
 // newMetrics returns the metrics of o, registered with the Go and process
@@ -116,7 +122,7 @@ func (m *metrics) channel(tree interface{ Stats() channel.Stats }, st *chstore.S
 type fleetView interface {
 	Node() string
 	Name() string
-	Applied() uint64
+	Position() (applied, last uint64)
 	Live() []string
 	Divergent() bool
 }
@@ -137,24 +143,79 @@ func (c fleetInfo) Collect(ch chan<- prometheus.Metric) {
 }
 
 // fleet registers the metrics of a node of a fleet: its id and fleet as
-// labels of reso_fleet_info, the entries of the log it applied.
+// labels of reso_fleet_info, its place in the log, the live nodes and
+// whether its tree diverged (docs/fleet.md#what-to-watch).
 func (m *metrics) fleet(fl fleetView) {
 	m.reg.MustRegister(fleetInfo{fl})
-	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "reso_fleet_applied_total", Help: "Entries of the fleet's log this node applied (the position in the log).",
-	}, func() float64 { return float64(fl.Applied()) }))
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "reso_fleet_live_nodes", Help: "Nodes of the fleet whose heartbeat this node saw within the timeout.",
-	}, func() float64 { return float64(len(fl.Live())) }))
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "reso_fleet_divergent", Help: "1 once this node found its tree differs from the other nodes' at the same position of the log (it reports not ready), else 0.",
-	}, func() float64 {
+	gauge := func(name, help string, f func() float64) {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+	}
+	gauge("reso_fleet_applied_position", "Position in the fleet's log (stream sequence) of the last message this node applied.", func() float64 {
+		applied, _ := fl.Position()
+		return float64(applied)
+	})
+	gauge("reso_fleet_log_last_position", "Last position of the fleet's log (stream sequence) as this node last knew it (at most 2 s old while NATS answers).", func() float64 {
+		_, last := fl.Position()
+		return float64(last)
+	})
+	gauge("reso_fleet_lag_messages", "Messages of the fleet's log this node has not applied yet: reso_fleet_log_last_position minus reso_fleet_applied_position.", func() float64 {
+		applied, last := fl.Position()
+		return float64(last - applied)
+	})
+	gauge("reso_fleet_live_nodes", "Nodes of the fleet whose heartbeat this node saw within the timeout.", func() float64 { return float64(len(fl.Live())) })
+	gauge("reso_fleet_divergent", "1 once this node found its tree differs from the other nodes' at the same position of the log (it reports not ready), else 0.", func() float64 {
 		if fl.Divergent() {
 			return 1
 		}
 		return 0
-	}))
+	})
 }
+
+// fleetObserver returns the histograms of the batches of the log a node
+// applies and stores, registered at the first call: a node that joins
+// its fleet again (with a new fleet.Fleet) goes on with the same ones.
+func (m *metrics) fleetObserver() fleet.Observer {
+	m.batchesOnce.Do(func() { m.batches = m.newBatchMetrics() })
+	return m.batches
+}
+
+// newBatchMetrics registers the histograms of fleetObserver.
+func (m *metrics) newBatchMetrics() *batchMetrics {
+	entries := prometheus.ExponentialBuckets(1, 2, 12) // 1 to 2048
+	o := &batchMetrics{
+		applied: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "reso_fleet_applied_batch_entries",
+			Help:    "Entries per message of the fleet's log this node applied (a message is one node's batch).",
+			Buckets: entries,
+		}),
+		proposed: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "reso_fleet_proposed_batch_entries",
+			Help:    "Entries per batch of this node stored in the fleet's log.",
+			Buckets: entries,
+		}),
+		took: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "reso_fleet_apply_duration_seconds",
+			Help:    "Time to apply one message of the fleet's log to this node's tree.",
+			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+		}),
+	}
+	m.reg.MustRegister(o.applied, o.proposed, o.took)
+	return o
+}
+
+// batchMetrics is the fleet.Observer of the metrics.
+type batchMetrics struct {
+	applied, proposed, took prometheus.Histogram
+}
+
+// Applied observes one message of the log applied.
+func (b *batchMetrics) Applied(entries int, took time.Duration) {
+	b.applied.Observe(float64(entries))
+	b.took.Observe(took.Seconds())
+}
+
+// Proposed observes one batch of this node stored in the log.
+func (b *batchMetrics) Proposed(entries int) { b.proposed.Observe(float64(entries)) }
 
 // pluginCollector reports the isolated plugins' processes: up or not, and
 // their restarts.
@@ -185,3 +246,5 @@ func (c pluginCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(pluginRestartsDesc, prometheus.CounterValue, float64(p.Restarts()), p.Name())
 	}
 }
+
+var _ fleet.Observer = (*batchMetrics)(nil)

@@ -157,6 +157,9 @@ func (m *fleetMember) Ready(ctx context.Context) error { return m.cur.Load().fl.
 // Stats returns the current tree's counts.
 func (m *fleetMember) Stats() channel.Stats { return m.cur.Load().tree.Stats() }
 
+// Position returns the current node's place in the log (fleet.Fleet.Position).
+func (m *fleetMember) Position() (applied, last uint64) { return m.cur.Load().fl.Position() }
+
 // Applied returns the position of the log the current tree applied.
 func (m *fleetMember) Applied() uint64 { return m.cur.Load().tree.Applied() }
 

@@ -196,7 +196,7 @@ func newRRProxy(t *testing.T, f *fleet) *rrProxy {
 // serve connects c to the next node that accepts a connection.
 func (p *rrProxy) serve(c net.Conn) {
 	defer c.Close()
-	n := len(p.f.nodes)
+	n := p.f.count()
 	var up net.Conn
 	for range n {
 		s := p.f.node(int(p.next.Add(1)-1) % n)

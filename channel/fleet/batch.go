@@ -171,6 +171,7 @@ func (f *Fleet) publish(ps []*proposal) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", channel.ErrUnavailable, err)
 	}
+	f.cfg.Observer.Proposed(len(ps))
 	return nil
 }
 

@@ -28,6 +28,8 @@ func TestFleet(t *testing.T) {
 	t.Run("Epoch", func(t *testing.T) { epochEverywhere(t, cl) })
 	t.Run("GapRebuild", func(t *testing.T) { gapRebuild(t, cl) })
 	t.Run("Divergence", func(t *testing.T) { divergence(t, cl) })
+	t.Run("PositionLag", func(t *testing.T) { positionLag(t, cl) })
+	t.Run("ReadyDead", func(t *testing.T) { readyDead(t, cl) })
 }
 
 // sameSeqEverywhere: writes proposed on every node reach the subscribers

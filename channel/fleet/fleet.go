@@ -64,6 +64,9 @@ type Config struct {
 	// node with another one is refused while the fleet runs. "": no check.
 	RulesHash string
 	Logger    *slog.Logger
+	// Observer is told of each message applied and each batch stored
+	// (nil: nobody).
+	Observer Observer
 }
 
 // Fleet is this node's membership of a fleet. Create it with [Open],
@@ -123,6 +126,14 @@ type Fleet struct {
 	// seam for the tests, which make a node fall behind the log with it.
 	held atomic.Pointer[chan struct{}]
 
+	// last is the stream's last position as this node last knew it, and
+	// delivered when (Unix nanoseconds) the consumer last delivered a
+	// message (position.go).
+	last      atomic.Uint64
+	delivered atomic.Int64
+	// leaderless: the last answer about the log said it has no leader.
+	leaderless atomic.Bool
+
 	stop chan struct{}
 	done sync.WaitGroup
 }
@@ -161,6 +172,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -381,6 +395,7 @@ func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	}); err != nil {
 		return fmt.Errorf("fleet: %w", err)
 	}
+	f.sawLast(last)
 	sub, err := f.nc.Subscribe(f.reachSubject(), f.onReaches)
 	if err != nil {
 		return fmt.Errorf("fleet: %w", err)
@@ -391,10 +406,11 @@ func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	if err := f.beat(ctx); err != nil {
 		return fmt.Errorf("fleet: heartbeat: %w", err)
 	}
-	f.done.Add(3)
+	f.done.Add(4)
 	go f.consume()
 	go f.heartbeats()
 	go f.watch()
+	go f.refreshLast()
 	if err := tree.WaitApplied(ctx, last); err != nil {
 		return fmt.Errorf("fleet: catching up with the log: %w", err)
 	}
@@ -426,8 +442,9 @@ func (f *Fleet) Close() {
 }
 
 // Ready returns why the node cannot serve now, or nil: NATS unreachable,
-// the log's leader not answering, or the node more than a second behind
-// the log. It returns by the time ctx ends, even while the NATS client
+// a gap in the log, a diverged tree, the node taken for dead, the log
+// without a leader or not answering, or the node more than a second
+// behind the log. It returns by the time ctx ends, even while the NATS client
 // holds its connection's lock to reconnect.
 func (f *Fleet) Ready(ctx context.Context) error {
 	done := make(chan error, 1)
@@ -460,7 +477,10 @@ func (f *Fleet) ready(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	last, err := f.Barrier(ctx)
-	if err != nil {
+	switch {
+	case err != nil && f.leaderless.Load():
+		return errors.New("fleet: the log has no leader (most of its NATS servers down or cut off): it stores no write")
+	case err != nil:
 		return fmt.Errorf("fleet: the log does not answer: %v", ctx.Err())
 	}
 	if err := f.tree.WaitApplied(ctx, last); err != nil {

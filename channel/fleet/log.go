@@ -139,6 +139,8 @@ func (f *Fleet) consumeFrom(next uint64) error {
 			return err
 		}
 		pos := md.Sequence.Stream
+		f.sawLast(pos + md.NumPending)
+		f.delivered.Store(time.Now().UnixNano())
 		if f.held.Load() != nil {
 			return errHeld
 		}
@@ -157,7 +159,9 @@ func (f *Fleet) consumeFrom(next uint64) error {
 		if err != nil {
 			f.log.Warn("fleet: a message of the log is no batch of this format; skipped", "pos", pos, "err", err)
 		}
+		start := time.Now()
 		f.tree.Apply(pos, b)
+		f.cfg.Observer.Applied(len(b.Entries), time.Since(start))
 		f.markApplied(pos)
 		f.maybeSnapshot(pos)
 	}
@@ -187,6 +191,9 @@ func (f *Fleet) Barrier(ctx context.Context) (uint64, error) {
 	}
 }
 
+// errNoLeader is the barrier's error while the log has no leader.
+var errNoLeader = errors.New("fleet: the log has no leader")
+
 // barrierCall is one request for the stream's last position.
 type barrierCall struct {
 	done chan struct{}
@@ -211,10 +218,20 @@ func (f *Fleet) barriers() {
 		ctx, cancel := context.WithTimeout(context.Background(), barrierTimeout)
 		err := retry(ctx, func(ctx context.Context) error {
 			info, err := f.stream.Info(ctx)
-			if err == nil {
-				c.pos = info.State.LastSeq
+			if err != nil {
+				return err
 			}
-			return err
+			// A replica answers while the log has no leader (a majority
+			// of its servers down or cut off): its last position may miss
+			// writes the others acknowledged, and no write is stored.
+			leaderless := info.Cluster != nil && info.Cluster.Leader == ""
+			f.leaderless.Store(leaderless)
+			if leaderless {
+				return errNoLeader
+			}
+			c.pos = info.State.LastSeq
+			f.sawLast(c.pos)
+			return nil
 		})
 		cancel()
 		if err != nil {
