@@ -248,7 +248,14 @@ func (a *Authenticator) checkCookie(res *Result, r *http.Request, uid, token str
 // the new session in res.
 func (a *Authenticator) grant(res *Result, r *http.Request, rec Record) error {
 	rec, err := a.issue(r.Context(), rec)
-	if err != nil {
+	switch {
+	case errors.Is(err, errStale):
+		// Checked against a password another process has replaced since.
+		return res.fail(errUnauthorized)
+	case errors.Is(err, ErrNoRecord):
+		// Removed since it was read.
+		return res.fail(errUnknownEmail)
+	case err != nil:
 		return err
 	}
 	if res.uid, res.token, err = a.sessionValues(rec.ID, rec.Token); err != nil {
