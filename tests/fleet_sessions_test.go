@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -396,4 +397,142 @@ func (s *sessionSite) endSessionsOf(t *testing.T, c sessionChange, u, other sess
 		fresh := s.login(t, i, u.email, pw)
 		s.wantAccepted(t, fresh, fmt.Sprintf("cookie of the login on node %d after the change", i))
 	}
+}
+
+// joinWith starts one more node of the site's fleet with the fleet's
+// flags and extra, and stops it when t ends: a node that changes the
+// logins as it starts (-login).
+func (s *sessionSite) joinWith(t *testing.T, extra ...string) {
+	t.Helper()
+	n, err := startIn(s.fleet.dir, fleetMode, append(append([]string{}, s.fleet.args...), extra...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.wait = fleetWait
+	t.Cleanup(func() {
+		n.stop()
+		if t.Failed() {
+			t.Logf("joining node log (%s):\n%s", n.Addr, n.log.String())
+		}
+	})
+}
+
+// TestFleetSessionsEndByNode is TestSessionsEnd for the changes a node
+// makes as it starts: a node joining the fleet with -login EMAIL:PASSWORD
+// gives the user that password, one with -login ” removes the example
+// user user@example.org; either ends the user's sessions on the other
+// nodes as reso user -nats does.
+func TestFleetSessionsEndByNode(t *testing.T) {
+	for _, c := range []struct {
+		sessionChange
+		example bool // the user is the example user
+	}{
+		{sessionChange{"a node started with -login EMAIL:PASSWORD", false, func(t *testing.T, s *sessionSite, u sessionUser) string {
+			pw := "new:" + uniq("")
+			s.joinWith(t, "-login", u.email+":"+pw)
+			return pw
+		}}, false},
+		{sessionChange{"a node started with -login ''", true, func(t *testing.T, s *sessionSite, u sessionUser) string {
+			s.joinWith(t, "-login", "")
+			return ""
+		}}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := startSessionSite(t, true)
+			u := sessionUser{"user@example.org", "example", "/" + uniq("top-")}
+			if !c.example {
+				u = s.newSessionUser(t, "alice-")
+			}
+			s.endSessionsOf(t, c.sessionChange, u, s.newSessionUser(t, "cat-"))
+		})
+	}
+}
+
+// TestSessionsEndRace: while reso user passwd runs, clients keep opening
+// WebSockets on every node with the user's cookie and with her old
+// password, until a node refuses them: every WebSocket a node accepted,
+// before, during or after the change, ends within the bound with 1008
+// "session ended", none outlives the change. On one server and on a
+// fleet.
+func TestSessionsEndRace(t *testing.T) {
+	for _, onFleet := range []bool{false, true} {
+		name := map[bool]string{false: "one", true: "fleet"}[onFleet]
+		t.Run(name, func(t *testing.T) {
+			s := startSessionSite(t, onFleet)
+			for round := range 3 {
+				t.Run(fmt.Sprint(round), func(t *testing.T) { s.raceChange(t) })
+			}
+		})
+	}
+}
+
+// raceChange is one round of TestSessionsEndRace.
+func (s *sessionSite) raceChange(t *testing.T) {
+	u := s.newSessionUser(t, "alice-")
+	cookie := s.login(t, 0, u.email, u.password)
+	s.wantAccepted(t, cookie, "cookie before the change")
+	type opened struct {
+		node int
+		ws   *wsClient
+		with string
+	}
+	var (
+		mu   sync.Mutex
+		all  []opened
+		wg   sync.WaitGroup
+		stop = make(chan struct{})
+	)
+	for i := range s.nodes {
+		for _, with := range []string{cookie, authBasic(u.email, u.password)} {
+			g := clients(t, s.on(t, i))
+			wg.Go(func() {
+				for n := 0; n < 2000; n++ {
+					c, resp, err := g.dialRaw(wsOptions{header: wsHeader(with)})
+					if err != nil {
+						if resp == nil || resp.StatusCode != http.StatusUnauthorized {
+							t.Errorf("node %d: dialing: %v %v", i, err, resp)
+						}
+						return // refused: the change reached this node
+					}
+					c.startReading()
+					mu.Lock()
+					all = append(all, opened{i, c, with[:strings.Index(with, ":")]})
+					mu.Unlock()
+					select {
+					case <-stop:
+						return
+					default:
+					}
+				}
+			})
+		}
+	}
+	// Some connections open before the change.
+	for deadline := time.Now().Add(fleetWait); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(all)
+		mu.Unlock()
+		if n >= 4*len(s.nodes) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d WebSockets opened before the change", n)
+		}
+	}
+	pw := "new:" + uniq("")
+	s.user(t, pw+"\n", "passwd", u.email)
+	changed := time.Now()
+	deadline := changed.Add(sessionsEnd + sessionsMargin)
+	time.AfterFunc(sessionsEnd, func() { close(stop) })
+	wg.Wait()
+	for _, o := range all {
+		code, reason, ok := wsEnded(o.ws, deadline)
+		switch {
+		case !ok:
+			t.Errorf("node %d: a WebSocket opened with the %s is still open %v after the change", o.node, o.with, sessionsEnd+sessionsMargin)
+		case code != closePolicy || reason != "session ended":
+			t.Errorf("node %d: a WebSocket opened with the %s closed with %d %q", o.node, o.with, code, reason)
+		}
+	}
+	t.Logf("%d WebSockets opened, every one ended %v after the change", len(all), time.Since(changed).Round(time.Millisecond))
 }

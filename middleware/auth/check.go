@@ -37,7 +37,13 @@ import (
 // of the result are valid.
 func (a *Authenticator) Check(r *http.Request) (Result, error) {
 	res := Result{a: a, secure: r.TLS != nil}
+	// Before any record is read: an end logged after this mark may have
+	// come after the records that let the credentials through.
+	mark := a.ends.mark()
 	err := a.check(&res, r)
+	if err == nil && res.Identity != nil {
+		res.Identity.Checked = mark
+	}
 	if a.onCheck != nil && !res.Anonymous {
 		a.onCheck(schemeOf(r), err == nil)
 	}
