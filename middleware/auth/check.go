@@ -23,8 +23,9 @@ import (
 //     the stored token of the record; a mismatch expires both cookies.
 //  4. Otherwise 401 Unauthorized, with [Result].Anonymous set.
 //
-// On success the result holds the identity. On failure Check returns a
-// *core.StatusError with the status line listed in
+// On success the result holds the identity, with the mark of the ends of
+// sessions so far in its Checked (see [Authenticator.EndedSince]). On
+// failure Check returns a *core.StatusError with the status line listed in
 // docs/wire.md#authentication-failures, or "429 Too Many Requests" when the
 // client is throttled (see [Throttle]), or a store error (the context's own
 // error when the request was cancelled); every 401 result carries the
