@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -38,15 +39,15 @@ type sessionSite struct {
 	fleet *fleet   // nil for one server
 }
 
-// startSessionSite starts one server in compiled mode (fleet false) or a
-// fleet of fleetNodes nodes, with -digest and a login throttle that lets
-// the tests poll refused cookies.
-func startSessionSite(t *testing.T, onFleet bool) *sessionSite {
+// startSessionSite starts one server in mode m (compiled or isolated) or,
+// for fleetMode, a fleet of fleetNodes nodes, with -digest and a login
+// throttle that lets the tests poll refused cookies.
+func startSessionSite(t *testing.T, m mode) *sessionSite {
 	t.Helper()
 	args := []string{"-digest", "-login-attempts", fleetLoginAttempts}
-	if !onFleet {
-		cs := startChannel(t, allModes[0], args...)
-		return &sessionSite{nodes: []*server{cs.server}, mode: allModes[0], where: []string{"-db", cs.DB}}
+	if m.name != fleetMode.name {
+		cs := startChannel(t, m, args...)
+		return &sessionSite{nodes: []*server{cs.server}, mode: m, where: []string{"-db", cs.DB}}
 	}
 	f := startFleet(t, fleetNodes, args...)
 	s := &sessionSite{mode: fleetMode, where: []string{"-nats", f.nats.URLs(), "-fleet", f.name}, fleet: f}
@@ -308,10 +309,9 @@ var cliChanges = []sessionChange{
 // a new record: the old cookie stays refused everywhere. On one server
 // (compiled) and on a fleet, where the change is made through -nats.
 func TestSessionsEnd(t *testing.T) {
-	for _, onFleet := range []bool{false, true} {
-		name := map[bool]string{false: "one", true: "fleet"}[onFleet]
-		t.Run(name, func(t *testing.T) {
-			s := startSessionSite(t, onFleet)
+	for _, m := range []mode{allModes[0], fleetMode} {
+		t.Run(m.name, func(t *testing.T) {
+			s := startSessionSite(t, m)
 			for _, c := range cliChanges {
 				t.Run(c.name, func(t *testing.T) { s.endSessions(t, c) })
 			}
@@ -438,7 +438,7 @@ func TestFleetSessionsEndByNode(t *testing.T) {
 		}}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := startSessionSite(t, true)
+			s := startSessionSite(t, fleetMode)
 			u := sessionUser{"user@example.org", "example", "/" + uniq("top-")}
 			if !c.example {
 				u = s.newSessionUser(t, "alice-")
@@ -453,12 +453,12 @@ func TestFleetSessionsEndByNode(t *testing.T) {
 // password, until a node refuses them: every WebSocket a node accepted,
 // before, during or after the change, ends within the bound with 1008
 // "session ended", none outlives the change. On one server and on a
-// fleet.
+// fleet; on one server in both plugin modes, since the WebSocket door of
+// an isolated run connects its clients to the tree through pluginrpc.
 func TestSessionsEndRace(t *testing.T) {
-	for _, onFleet := range []bool{false, true} {
-		name := map[bool]string{false: "one", true: "fleet"}[onFleet]
-		t.Run(name, func(t *testing.T) {
-			s := startSessionSite(t, onFleet)
+	for _, m := range append(slices.Clone(allModes), fleetMode) {
+		t.Run(m.name, func(t *testing.T) {
+			s := startSessionSite(t, m)
 			for round := range 3 {
 				t.Run(fmt.Sprint(round), func(t *testing.T) { s.raceChange(t) })
 			}
