@@ -252,8 +252,8 @@ type hostSession struct {
 	// identity is the caller's, as the host's middleware checked it (nil
 	// for an anonymous caller).
 	identity *core.Identity
-	once   sync.Once
-	err    error
+	once     sync.Once
+	err      error
 }
 
 // Close closes the session the first time it is called.
