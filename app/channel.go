@@ -158,7 +158,7 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 		st.Close()
 		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
 	}
-	host.Services.Tree = doors.TreeOf(tree)
+	host.Services.Tree = endedTree{doors.TreeOf(tree), tree.EndSession, a}
 	a.OnEnd(tree.EndIdentity)
 	ws := websocket.New(c.transport())
 	host.Sessions = ws
@@ -199,7 +199,7 @@ func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, h
 	if err != nil {
 		return nil, err
 	}
-	host.Services.Tree = m
+	host.Services.Tree = endedTree{m, m.EndSession, a}
 	a.OnEnd(m.EndIdentity)
 	ws := websocket.New(cfg.channel.transport())
 	host.Sessions = ws

@@ -151,6 +151,9 @@ func (m *fleetMember) Call(ctx context.Context, from, identity string, msg []byt
 // EndIdentity ends the clients of identity on the current tree.
 func (m *fleetMember) EndIdentity(identity string) { m.cur.Load().tree.EndIdentity(identity) }
 
+// EndSession is the current tree's [channel.Tree.EndSession].
+func (m *fleetMember) EndSession(id string) { m.cur.Load().tree.EndSession(id) }
+
 // Ready is the current membership's readiness.
 func (m *fleetMember) Ready(ctx context.Context) error { return m.cur.Load().fl.Ready(ctx) }
 

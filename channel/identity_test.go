@@ -37,3 +37,21 @@ func TestEndIdentity(t *testing.T) {
 		must(t, c, `{"method":"GET","resource":"/","msg_id":0}`)
 	}
 }
+
+// TestEndSession checks that EndSession ends the one client named with
+// 1008 "session ended", and not the other clients of its user; an
+// unknown id is ignored.
+func TestEndSession(t *testing.T) {
+	tr := newTree(t, nil, Options{})
+	ctx := context.Background()
+	a1 := connect(t, tr, "a1", "alice@example.com")
+	a2 := connect(t, tr, "a2", "alice@example.com")
+	tr.EndSession("nobody")
+	tr.EndSession("a1")
+	_, err := a1.Next(ctx, nil)
+	var g *Gone
+	if !errors.As(err, &g) || g.Code != 1008 || g.Reason != "session ended" {
+		t.Errorf("a1: Next: %v", err)
+	}
+	must(t, a2, `{"method":"GET","resource":"/","msg_id":0}`)
+}

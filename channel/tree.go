@@ -315,6 +315,19 @@ func (t *Tree) EndIdentity(identity string) {
 	}
 }
 
+// EndSession ends the client with id as [Tree.EndIdentity] ends a user's
+// clients, with [ErrSessionEnded]: a client whose caller's sessions ended
+// between the check of its credentials and its connection, which
+// EndIdentity did not find yet. An unknown id is ignored.
+func (t *Tree) EndSession(id string) {
+	t.mu.RLock()
+	c := t.clients[id]
+	t.mu.RUnlock()
+	if c != nil {
+		c.end(ErrSessionEnded)
+	}
+}
+
 // Call executes one message for a caller without a connection (the HTTP
 // door) and returns its reply, always one, with or without msg_id. What
 // it creates is persistent, unless the message has "expires" (seconds):

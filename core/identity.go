@@ -6,6 +6,12 @@ import "context"
 type Identity struct {
 	ID    int64
 	Email string
+	// Checked is the mark of the authenticator's ended sessions at the
+	// moment it checked the caller's credentials (see reso's
+	// auth.Authenticator.EndedSince): a connection that starts with an
+	// identity checked before its user's sessions ended is ended too. 0
+	// when unknown (an identity set by other middleware).
+	Checked uint64
 }
 
 type identityKey struct{}

@@ -95,6 +95,7 @@ type Authenticator struct {
 
 	emu   sync.Mutex // serializes the calls of onEnd
 	onEnd []func(email string)
+	ends  endLog
 }
 
 // New returns an authenticator for cfg, or an error when cfg is incomplete.

@@ -23,8 +23,9 @@ import (
 //     the stored token of the record; a mismatch expires both cookies.
 //  4. Otherwise 401 Unauthorized, with [Result].Anonymous set.
 //
-// On success the result holds the identity. On failure Check returns a
-// *core.StatusError with the status line listed in
+// On success the result holds the identity, with the mark of the ends of
+// sessions so far in its Checked (see [Authenticator.EndedSince]). On
+// failure Check returns a *core.StatusError with the status line listed in
 // docs/wire.md#authentication-failures, or "429 Too Many Requests" when the
 // client is throttled (see [Throttle]), or a store error (the context's own
 // error when the request was cancelled); every 401 result carries the
@@ -37,7 +38,13 @@ import (
 // of the result are valid.
 func (a *Authenticator) Check(r *http.Request) (Result, error) {
 	res := Result{a: a, secure: r.TLS != nil}
+	// Before any record is read: an end logged after this mark may have
+	// come after the records that let the credentials through.
+	mark := a.ends.mark()
 	err := a.check(&res, r)
+	if err == nil && res.Identity != nil {
+		res.Identity.Checked = mark
+	}
 	if a.onCheck != nil && !res.Anonymous {
 		a.onCheck(schemeOf(r), err == nil)
 	}
@@ -248,7 +255,14 @@ func (a *Authenticator) checkCookie(res *Result, r *http.Request, uid, token str
 // the new session in res.
 func (a *Authenticator) grant(res *Result, r *http.Request, rec Record) error {
 	rec, err := a.issue(r.Context(), rec)
-	if err != nil {
+	switch {
+	case errors.Is(err, errStale):
+		// Checked against a password another process has replaced since.
+		return res.fail(errUnauthorized)
+	case errors.Is(err, ErrNoRecord):
+		// Removed since it was read.
+		return res.fail(errUnknownEmail)
+	case err != nil:
 		return err
 	}
 	if res.uid, res.token, err = a.sessionValues(rec.ID, rec.Token); err != nil {

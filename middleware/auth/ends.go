@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -74,10 +75,12 @@ func (a *Authenticator) OnEnd(f func(email string)) {
 	a.emu.Unlock()
 }
 
-// ended tells the OnEnd functions that the sessions of email ended.
+// ended tells the OnEnd functions that the sessions of email ended, once
+// the end is logged for EndedSince.
 func (a *Authenticator) ended(email string) {
 	a.emu.Lock()
 	defer a.emu.Unlock()
+	a.ends.add(email)
 	for _, f := range a.onEnd {
 		f(email)
 	}
@@ -175,4 +178,66 @@ func (a *Authenticator) changed(c Change) {
 			a.ended(c.Email)
 		}
 	}
+}
+
+// endLogSize is how many ends an [Authenticator] remembers for
+// EndedSince.
+const endLogSize = 1024
+
+// endLog is the log of the latest ends of sessions (their e-mails), for
+// [Authenticator.EndedSince]: a ring of endLogSize entries, the end
+// numbered n (from 1) at n % endLogSize.
+type endLog struct {
+	mu     sync.Mutex
+	n      uint64 // the ends logged
+	emails [endLogSize]string
+}
+
+// add logs the end of email's sessions.
+func (l *endLog) add(email string) {
+	l.mu.Lock()
+	l.n++
+	l.emails[l.n%endLogSize] = email
+	l.mu.Unlock()
+}
+
+// mark returns the number the next end will get.
+func (l *endLog) mark() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n + 1
+}
+
+// since reports whether email's sessions ended with an end numbered mark
+// or later; when the ring no longer holds them all it reports true.
+func (l *endLog) since(email string, mark uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if mark == 0 || l.n < mark {
+		return false
+	}
+	if l.n-mark >= endLogSize {
+		return true
+	}
+	for n := mark; n <= l.n; n++ {
+		if l.emails[n%endLogSize] == email {
+			return true
+		}
+	}
+	return false
+}
+
+// EndedSince reports whether the sessions of email ended (a removal or a
+// new password, told to the [Authenticator.OnEnd] functions) after the
+// check that gave the identity its mark, [core.Identity].Checked: a
+// connection that the identity opens once the OnEnd functions have run
+// for that end must be ended by whoever opens it. It reports false for the
+// mark 0 (unknown), and true when more than 1,024 ends came after the
+// mark, which it no longer remembers one by one.
+//
+// The end is logged before the OnEnd functions run, so a connection that
+// is registered where they look and then finds EndedSince false is found
+// by them.
+func (a *Authenticator) EndedSince(email string, mark uint64) bool {
+	return a.ends.since(email, mark)
 }

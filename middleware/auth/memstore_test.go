@@ -8,7 +8,8 @@ import (
 // memStore is a [Store] in memory for the tests of this package (the
 // SQLite store lives in package sqlitestore, which imports this one). It
 // behaves as the SQLite store does: ids from 1, Register updates the hash
-// of an existing record, ErrNoRecord for a missing one.
+// of an existing record (a new one empties its token), ErrNoRecord for a
+// missing one, and it is a [TokenGuard].
 type memStore struct {
 	mu   sync.Mutex
 	next int64
@@ -22,7 +23,9 @@ func (s *memStore) Register(_ context.Context, email, realm, hash string) (int64
 	defer s.mu.Unlock()
 	for id, rec := range s.recs {
 		if rec.Email == email && rec.Realm == realm {
-			rec.Hash = hash
+			if rec.Hash != hash {
+				rec.Hash, rec.Token = hash, ""
+			}
 			s.recs[id] = rec
 			return id, nil
 		}
@@ -69,6 +72,21 @@ func (s *memStore) SetToken(_ context.Context, id int64, token string) error {
 	rec.Token = token
 	s.recs[id] = rec
 	return nil
+}
+
+func (s *memStore) SetTokenIfHash(_ context.Context, id int64, hash, token string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.recs[id]
+	if !ok {
+		return false, ErrNoRecord
+	}
+	if rec.Hash != hash {
+		return false, nil
+	}
+	rec.Token = token
+	s.recs[id] = rec
+	return true, nil
 }
 
 func (s *memStore) ClearToken(_ context.Context, id int64, token string) (bool, error) {

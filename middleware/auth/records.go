@@ -68,6 +68,11 @@ func (a *Authenticator) byEmail(ctx context.Context, email string, want func(Rec
 	return rec, nil
 }
 
+// errStale is the error of issue when the record's hash in the store is no
+// longer the one of rec: another process gave it a new password since rec
+// was read.
+var errStale = errors.New("auth: the record has a new password")
+
 // issue stores a new token for rec and returns the record with it. Tokens
 // have a resolution of one second, so a token issued again within the same
 // second is the stored one and costs no write.
@@ -80,7 +85,16 @@ func (a *Authenticator) issue(ctx context.Context, rec Record) (Record, error) {
 	defer cancel()
 	a.wmu.Lock()
 	defer a.wmu.Unlock()
-	if err := a.store.SetToken(ctx, rec.ID, token); err != nil {
+	if g, ok := a.store.(TokenGuard); ok {
+		set, err := g.SetTokenIfHash(ctx, rec.ID, rec.Hash, token)
+		if err == nil && !set {
+			err = errStale
+		}
+		if err != nil {
+			a.cache.drop(rec.ID)
+			return Record{}, err
+		}
+	} else if err := a.store.SetToken(ctx, rec.ID, token); err != nil {
 		return Record{}, err
 	}
 	rec.Token = token

@@ -51,6 +51,40 @@ func TestSharedStoreNewCredentials(t *testing.T) {
 	wantSession(t, r, a.id)
 }
 
+// TestSharedStoreStaleLogin: the other process gives the user a new
+// password while this one still holds the record with the old one in
+// memory: a login with the old password, which the copy in memory
+// accepts, is refused (401 Unauthorized, no cookies) instead of issuing a
+// session under the new password; the new password logs in.
+func TestSharedStoreStaleLogin(t *testing.T) {
+	for _, how := range []string{"basic", "route hash"} {
+		t.Run(how, func(t *testing.T) {
+			a := newFixture(t, nil)
+			b := a.peer(t)
+			wantSession(t, a.get(t, "/", basic(testEmail, testPassword)), a.id)
+			a.clock.Advance(time.Second)
+			if _, err := b.a.Register(context.Background(), testEmail, "new password"); err != nil {
+				t.Fatal(err)
+			}
+			a.clock.Advance(time.Second)
+			before, _ := a.store.ByID(context.Background(), a.id)
+			var r result
+			if how == "basic" {
+				r = a.get(t, "/", basic(testEmail, testPassword))
+			} else {
+				r = a.get(t, "/e/"+testEmail+"/"+HashPassword(testEmail, a.a.Realm(), testPassword))
+			}
+			if r.status != "401 Unauthorized" || len(r.cookies) != 0 {
+				t.Fatalf("the old password after the other process changed it: %s, cookies %v", r.status, r.cookies)
+			}
+			if rec, _ := a.store.ByID(context.Background(), a.id); rec.Token != before.Token {
+				t.Errorf("the old password stored a token under the new one: %q, was %q", rec.Token, before.Token)
+			}
+			wantSession(t, a.get(t, "/", basic(testEmail, "new password")), a.id)
+		})
+	}
+}
+
 // notifyStore is a memStore that is a Notifier: every write is reported
 // to the authenticators that follow it, as natsstore's watch of its
 // bucket does.
@@ -110,6 +144,14 @@ func (s *notifyStore) SetToken(ctx context.Context, id int64, token string) erro
 		s.written(id)
 	}
 	return err
+}
+
+func (s *notifyStore) SetTokenIfHash(ctx context.Context, id int64, hash, token string) (bool, error) {
+	ok, err := s.memStore.SetTokenIfHash(ctx, id, hash, token)
+	if ok {
+		s.written(id)
+	}
+	return ok, err
 }
 
 func (s *notifyStore) ClearToken(ctx context.Context, id int64, token string) (bool, error) {

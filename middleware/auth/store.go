@@ -37,7 +37,9 @@ var ErrNoRecord = errors.New("auth: no such login record")
 type Store interface {
 	// Register creates the record of email and realm with the given hash
 	// and an empty token, or updates the hash of the existing one, and
-	// returns its id.
+	// returns its id. A new hash empties the token in the same write, so
+	// that no process accepts the old sessions of a record that has the
+	// new password.
 	Register(ctx context.Context, email, realm, hash string) (int64, error)
 	// ByID returns the record with the given id, or [ErrNoRecord].
 	ByID(ctx context.Context, id int64) (Record, error)
@@ -51,4 +53,16 @@ type Store interface {
 	ClearToken(ctx context.Context, id int64, token string) (bool, error)
 	// Close releases the store.
 	Close() error
+}
+
+// TokenGuard is a [Store] that writes the token of a login only while the
+// record still has the hash the login's credentials were checked against.
+// A login checked against a copy in memory older than a new password set
+// by another process (a fleet's node, reso user) then issues no session
+// under the new password: the authenticator refuses it instead.
+type TokenGuard interface {
+	// SetTokenIfHash stores token as the token of record id if its hash
+	// is hash, and reports whether it did; [ErrNoRecord] when there is no
+	// record id.
+	SetTokenIfHash(ctx context.Context, id int64, hash, token string) (bool, error)
 }

@@ -200,7 +200,7 @@ func sessionContext(id *core.Identity) context.Context {
 // how it ended, and the end hooks run once.
 func (m *Host) serveSession(ctx context.Context, h core.SessionHandler, req *core.Request, ts core.Session) {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &hostSession{Session: ts, cancel: cancel}
+	s := &hostSession{Session: ts, cancel: cancel, identity: req.Identity}
 	l := &m.live
 	l.mu.Lock()
 	if l.sessions == nil {
@@ -249,8 +249,11 @@ type hostSession struct {
 	core.Session
 	cancel context.CancelFunc
 	client plugins.TreeClient // the tree client of the session's id; guarded by live.mu
-	once   sync.Once
-	err    error
+	// identity is the caller's, as the host's middleware checked it (nil
+	// for an anonymous caller).
+	identity *core.Identity
+	once     sync.Once
+	err      error
 }
 
 // Close closes the session the first time it is called.

@@ -3,6 +3,7 @@ package pluginhost
 import (
 	"context"
 
+	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
 
@@ -18,14 +19,33 @@ type hostTree struct {
 }
 
 // Connect connects a client to the tree and ties it to the open session
-// of the same id, if any.
+// of the same id, if any. A client of an open session connected without
+// the caller's identity in ctx (an isolated plugin's, through pluginrpc)
+// gets the session's in ctx, so that the tree sees how it was checked
+// (core.Identity.Checked).
 func (h hostTree) Connect(ctx context.Context, id, identity string) (plugins.TreeClient, error) {
+	if core.IdentityFromContext(ctx) == nil {
+		if who := h.l.identity(id); who != nil && who.Email == identity {
+			ctx = core.NewIdentityContext(ctx, who)
+		}
+	}
 	c, err := h.Tree.Connect(ctx, id, identity)
 	if err != nil {
 		return nil, err
 	}
 	h.l.attach(id, c)
 	return c, nil
+}
+
+// identity returns the caller's identity of the open session id, nil when
+// there is none or it is anonymous.
+func (l *live) identity(id string) *core.Identity {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.sessions[id]; s != nil {
+		return s.identity
+	}
+	return nil
 }
 
 // attach ties c to the open session id, whose end disconnects it; a client

@@ -263,7 +263,13 @@ func (s *Store) Register(ctx context.Context, email, realm, hash string) (int64,
 		id, err := s.idOf(ctx, email, realm)
 		if err == nil {
 			var old string
-			_, err = s.change(ctx, id, func(r *record) bool { old, r.Hash = r.Hash, hash; return true })
+			_, err = s.change(ctx, id, func(r *record) bool {
+				if old = r.Hash; old != hash {
+					// A new password: the old sessions end with this write.
+					r.Hash, r.Token = hash, ""
+				}
+				return true
+			})
 			if errors.Is(err, auth.ErrNoRecord) {
 				continue // removed meanwhile
 			}
@@ -316,6 +322,17 @@ func (s *Store) ByEmail(ctx context.Context, email, realm string) (auth.Record, 
 func (s *Store) SetToken(ctx context.Context, id int64, token string) error {
 	_, err := s.change(ctx, id, func(r *record) bool { r.Token = token; return true })
 	return err
+}
+
+// SetTokenIfHash implements [auth.TokenGuard].
+func (s *Store) SetTokenIfHash(ctx context.Context, id int64, hash, token string) (bool, error) {
+	return s.change(ctx, id, func(r *record) bool {
+		if r.Hash != hash {
+			return false
+		}
+		r.Token = token
+		return true
+	})
 }
 
 // ClearToken implements [auth.Store].
@@ -486,8 +503,9 @@ func (s *Store) Secret(ctx context.Context) ([]byte, error) {
 func (s *Store) Close() error { return nil }
 
 var (
-	_ auth.Store    = (*Store)(nil)
-	_ auth.Lister   = (*Store)(nil)
-	_ auth.Remover  = (*Store)(nil)
-	_ auth.Notifier = (*Store)(nil)
+	_ auth.Store      = (*Store)(nil)
+	_ auth.Lister     = (*Store)(nil)
+	_ auth.Remover    = (*Store)(nil)
+	_ auth.Notifier   = (*Store)(nil)
+	_ auth.TokenGuard = (*Store)(nil)
 )

@@ -324,7 +324,8 @@ func (s *Store) Register(ctx context.Context, email, realm, hash string) (int64,
 	var id int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO logins (email, realm, hash) VALUES (?, ?, ?)
-			ON CONFLICT (email, realm) DO UPDATE SET hash = excluded.hash RETURNING id`,
+			ON CONFLICT (email, realm) DO UPDATE SET hash = excluded.hash,
+				token = CASE WHEN hash = excluded.hash THEN token ELSE '' END RETURNING id`,
 			email, realm, hash).Scan(&id)
 		if err != nil {
 			return fmt.Errorf("sqlitestore: register %q: %w", email, err)
@@ -372,6 +373,30 @@ func (s *Store) SetToken(ctx context.Context, id int64, token string) error {
 	})
 }
 
+// SetTokenIfHash implements [auth.TokenGuard].
+func (s *Store) SetTokenIfHash(ctx context.Context, id int64, hash, token string) (bool, error) {
+	var set bool
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var cur string
+		err := tx.QueryRowContext(ctx, "SELECT hash FROM logins WHERE id = ?", id).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return auth.ErrNoRecord
+		}
+		if err != nil {
+			return fmt.Errorf("sqlitestore: set token of %d: %w", id, err)
+		}
+		if cur != hash {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE logins SET token = ? WHERE id = ?", token, id); err != nil {
+			return fmt.Errorf("sqlitestore: set token of %d: %w", id, err)
+		}
+		set = true
+		return nil
+	})
+	return set, err
+}
+
 // ClearToken implements [auth.Store].
 func (s *Store) ClearToken(ctx context.Context, id int64, token string) (bool, error) {
 	var done bool
@@ -413,4 +438,7 @@ func readError(ctx context.Context, err error) error {
 	return err
 }
 
-var _ auth.Store = (*Store)(nil)
+var (
+	_ auth.Store      = (*Store)(nil)
+	_ auth.TokenGuard = (*Store)(nil)
+)
