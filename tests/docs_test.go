@@ -211,12 +211,14 @@ var (
 var (
 	notResoFlags = map[string]bool{
 		"wal": true, "shm": true, "journal": true,
-		"race": true, "run": true, "count": true, "bench": true, "benchtime": true, "timeout": true, "tags": true, "v": true,
+		"race": true, "run": true, "count": true, "bench": true, "benchtime": true, "timeout": true, "tags": true, "v": true, "short": true,
 		"inf": true,
 	}
 	otherFlags = map[string]bool{
 		"docs/call.md -alice": true, "docs/call.md -bob": true, // examples/call
-		"docs/fleet.md -d": true, // bench/fleet.sh
+		"docs/fleet.md -d": true, "docs/fleet.md -heartbeat": true, // bench/fleet.sh, bench/fleet-figures.sh
+		"docs/fleet.md -slack": true, "docs/fleet.md -cooldown": true, // bench/fleet-soak.sh
+		"docs/fleet.md -idle": true, // bench/fleet-figures.sh
 	}
 )
 
