@@ -1,6 +1,6 @@
 // Command callfleet measures SEND delivery across the nodes of a fleet
 // against one node (issue 29, docs/call.md#on-a-fleet): it starts a
-// three-server NATS JetStream cluster in its own process, three reso
+// three-server NATS JetStream cluster in a child process (bench/internal/cluster), three reso
 // nodes on it and one reso alone on SQLite, and on each side logs in -n
 // users (default 100), each with a contact and GET
 // /login/<email>?watch=diff kept open, then SENDs invitations to users
@@ -33,22 +33,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/reso-project/reso/bench/internal/cluster"
 	"github.com/reso-project/reso/bench/internal/latency"
-	"github.com/reso-project/reso/channel/fleet/natstest"
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "callfleet:", err)
-		os.Exit(1)
-	}
-}
+func main() { cluster.Main("callfleet", run) }
 
 // config is the command line.
 type config struct {
@@ -82,31 +77,18 @@ func run() error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	nc, err := natstest.New(3, filepath.Join(dir, "nats"))
+	f, err := cluster.StartFleet(c.reso, dir, 3, c.heartbeat)
 	if err != nil {
 		return err
 	}
-	defer nc.StopAll()
-	var procs []*node
-	defer func() {
-		for _, p := range procs {
-			p.stop()
-		}
-	}()
-	where := []string{"-nats", nc.URLs(), "-fleet", "bench"}
-	for i := range 3 {
-		p, err := startNode(c.reso, dir, fmt.Sprintf("node%d", i), append(where, "-fleet-heartbeat", c.heartbeat.String())...)
-		if err != nil {
-			return err
-		}
-		procs = append(procs, p)
-	}
+	defer f.Stop()
+	where := []string{"-nats", f.NATSURLs(), "-fleet", "bench"}
 	secret := filepath.Join(dir, "secret")
-	alone, err := startNode(c.reso, dir, "alone", "-db", filepath.Join(dir, "alone.db"), "-secret-file", secret)
+	alone, err := cluster.StartNode(c.reso, dir, "alone", "-db", filepath.Join(dir, "alone.db"), "-secret-file", secret)
 	if err != nil {
 		return err
 	}
-	procs = append(procs, alone)
+	defer alone.Stop()
 	fleetToken, err := adminToken(c.reso, dir, where...)
 	if err != nil {
 		return err
@@ -116,13 +98,13 @@ func run() error {
 		return err
 	}
 	fmt.Printf("call-fleet: %d users, each with GET /login/<email>?watch=diff open; %d SEND/s for %v after %v of warm-up; %d CPUs\n",
-		c.n, c.rate, c.d, c.warmup, numCPU())
-	one, err := measure(c, "one", alone.addr, alone.addr, aloneToken)
+		c.n, c.rate, c.d, c.warmup, runtime.NumCPU())
+	one, err := measure(c, "one", alone.Addr, alone.Addr, aloneToken)
 	if err != nil {
 		return fmt.Errorf("one node: %w", err)
 	}
 	fmt.Printf("  one reso on SQLite:                         %s\n", one)
-	three, err := measure(c, "fleet", procs[0].addr, procs[1].addr, fleetToken)
+	three, err := measure(c, "fleet", f.Nodes[0].Addr, f.Nodes[1].Addr, fleetToken)
 	if err != nil {
 		return fmt.Errorf("fleet: %w", err)
 	}
@@ -323,68 +305,4 @@ func adminToken(bin, dir string, args ...string) (string, error) {
 		return "", fmt.Errorf("reso admin-token %s: %w", strings.Join(args, " "), err)
 	}
 	return strings.TrimSpace(string(out)), nil
-}
-
-// numCPU returns the CPUs of the machine.
-func numCPU() int {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return 0
-	}
-	return strings.Count(string(b), "processor\t:")
-}
-
-// node is a reso process.
-type node struct {
-	cmd  *exec.Cmd
-	addr string
-}
-
-var listenRe = regexp.MustCompile(`msg="reso listening" addr=(\S+)`)
-
-// startNode starts reso with args and waits until it listens.
-func startNode(bin, dir, name string, args ...string) (*node, error) {
-	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "XDG_STATE_HOME="+filepath.Join(dir, name))
-	out, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := listenRe.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case a := <-found:
-		return &node{cmd: cmd, addr: a}, nil
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, fmt.Errorf("%s did not listen within 30 s", name)
-	}
-}
-
-// stop ends the process with SIGTERM, then kills it after 10 s.
-func (n *node) stop() {
-	n.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { n.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		n.cmd.Process.Kill()
-		<-done
-	}
 }

@@ -35,19 +35,7 @@ import (
 	"github.com/reso-project/reso/bench/internal/proc"
 )
 
-func main() {
-	if dir, ok := cluster.NATSChild(); ok {
-		if err := cluster.ServeNATS(dir); err != nil {
-			fmt.Fprintln(os.Stderr, "fleet: nats:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "fleet:", err)
-		os.Exit(1)
-	}
-}
+func main() { cluster.Main("fleet", run) }
 
 // config is the command line.
 type config struct {

@@ -37,19 +37,7 @@ import (
 	"github.com/reso-project/reso/bench/internal/cluster"
 )
 
-func main() {
-	if dir, ok := cluster.NATSChild(); ok {
-		if err := cluster.ServeNATS(dir); err != nil {
-			fmt.Fprintln(os.Stderr, "fleetfig: nats:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "fleetfig:", err)
-		os.Exit(1)
-	}
-}
+func main() { cluster.Main("fleetfig", run) }
 
 // config is the command line.
 type config struct {

@@ -28,19 +28,7 @@ import (
 	"github.com/reso-project/reso/bench/internal/cluster"
 )
 
-func main() {
-	if dir, ok := cluster.NATSChild(); ok {
-		if err := cluster.ServeNATS(dir); err != nil {
-			fmt.Fprintln(os.Stderr, "fleetup: nats:", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "fleetup:", err)
-		os.Exit(1)
-	}
-}
+func main() { cluster.Main("fleetup", run) }
 
 func run() error {
 	reso := flag.String("reso", "", "the reso binary")

@@ -23,6 +23,22 @@ func NATSChild() (dir string, ok bool) {
 	return dir, dir != ""
 }
 
+// Main is the main function of a program that calls StartFleet: in the
+// NATS cluster's process (NATSChild) it serves NATS, elsewhere it calls
+// run; an error of either is printed after prog and exits with status 1.
+func Main(prog string, run func() error) {
+	var err error
+	if dir, ok := NATSChild(); ok {
+		err = ServeNATS(dir)
+	} else {
+		err = run()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, prog+":", err)
+		os.Exit(1)
+	}
+}
+
 // ServeNATS runs a three-server JetStream cluster (the real nats-server,
 // in this process) with its stores under dir, prints its client URLs on a
 // line of stdout and stops it when stdin ends.
