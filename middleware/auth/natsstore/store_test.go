@@ -12,6 +12,7 @@ import (
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
 	"github.com/reso-project/reso/middleware/auth"
+	"github.com/reso-project/reso/middleware/auth/authtest"
 )
 
 // open opens the store of fleet over a new connection to cl.
@@ -67,7 +68,7 @@ func TestStore(t *testing.T) {
 	if ok, err := s.ClearToken(ctx, id, "other"); ok || err != nil {
 		t.Errorf("ClearToken(other) = %v, %v", ok, err)
 	}
-	tokenGuard(t, s, s2, id)
+	authtest.TokenGuard(t, s, s2, id)
 	if err := s.SetToken(ctx, id, "tok"); err != nil {
 		t.Fatal(err)
 	}
@@ -202,43 +203,5 @@ func TestNotify(t *testing.T) {
 	}
 	if c1, c2 := next(), next(); c1 != (auth.Change{ID: id}) || c2 != ended {
 		t.Fatalf("after Remove: %+v, %+v", c1, c2)
-	}
-}
-
-// tokenGuard checks, on record id of hash "h4" with the token "tok",
-// that a new hash empties the token in the same write and that
-// SetTokenIfHash writes only over the hash given, s2 being another node.
-func tokenGuard(t *testing.T, s, s2 *Store, id int64) {
-	t.Helper()
-	ctx := t.Context()
-	if ok, err := s.SetTokenIfHash(ctx, id, "h1", "stale"); ok || err != nil {
-		t.Errorf("SetTokenIfHash over another hash = %v, %v", ok, err)
-	}
-	if ok, err := s2.SetTokenIfHash(ctx, id, "h4", "tok"); !ok || err != nil {
-		t.Errorf("SetTokenIfHash over its hash = %v, %v", ok, err)
-	}
-	if _, err := s2.Register(ctx, "a@b", "localhost", "h4"); err != nil {
-		t.Fatal(err)
-	}
-	if rec, _ := s.ByID(ctx, id); rec.Token != "tok" {
-		t.Errorf("token %q after Register with the same hash", rec.Token)
-	}
-	if _, err := s2.Register(ctx, "a@b", "localhost", "h5"); err != nil {
-		t.Fatal(err)
-	}
-	if rec, _ := s.ByID(ctx, id); rec.Token != "" || rec.Hash != "h5" {
-		t.Errorf("after Register with a new hash: %+v, want the token emptied", rec)
-	}
-	if ok, err := s.SetTokenIfHash(ctx, id, "h4", "stale"); ok || err != nil {
-		t.Errorf("SetTokenIfHash over the replaced hash = %v, %v", ok, err)
-	}
-	if rec, _ := s.ByID(ctx, id); rec.Token != "" {
-		t.Errorf("token %q written over the replaced hash", rec.Token)
-	}
-	if ok, err := s.SetTokenIfHash(ctx, 99, "h4", "x"); ok || !errors.Is(err, auth.ErrNoRecord) {
-		t.Errorf("SetTokenIfHash(99) = %v, %v", ok, err)
-	}
-	if _, err := s2.Register(ctx, "a@b", "localhost", "h4"); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/middleware/auth"
+	"github.com/reso-project/reso/middleware/auth/authtest"
 )
 
 func TestStore(t *testing.T) {
@@ -61,7 +62,7 @@ func TestStore(t *testing.T) {
 			if ok, err := s.ClearToken(ctx, id, "other"); ok || err != nil {
 				t.Errorf("ClearToken(other) = %v, %v", ok, err)
 			}
-			tokenGuard(t, s, id)
+			authtest.TokenGuard(t, s, s, id)
 			if err := s.SetToken(ctx, id, "tok"); err != nil {
 				t.Fatal(err)
 			}
@@ -258,44 +259,6 @@ func TestOpenEmptyFile(t *testing.T) {
 	}
 	defer s.Close()
 	if _, err := s.Register(context.Background(), "a@b", "localhost", "h"); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// tokenGuard checks, on record id of hash "h4" with the token "tok",
-// that a new hash empties the token in the same write and that
-// SetTokenIfHash writes only over the hash given.
-func tokenGuard(t *testing.T, s *Store, id int64) {
-	t.Helper()
-	ctx := context.Background()
-	if ok, err := s.SetTokenIfHash(ctx, id, "h1", "stale"); ok || err != nil {
-		t.Errorf("SetTokenIfHash over another hash = %v, %v", ok, err)
-	}
-	if ok, err := s.SetTokenIfHash(ctx, id, "h4", "tok"); !ok || err != nil {
-		t.Errorf("SetTokenIfHash over its hash = %v, %v", ok, err)
-	}
-	if _, err := s.Register(ctx, "a@b", "localhost", "h4"); err != nil {
-		t.Fatal(err)
-	}
-	if rec, _ := s.ByID(ctx, id); rec.Token != "tok" {
-		t.Errorf("token %q after Register with the same hash", rec.Token)
-	}
-	if _, err := s.Register(ctx, "a@b", "localhost", "h5"); err != nil {
-		t.Fatal(err)
-	}
-	if rec, _ := s.ByID(ctx, id); rec.Token != "" || rec.Hash != "h5" {
-		t.Errorf("after Register with a new hash: %+v, want the token emptied", rec)
-	}
-	if ok, err := s.SetTokenIfHash(ctx, id, "h4", "stale"); ok || err != nil {
-		t.Errorf("SetTokenIfHash over the replaced hash = %v, %v", ok, err)
-	}
-	if rec, _ := s.ByID(ctx, id); rec.Token != "" {
-		t.Errorf("token %q written over the replaced hash", rec.Token)
-	}
-	if ok, err := s.SetTokenIfHash(ctx, 99, "h4", "x"); ok || !errors.Is(err, auth.ErrNoRecord) {
-		t.Errorf("SetTokenIfHash(99) = %v, %v", ok, err)
-	}
-	if _, err := s.Register(ctx, "a@b", "localhost", "h4"); err != nil {
 		t.Fatal(err)
 	}
 }
