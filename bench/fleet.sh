@@ -14,11 +14,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-if [ -n "${RESO:-}" ]; then
-  cp "$RESO" "$out/reso"
-else
-  go build -o "$out/reso" ./cmd/reso
-fi
-go build -o "$out/fleet" ./bench/fleet
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+source bench/lib.sh
+build_with_reso "$out" fleet
 "$out/fleet" -reso "$out/reso" "$@"

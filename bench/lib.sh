@@ -20,3 +20,17 @@ start_server() {
   cat "$log" >&2
   return 1
 }
+
+# build_with_reso OUT PROGRAM: builds reso into OUT/reso (or copies $RESO,
+# a reso built elsewhere) and the load program ./bench/PROGRAM into
+# OUT/PROGRAM, and raises the descriptor limit to its hard limit.
+build_with_reso() {
+  local out=$1 prog=$2
+  if [ -n "${RESO:-}" ]; then
+    cp "$RESO" "$out/reso"
+  else
+    go build -o "$out/reso" ./cmd/reso
+  fi
+  go build -o "$out/$prog" "./bench/$prog"
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+}

@@ -14,11 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-if [ -n "${RESO:-}" ]; then
-  cp "$RESO" "$out/reso"
-else
-  go build -o "$out/reso" ./cmd/reso
-fi
-go build -o "$out/reconnect" ./bench/reconnect
+source bench/lib.sh
+build_with_reso "$out" reconnect
 [ -d client/js/node_modules/ws ] || npm ci --prefix client/js >&2
 "$out/reconnect" -reso "$out/reso" "$@"
