@@ -30,7 +30,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -72,23 +71,16 @@ func run() error {
 		c.warmup < 0 || c.warmup > 10*time.Second:
 		return errors.New("a flag is out of its range (see -h)")
 	}
-	dir, err := os.MkdirTemp("", "reso-callfleet-bench-")
+	// The single node's secret file is relative to its working directory,
+	// the pair's.
+	pair, err := cluster.StartPair(c.reso, c.heartbeat, "-secret-file", "secret")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	f, err := cluster.StartFleet(c.reso, dir, 3, c.heartbeat)
-	if err != nil {
-		return err
-	}
-	defer f.Stop()
+	defer pair.Stop()
+	f, alone, dir := pair.Fleet, pair.Alone, pair.Dir
 	where := []string{"-nats", f.NATSURLs(), "-fleet", "bench"}
 	secret := filepath.Join(dir, "secret")
-	alone, err := cluster.StartNode(c.reso, dir, "alone", "-db", filepath.Join(dir, "alone.db"), "-secret-file", secret)
-	if err != nil {
-		return err
-	}
-	defer alone.Stop()
 	fleetToken, err := adminToken(c.reso, dir, where...)
 	if err != nil {
 		return err

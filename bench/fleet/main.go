@@ -79,21 +79,12 @@ func run() error {
 		return err
 	}
 	c.reso = bin
-	dir, err := os.MkdirTemp("", "reso-fleet-bench-")
+	pair, err := cluster.StartPair(c.reso, c.heartbeat)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	f, err := cluster.StartFleet(c.reso, dir, 3, c.heartbeat)
-	if err != nil {
-		return err
-	}
-	defer f.Stop()
-	alone, err := cluster.StartNode(c.reso, dir, "alone", "-db", filepath.Join(dir, "alone.db"))
-	if err != nil {
-		return err
-	}
-	defer alone.Stop()
+	defer pair.Stop()
+	f, alone := pair.Fleet, pair.Alone
 	b := &bench{c: c, fleet: f, alone: alone}
 	fmt.Printf("3 reso nodes on a 3-server NATS JetStream cluster (R3), and 1 reso on SQLite; %d CPUs\n", runtime.NumCPU())
 	fmt.Printf("admin listeners (metrics, pprof): nodes %s, %s, %s; single node %s\n", f.Nodes[0].Admin, f.Nodes[1].Admin, f.Nodes[2].Admin, alone.Admin)

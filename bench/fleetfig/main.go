@@ -30,7 +30,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -69,21 +68,12 @@ func run() error {
 		c.rate < 1 || c.rate > 1000, c.before < 0 || c.before > time.Minute, c.timeout <= 0 || c.timeout > 10*time.Minute:
 		return errors.New("a flag is out of its range (see -h)")
 	}
-	dir, err := os.MkdirTemp("", "reso-fleetfig-")
+	pair, err := cluster.StartPair(c.reso, c.heartbeat)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	f, err := cluster.StartFleet(c.reso, dir, 3, c.heartbeat)
-	if err != nil {
-		return err
-	}
-	defer f.Stop()
-	alone, err := cluster.StartNode(c.reso, dir, "alone", "-db", filepath.Join(dir, "alone.db"))
-	if err != nil {
-		return err
-	}
-	defer alone.Stop()
+	defer pair.Stop()
+	f, alone := pair.Fleet, pair.Alone
 	fmt.Printf("3 reso nodes on a 3-server NATS JetStream cluster (R3), -fleet-heartbeat %v, and 1 reso on SQLite; %d CPUs\n", c.heartbeat, runtime.NumCPU())
 
 	if c.idle > 0 {

@@ -146,3 +146,42 @@ func (f *Fleet) Stop() {
 	}
 	f.nats.stop()
 }
+
+// Pair is what the fleet's figures compare: a fleet of three nodes and
+// one reso alone on SQLite, in a temporary directory of their own.
+type Pair struct {
+	Dir   string // the nodes' working directory
+	Fleet *Fleet
+	Alone *Node
+}
+
+// StartPair starts a Pair of bin: the fleet with -fleet-heartbeat
+// heartbeat, the single node with its database alone.db in Dir and
+// aloneArgs. The caller ends it with Stop.
+func StartPair(bin string, heartbeat time.Duration, aloneArgs ...string) (*Pair, error) {
+	dir, err := os.MkdirTemp("", "reso-bench-")
+	if err != nil {
+		return nil, err
+	}
+	p := &Pair{Dir: dir}
+	if p.Fleet, err = StartFleet(bin, dir, 3, heartbeat); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	if p.Alone, err = StartNode(bin, dir, "alone", append([]string{"-db", filepath.Join(dir, "alone.db")}, aloneArgs...)...); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Stop ends the nodes and the NATS cluster and removes the directory.
+func (p *Pair) Stop() {
+	if p.Alone != nil {
+		p.Alone.Stop()
+	}
+	if p.Fleet != nil {
+		p.Fleet.Stop()
+	}
+	os.RemoveAll(p.Dir)
+}
