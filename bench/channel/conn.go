@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -272,3 +273,38 @@ func closeClean(c *websocket.Conn) {
 
 // errStopped is returned by loops that ended because the run was over.
 var errStopped = errors.New("stopped")
+
+// login sends a GET with Basic credentials to the HTTP door (the
+// channel's URL with http and a slash) and returns its session cookies as
+// a Cookie header value, "" if it set none. Any status but 401 will do:
+// the door answers 404 for a resource that does not exist, with the
+// cookies.
+func (d *dialer) login(email, password string) (string, error) {
+	u := "http" + strings.TrimPrefix(d.url, "ws") + "/"
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	req.SetBasicAuth(email, password)
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return "", fmt.Errorf("login: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return "", fmt.Errorf("login: GET %s as %s: %s", u, email, resp.Status)
+	}
+	var uid, token string
+	for _, ck := range resp.Cookies() {
+		switch ck.Name {
+		case "user_id":
+			uid = ck.Value
+		case "token":
+			token = ck.Value
+		}
+	}
+	if uid == "" || token == "" {
+		return "", nil
+	}
+	return "user_id=" + uid + "; token=" + token, nil
+}
