@@ -331,3 +331,88 @@ func TestRoomTime(t *testing.T) {
 		t.Errorf("median = %v", m)
 	}
 }
+
+// The channels figure: each channel has its own subscriber and publisher;
+// every NOTIFY reaches the one subscriber of its channel.
+func TestChannels(t *testing.T) {
+	f := newFake(t)
+	d, err := newDialer(f.url(), 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fanoutConfig{channels: 12, subs: 1, dialConc: 8, resource: "/ch", window: 4, dataSize: 100,
+		warmup: 50 * time.Millisecond, dur: 300 * time.Millisecond, maxSends: 1_000_000, drain: 5 * time.Second, timeout: 10 * time.Second}
+	res, err := runFanout(d, newProbe(os.Getpid(), ""), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.overflow.Load() != 0 {
+		t.Fatalf("the fake server dropped %d notifications", f.overflow.Load())
+	}
+	f.mu.Lock()
+	rooms := len(f.subs)
+	f.mu.Unlock()
+	if rooms != 12 || res.channels != 12 || res.subs != 12 {
+		t.Errorf("fake has %d subscribed resources, result %d channels and %d subscribers: want 12 each", rooms, res.channels, res.subs)
+	}
+	if res.totalSends == 0 || res.totalFailed != 0 || res.totalSentCount != res.totalSends {
+		t.Errorf("sends %d, failed %d, sent_count sum %d: want sent_count 1 per send, none failed",
+			res.totalSends, res.totalFailed, res.totalSentCount)
+	}
+	if res.totalDelivered != res.totalSentCount || res.missing() != 0 || res.other != 0 || res.dropped != 0 {
+		t.Errorf("received %d of %d, %d other frames, %d dropped", res.totalDelivered, res.totalSentCount, res.other, res.dropped)
+	}
+	if res.delivered == 0 || res.delivered > res.totalDelivered || res.lat.Count() == 0 {
+		t.Errorf("measured %d deliveries of %d, %d latency samples", res.delivered, res.totalDelivered, res.lat.Count())
+	}
+	if s := res.sysShare(); s < 0 || s > 1 || res.serverSys > res.serverCPU {
+		t.Errorf("system %v of server CPU %v: share %v", res.serverSys, res.serverCPU, s)
+	}
+	var out strings.Builder
+	res.print(&out, cfg)
+	if !strings.Contains(out.String(), "channels: 12 channels /ch/c<k>") || !strings.Contains(out.String(), " missing=0 ") {
+		t.Errorf("print: %s", out.String())
+	}
+	t.Log("\n" + out.String())
+}
+
+// A run capped by -max ends early, says so, and still counts every
+// notification of the NOTIFYs it sent.
+func TestChannelsMax(t *testing.T) {
+	f := newFake(t)
+	d, _ := newDialer(f.url(), 1024)
+	cfg := fanoutConfig{channels: 5, subs: 2, dialConc: 4, resource: "/ch", window: 2, dataSize: 40,
+		dur: time.Minute, maxSends: 200, drain: 5 * time.Second, timeout: 10 * time.Second}
+	res, err := runFanout(d, newProbe(0, ""), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.capped || res.totalSends != 200 || res.totalSentCount != 400 || res.totalDelivered != 400 {
+		t.Errorf("capped %v, %d sends, sent_count sum %d, received %d: want capped, 200, 400, 400",
+			res.capped, res.totalSends, res.totalSentCount, res.totalDelivered)
+	}
+}
+
+// The system share comes from /proc: a process that spends time in the
+// kernel has some.
+func TestCPUSplit(t *testing.T) {
+	p := newProbe(os.Getpid(), "")
+	u0, s0 := p.cpuSplit()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for range 2000 {
+			os.Getpid()
+			f, err := os.Open(os.DevNull)
+			if err == nil {
+				f.Close()
+			}
+		}
+		u1, s1 := p.cpuSplit()
+		if s1 > s0 && u1 >= u0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("system time %v -> %v, user %v -> %v: no system time counted", s0, s1, u0, u1)
+		}
+	}
+}

@@ -127,6 +127,16 @@ func (r idleResult) print(w io.Writer, cfg idleConfig) {
 		fmt.Fprintf(w, "  goroutines     unknown: %v\n", r.gorErr)
 	}
 	fmt.Fprintf(w, "  load client RSS %7.1f MiB\n", float64(r.clientRSS)/1024)
+	// One line of key=value for scripts (bench/channel-vs-bare.sh); -1:
+	// not measured.
+	per := func(v, base int64, err error) float64 {
+		if err != nil {
+			return -1
+		}
+		return float64(v-base) / float64(max(r.conns, 1))
+	}
+	fmt.Fprintf(w, "  figures        rss_kib_per_conn=%.2f heap_kib_per_conn=%.2f goroutines_per_conn=%.3f dropped=%d\n",
+		per(r.rss, r.baseRSS, r.rssErr), per(r.heapGC, r.baseHeap, r.hpErr), per(r.gor, r.baseGor, r.gorErr), r.dropped)
 }
 
 // forEach calls f(0..n-1) with at most conc calls at once and returns the

@@ -6,6 +6,7 @@
 //
 //	channel idle    -url ws://H:P/channel [-pid PID] [-debug H:P] [-n 10000]
 //	channel fanout  -url ws://H:P/channel [-pid PID] [-s 1000] [-window 32] [-d 5s]
+//	channel channels -url ws://H:P/channel [-pid PID] [-n 1000] [-s 1] [-window 4] [-d 5s]
 //	channel writes  -url ws://H:P/channel [-pid PID] [-phases notify@32,persistent@32,...] [-d 3s]
 //	channel hygiene -url ws://H:P/channel -debug H:P [-pid PID] [-k 10000] [-conc 64] [-wait 60s]
 //	channel rules   -url ws://H:P/channel -login EMAIL:PASSWORD -admin-token-file FILE [-pid PID] [-s 1000] [-rounds 10] [-d 500ms]
@@ -21,8 +22,9 @@
 // on every read), and hands out the raw net.Conn, which the hygiene figure
 // closes to drop a connection without a close frame.
 //
-// With -pid the server's RSS, open descriptors and CPU time are read from
-// /proc; with -debug (the address of reso -admin-addr, with -pprof) its
+// With -pid the server's RSS, open descriptors and CPU time (user and
+// system: each load that publishes or writes prints the system time's
+// share of the server's CPU) are read from /proc; with -debug (the address of reso -admin-addr, with -pprof) its
 // goroutines from the metrics (go_goroutines) and its heap from
 // net/http/pprof. The soak takes several servers (a fleet's nodes): -url,
 // -pid and -debug then list them, comma-separated, in the same order.
@@ -50,7 +52,7 @@ var errNotClean = errors.New("hygiene: the server was not back to its baseline i
 
 func run(args []string) error {
 	if len(args) < 1 {
-		return errors.New("usage: channel idle|fanout|writes|hygiene|rules|soak [flags] (-h for each)")
+		return errors.New("usage: channel idle|fanout|channels|writes|hygiene|rules|soak [flags] (-h for each)")
 	}
 	cmd, args := args[0], args[1:]
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
@@ -85,18 +87,27 @@ func run(args []string) error {
 			res.print(os.Stdout, cfg)
 			return nil
 		}
-	case "fanout":
+	case "fanout", "channels":
 		var cfg fanoutConfig
-		fs.IntVar(&cfg.subs, "s", 1000, "subscriber connections (at most 20,000)")
-		fs.StringVar(&cfg.resource, "resource", "/fan", "the resource subscribed to and notified")
-		fs.IntVar(&cfg.window, "window", 32, "NOTIFYs sent and not yet answered (1 to 1024)")
+		if cmd == "fanout" {
+			cfg.channels = 1
+			fs.IntVar(&cfg.subs, "s", 1000, "subscriber connections (at most 20,000)")
+			fs.StringVar(&cfg.resource, "resource", "/fan", "the resource subscribed to and notified")
+			fs.IntVar(&cfg.window, "window", 32, "NOTIFYs sent and not yet answered (1 to 1024)")
+		} else {
+			fs.IntVar(&cfg.channels, "n", 1000, "channels, each with its subscribers and one publisher (at most 10,000)")
+			fs.IntVar(&cfg.subs, "s", 1, "subscriber connections per channel (channels x s at most 20,000)")
+			fs.StringVar(&cfg.resource, "resource", "/ch", "channel k is the resource RESOURCE/c<k>")
+			fs.IntVar(&cfg.window, "window", 4, "NOTIFYs sent and not yet answered, per publisher (1 to 1024)")
+		}
 		fs.IntVar(&cfg.dataSize, "data", 100, "bytes of data in each NOTIFY (20 to 60,000)")
 		fs.DurationVar(&cfg.warmup, "warmup", time.Second, "publishing before measuring (at most 30s)")
 		fs.DurationVar(&cfg.dur, "d", 5*time.Second, "measured time (at most 60s)")
-		fs.Int64Var(&cfg.maxSends, "max", 1_000_000, "most NOTIFYs in the run (at most 10,000,000)")
+		fs.Int64Var(&cfg.maxSends, "max", 1_000_000, "most NOTIFYs in the run, all publishers (at most 10,000,000)")
 		fs.DurationVar(&cfg.drain, "drain", 10*time.Second, "wait for the last replies and notifications (at most 1m)")
 		checks = append(checks,
-			func() error { return inRange("s", cfg.subs, 1, 20_000) },
+			func() error { return inRange("n", cfg.channels, 1, 10_000) },
+			func() error { return inRange("s", cfg.subs, 1, 20_000/cfg.channels) },
 			func() error { return inRange("window", cfg.window, 1, 1024) },
 			func() error { return inRange("data", cfg.dataSize, 20, 60_000) },
 			func() error { return durRange("warmup", cfg.warmup, 0, 30*time.Second) },
@@ -282,7 +293,7 @@ func run(args []string) error {
 			return res.check(cfg)
 		}
 	default:
-		return fmt.Errorf("unknown command %q: want idle, fanout, writes, hygiene, rules or soak", cmd)
+		return fmt.Errorf("unknown command %q: want idle, fanout, channels, writes, hygiene, rules or soak", cmd)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err

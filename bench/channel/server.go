@@ -44,6 +44,11 @@ func (p *probe) rssKB() (int64, error) {
 // cpu is the server's user plus system CPU time so far; 0 without a pid.
 func (p *probe) cpu() time.Duration { return proc.CPU(p.pid) }
 
+// cpuSplit is the server's user and system CPU time so far, summed over
+// the process and its descendants (plugin processes with reso -isolate);
+// 0 without a pid.
+func (p *probe) cpuSplit() (user, sys time.Duration) { return proc.TreeCPUSplit(p.pid) }
+
 // selfCPU is the load client's own user plus system CPU time so far.
 func selfCPU() time.Duration {
 	var ru syscall.Rusage

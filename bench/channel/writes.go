@@ -57,8 +57,9 @@ type writesResult struct {
 	elapsed              time.Duration
 	ok, failed           int64
 	serverCPU, clientCPU time.Duration
-	firstFailure         string // reason of the first failed reply of the whole phase
-	capped               bool   // maxOps was reached: the rate is too low
+	serverSys            time.Duration // the system part of serverCPU
+	firstFailure         string        // reason of the first failed reply of the whole phase
+	capped               bool          // maxOps was reached: the rate is too low
 }
 
 // runWrites measures one phase: each connection sends its requests with
@@ -174,7 +175,8 @@ func runWrites(d *dialer, p *probe, cfg writesConfig, ph phase, run string) (wri
 
 	time.Sleep(cfg.warmup)
 	ok0, f0, t0 := ok.Load(), failed.Load(), time.Now()
-	sc0, cc0 := p.cpu(), selfCPU()
+	su0, ss0 := p.cpuSplit()
+	cc0 := selfCPU()
 	var runErr error
 	select {
 	case <-time.After(cfg.dur):
@@ -182,7 +184,8 @@ func runWrites(d *dialer, p *probe, cfg writesConfig, ph phase, run string) (wri
 	case runErr = <-errs:
 	}
 	res.ok, res.failed, res.elapsed = ok.Load()-ok0, failed.Load()-f0, time.Since(t0)
-	res.serverCPU, res.clientCPU = p.cpu()-sc0, selfCPU()-cc0
+	su1, ss1 := p.cpuSplit()
+	res.serverCPU, res.serverSys, res.clientCPU = su1+ss1-su0-ss0, ss1-ss0, selfCPU()-cc0
 	res.capped = issued.Load() > cfg.maxOps
 	if runErr != nil {
 		return res, runErr
@@ -210,7 +213,8 @@ func (r writesResult) print(w io.Writer, base *writesResult) {
 		fmt.Fprintf(w, "  ratio to notify@%d %.3f", base.conns, float64(r.ok)/float64(base.ok+base.failed)*base.elapsed.Seconds()/secs)
 	}
 	if r.serverCPU > 0 {
-		fmt.Fprintf(w, "  server CPU %.2f µs/op", float64(r.serverCPU.Microseconds())/float64(max(r.ok+r.failed, 1)))
+		fmt.Fprintf(w, "  server CPU %.2f µs/op (system %.0f%%)", float64(r.serverCPU.Microseconds())/float64(max(r.ok+r.failed, 1)),
+			100*float64(r.serverSys)/float64(r.serverCPU))
 	}
 	fmt.Fprintf(w, "  client CPU %.2f µs/op  %s", float64(r.clientCPU.Microseconds())/float64(max(r.ok+r.failed, 1)), what)
 	if r.capped {
