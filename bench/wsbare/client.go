@@ -8,7 +8,9 @@ import (
 )
 
 // client is one connection: its reader (readLoop), its writer
-// (writeLoop) and the queue between the hub and the writer.
+// (writeLoop) and the queue between the hub and the writer. The writer
+// runs while frames are queued: an idle connection has one goroutine, its
+// reader.
 type client struct {
 	h     *hub
 	ws    *websocket.Conn
@@ -16,11 +18,12 @@ type client struct {
 	id    string
 	rooms []*room // the reader's own
 
-	mu     sync.Mutex
-	q      [][]byte
-	qbytes int
-	closed bool
-	wake   chan struct{} // closed with closed set
+	mu      sync.Mutex
+	q       [][]byte
+	spare   [][]byte // the writer's batch, kept for the next
+	qbytes  int
+	writing bool // a writer runs
+	closed  bool
 }
 
 // readBuffers hold a message while it is parsed.
@@ -82,42 +85,38 @@ func (c *client) send(b []byte) {
 	}
 	if c.qbytes+len(b) > c.h.queueBytes {
 		c.closed = true
-		close(c.wake)
 		c.nc.Conn.Close()
 		return
 	}
 	c.q = append(c.q, b)
 	c.qbytes += len(b)
-	if len(c.q) == 1 {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
+	if !c.writing {
+		c.writing = true
+		go c.writeLoop()
 	}
 }
 
-// close ends the writer.
+// close stops the writer.
 func (c *client) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.closed {
-		c.closed = true
-		close(c.wake)
-	}
+	c.closed = true
 }
 
 // writeLoop writes what is queued, every frame queued at once in one
-// write, until the client is closed.
+// write, until the queue is empty or the client closed.
 func (c *client) writeLoop() {
-	var batch [][]byte
-	for range c.wake {
+	for {
 		c.mu.Lock()
-		batch, c.q = c.q, batch[:0]
+		if len(c.q) == 0 || c.closed {
+			c.writing = false
+			c.mu.Unlock()
+			return
+		}
+		batch := c.q
+		c.q, c.spare = c.spare[:0], nil
 		c.qbytes = 0
 		c.mu.Unlock()
-		if len(batch) == 0 {
-			continue
-		}
 		c.nc.cork()
 		var err error
 		for _, b := range batch {
@@ -129,6 +128,9 @@ func (c *client) writeLoop() {
 			err = uerr
 		}
 		clear(batch)
+		c.mu.Lock()
+		c.spare = batch[:0]
+		c.mu.Unlock()
 		if err != nil {
 			c.nc.Conn.Close() // the reader ends and cleans up
 			c.close()

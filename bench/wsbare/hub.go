@@ -53,8 +53,7 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return // the library answered
 	}
 	ws.SetReadLimit(64 << 10)
-	c := &client{h: h, ws: ws, nc: hj.conn, id: randomHex(), wake: make(chan struct{}, 1)}
-	go c.writeLoop()
+	c := &client{h: h, ws: ws, nc: hj.conn, id: randomHex()}
 	go c.readLoop()
 }
 

@@ -16,10 +16,11 @@
 //     invalid resource, invalid entity, unknown method).
 //
 // Each message is parsed with encoding/json; a text message must be valid
-// UTF-8 (RFC 6455 §8.1). Each connection has one reader goroutine and one
-// writer goroutine fed by a queue bounded in bytes (a client that falls
-// QueueBytes behind is disconnected); the writer takes every frame queued
-// and writes them in one system call (cork.go), with a write deadline. The
+// UTF-8 (RFC 6455 §8.1). Each connection has one reader goroutine and a
+// queue bounded in bytes (a client that falls -queue-bytes behind is
+// disconnected); a writer goroutine runs while frames are queued (an idle
+// connection holds only its reader), takes every frame queued and writes
+// them in one system call (cork.go), with a write deadline. The
 // read and write buffers have reso's sizes (plugins/websocket): 512 bytes
 // to read, 4 KiB pooled buffers to write. There is no ping, no
 // authentication, no history and no store.
