@@ -230,6 +230,21 @@ func (c *reasonConn) Close() error {
 // TLS connections finds their state through it).
 func (c *reasonConn) NetConn() net.Conn { return c.Conn }
 
+// Hijacked returns the connection under c when c is a connection of a
+// [Listen] listener, for a handler that hijacked it from net/http and keeps
+// it: what the wrapper adds (status lines with reasons, the peer's io.EOF
+// held back from net/http's background read, the [Router]'s request slot
+// and its scratch space) serves net/http only, and a hijacker that kept the
+// wrapper would keep all of it for as long as the connection lasts (an idle
+// WebSocket: 0.6 KiB). Any other c is returned as it is. Once hijacked, c
+// itself must not be used any more.
+func Hijacked(c net.Conn) net.Conn {
+	if rc, ok := c.(*reasonConn); ok {
+		return rc.Conn
+	}
+	return c
+}
+
 // statusPrefix reports whether p starts with "HTTP/1.1 " or "HTTP/1.0 ".
 func statusPrefix(p []byte) bool {
 	return len(p) >= 9 && string(p[:7]) == "HTTP/1." && (p[7] == '1' || p[7] == '0') && p[8] == ' '

@@ -203,3 +203,15 @@ func TestNilResultIsEmpty(t *testing.T) {
 		t.Errorf("%d %q %q", w.Code, w.Header(), w.Body.String())
 	}
 }
+
+func TestHijacked(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	if got := Hijacked(a); got != a {
+		t.Errorf("Hijacked of a connection not of Listen = %v, want it as it is", got)
+	}
+	if got := Hijacked(&reasonConn{Conn: a, gone: make(chan struct{})}); got != a {
+		t.Errorf("Hijacked of a connection of Listen = %v, want the connection it wraps", got)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/reso-project/reso/core"
 )
 
 // conn is the TCP connection under a WebSocket, as the library sees it. It
@@ -109,7 +111,9 @@ func (h *hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	h.conn = &conn{Conn: nc, timeout: h.timeout, frames: newFrames()}
+	// Without core's wrapper, whose work ends with net/http's: an idle
+	// connection would keep it and the request slot it holds.
+	h.conn = &conn{Conn: core.Hijacked(nc), timeout: h.timeout, frames: newFrames()}
 	return h.conn, brw, nil
 }
 
