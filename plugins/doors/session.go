@@ -46,15 +46,21 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	defer c.Disconnect()
 	var wait func()
 	cancel := func() {}
+	rctx := ctx // the context of the reads
 	if r, ok := c.(readier); ok {
-		// No context of the session's own (a cancelable context and
-		// what Recv registers on it cost an idle session half a KiB):
-		// when the drain ends the session, closing it ends the read.
+		// No context of the session's own, and no watch on ctx while
+		// reading: ctx ends when the server shuts down, which closes
+		// the session first, or when the connection is lost
+		// (core.SessionHandler), and when the drain ends the session,
+		// closing it ends the read too. A cancelable context and what
+		// Recv registers on it would cost an idle session half a KiB.
+		rctx = context.WithoutCancel(ctx)
 		d := &drainer{ctx: ctx, r: r, s: s}
 		r.OnReady(d.wake)
 		wait = d.stop
 	} else {
 		ctx, cancel = context.WithCancel(ctx)
+		rctx = ctx // the pump's end cancels it: stop reading
 		defer cancel()
 		pumped := make(chan struct{})
 		go func() {
@@ -69,7 +75,7 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 		limit = DefaultMaxMessage
 	}
 	for {
-		m, err := s.Recv(ctx)
+		m, err := s.Recv(rctx)
 		if err != nil {
 			break
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
@@ -280,4 +281,54 @@ func TestSessionTreePanics(t *testing.T) {
 	expect(t, b, `{"msg_id":1,"code":"success","epoch":"`+treetest.Epoch+`"}`)
 	b.Close(core.CloseNormal, "")
 	<-doneB
+}
+
+// readsSession records whether the contexts of its reads can end.
+type readsSession struct {
+	core.Session
+	reads, cancelable atomic.Int64
+}
+
+func (s *readsSession) Recv(ctx context.Context) (core.Message, error) {
+	s.reads.Add(1)
+	if ctx.Done() != nil {
+		s.cancelable.Add(1)
+	}
+	return s.Session.Recv(ctx)
+}
+
+// With the tree in process the door reads without a watch on the
+// session's context, which would cost an idle session what the transport
+// registers on it for as long as it waits (half a KiB with the WebSocket
+// transport), and still ends when the session is closed, as the host
+// does when the server shuts down.
+func TestSessionReadsWithoutWatch(t *testing.T) {
+	tr, err := channel.New(t.Context(), nil, channel.Options{Epoch: treetest.Epoch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	server, client := core.Pipe("s1")
+	rs := &readsSession{Session: server}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	h := &doors.Session{Tree: doors.TreeOf(tr)}
+	served := make(chan error, 1)
+	go func() { served <- h.ServeSession(ctx, &core.Request{}, rs) }()
+	send(t, client, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
+	expect(t, client, `{"msg_id":1,"code":"success","epoch":"`+treetest.Epoch+`"}`)
+	if rs.reads.Load() == 0 || rs.cancelable.Load() != 0 {
+		t.Errorf("%d reads, %d of them with a context that can end: want none", rs.reads.Load(), rs.cancelable.Load())
+	}
+	// The host closes the session as it shuts down, then cancels.
+	server.Close(core.CloseGoingAway, "server shutting down")
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("ServeSession: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeSession still runs after its session was closed")
+	}
 }

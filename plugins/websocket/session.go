@@ -125,7 +125,13 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return core.Message{}, err
 	}
-	stop := context.AfterFunc(ctx, func() { _ = s.nc.SetReadDeadline(time.Now()) })
+	// A context that never ends (Done is nil) needs no watch: what
+	// AfterFunc registers lives as long as the read, which for an idle
+	// connection is its whole life.
+	stop := noStop
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() { _ = s.nc.SetReadDeadline(time.Now()) })
+	}
 	typ, data, err := s.ws.ReadMessage()
 	stop()
 	if err == nil {
@@ -147,6 +153,9 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 	}
 	return core.Message{}, s.readFailed(err)
 }
+
+// noStop is the stop function of a context that never ends.
+func noStop() bool { return false }
 
 // readFailed ends the session after the read error err and returns how it
 // ended.
