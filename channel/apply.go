@@ -166,7 +166,7 @@ func (t *Tree) endConn(c *Client) {
 		return
 	}
 	c.ended = true
-	for p := range c.subs {
+	for p := range c.subs.all() {
 		t.unsubscribe(c, p)
 	}
 	if c.node == t.opt.Node {

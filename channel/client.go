@@ -18,7 +18,7 @@ type Client struct {
 	// Guarded by the tree's lock.
 	ended bool
 	pend  *batch // of the last change it proposed, until its end
-	subs  map[string]struct{}
+	subs  subSet
 	owned map[*node]struct{}
 	// member memoizes whether identity is in group, the last group it was
 	// judged against at a delivery (groups are never changed, only
@@ -287,7 +287,7 @@ func (c *Client) end(gone error) {
 	}
 	c.ended = true
 	delete(t.clients, c.id)
-	for p := range c.subs {
+	for p := range c.subs.all() {
 		t.unsubscribe(c, p)
 	}
 	for {
@@ -338,7 +338,7 @@ func (t *Tree) removeOwned(c *Client) <-chan struct{} {
 func (c *Client) leave(proposed bool) {
 	t := c.t
 	t.mu.Lock()
-	for p := range c.subs {
+	for p := range c.subs.all() {
 		t.unsubscribe(c, p)
 	}
 	closing := t.closed

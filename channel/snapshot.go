@@ -306,7 +306,7 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	keep := make(map[string]*Client)
 	for id, c := range t.clients {
 		cs = append(cs, c)
-		c.subs, c.owned = nil, nil
+		c.subs, c.owned = subSet{}, nil
 		c.mu.Lock()
 		proposed := c.proposed
 		c.mu.Unlock()

@@ -30,7 +30,7 @@ func (t *Tree) Stats() Stats {
 	s := Stats{Clients: len(t.clients), Delivered: t.counts.delivered.Load(), SlowConsumers: t.counts.slow.Load(), Waits: t.counts.waits.Load()}
 	cs := make([]*Client, 0, len(t.clients))
 	for _, c := range t.clients {
-		s.Subscriptions += len(c.subs)
+		s.Subscriptions += c.subs.len()
 		cs = append(cs, c)
 	}
 	t.mu.RUnlock()

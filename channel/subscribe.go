@@ -60,16 +60,13 @@ func (l *subList) remove(c *Client) {
 // subscribe adds c to the subscribers of path; it reports false when c
 // has as many subscriptions as allowed. Called with the lock.
 func (t *Tree) subscribe(c *Client, path string) bool {
-	if _, ok := c.subs[path]; ok {
+	if c.subs.has(path) {
 		return true
 	}
-	if len(c.subs) >= t.opt.Subscriptions {
+	if c.subs.len() >= t.opt.Subscriptions {
 		return false
 	}
-	if c.subs == nil {
-		c.subs = make(map[string]struct{})
-	}
-	c.subs[path] = struct{}{}
+	c.subs.add(path)
 	l := t.subs[path]
 	if l == nil {
 		l = &subList{}
@@ -82,10 +79,9 @@ func (t *Tree) subscribe(c *Client, path string) bool {
 // unsubscribe removes c from the subscribers of path. Called with the
 // lock.
 func (t *Tree) unsubscribe(c *Client, path string) {
-	if _, ok := c.subs[path]; !ok {
+	if !c.subs.remove(path) {
 		return
 	}
-	delete(c.subs, path)
 	if l := t.subs[path]; l != nil {
 		l.remove(c)
 		if len(l.cs) == 0 {

@@ -20,7 +20,7 @@ func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string)
 		t.mu.Unlock()
 		return nil, reason
 	}
-	if _, ok := c.subs[r.path]; !ok && len(c.subs) >= t.opt.Subscriptions {
+	if !c.subs.has(r.path) && c.subs.len() >= t.opt.Subscriptions {
 		t.mu.Unlock()
 		return nil, reasonTooManySubs
 	}
