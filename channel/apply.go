@@ -139,7 +139,7 @@ func (t *Tree) ghost(node, conn string) *Client {
 	k := connKey{node, conn}
 	c := t.ghosts[k]
 	if c == nil {
-		c = &Client{t: t, id: conn, node: node, wake: make(chan struct{}, 1)}
+		c = &Client{t: t, id: conn, node: node}
 		c.gone = errGhost
 		t.ghosts[k] = c
 	}

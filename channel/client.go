@@ -38,8 +38,10 @@ type Client struct {
 	// history and by QueueBytes, not by the count of one queue.
 	replayed int
 	gone     error // why the client ended; nil while it lives
-	wake     chan struct{}
-	ready    atomic.Pointer[func()] // set by OnReady
+	// wake is the channel Next waits on, made by its first call (under
+	// mu), so that a client drained with TryNext holds none.
+	wake  atomic.Pointer[chan struct{}]
+	ready atomic.Pointer[func()] // set by OnReady
 
 	// In a fleet: leaving is set once the connection ended here (its end
 	// is then proposed to the log), proposed once it sent an entry;
@@ -150,9 +152,11 @@ func (c *Client) pushReplay(fs []Frame) {
 // signal wakes a waiting Next and calls the function set by OnReady. It
 // is never called under c.mu.
 func (c *Client) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
+	if w := c.wake.Load(); w != nil {
+		select {
+		case *w <- struct{}{}:
+		default:
+		}
 	}
 	if f := c.ready.Load(); f != nil {
 		(*f)()
@@ -180,13 +184,21 @@ func (c *Client) Next(ctx context.Context, buf []Frame) ([]Frame, error) {
 	buf = buf[:0]
 	for {
 		c.mu.Lock()
+		w := c.wake.Load()
+		if w == nil {
+			// Made before the queue is looked at, under mu: a push
+			// after this look signals it.
+			ch := make(chan struct{}, 1)
+			w = &ch
+			c.wake.Store(w)
+		}
 		buf, err := c.take(buf)
 		c.mu.Unlock()
 		if len(buf) > 0 || err != nil {
 			return buf, err
 		}
 		select {
-		case <-c.wake:
+		case <-*w:
 		case <-ctx.Done():
 			return buf, ctx.Err()
 		}

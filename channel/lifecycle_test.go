@@ -120,6 +120,29 @@ func TestNextWaits(t *testing.T) {
 	}
 }
 
+// A client drained with TryNext, as the doors drain the tree in process,
+// holds no channel to wake Next with: an idle connection would keep it.
+// Next makes it, and still wakes for a frame queued after it started
+// waiting (TestNextWaits).
+func TestTryNextHoldsNoWake(t *testing.T) {
+	tr := newTree(t, nil, Options{})
+	c := connect(t, tr, "c", "")
+	c.Exec(context.Background(), []byte(`{"method":"GET","resource":"/","msg_id":1}`))
+	if fs, err := c.TryNext(nil); len(fs) != 1 || err != nil {
+		t.Fatalf("TryNext: %v, %v", fs, err)
+	}
+	if c.wake.Load() != nil {
+		t.Error("a client drained with TryNext made a wake channel")
+	}
+	c.Exec(context.Background(), []byte(`{"method":"GET","resource":"/","msg_id":2}`))
+	if fs, err := c.Next(context.Background(), nil); len(fs) != 1 || err != nil {
+		t.Fatalf("Next: %v, %v", fs, err)
+	}
+	if c.wake.Load() == nil {
+		t.Error("Next made no wake channel")
+	}
+}
+
 // TestLease checks a Call with "expires": not stored, deleted with
 // notifications when it runs out.
 func TestLease(t *testing.T) {

@@ -268,7 +268,7 @@ func (t *Tree) Close() error {
 // Connect attaches a client with the unique id (it appears as "from" in
 // its notifications) and identity ("" anonymous).
 func (t *Tree) Connect(id, identity string) (*Client, error) {
-	c := &Client{t: t, id: id, identity: identity, node: t.opt.Node, wake: make(chan struct{}, 1)}
+	c := &Client{t: t, id: id, identity: identity, node: t.opt.Node}
 	if t.replicated() {
 		c.slots = make(chan struct{}, pipelineDepth)
 	}
