@@ -21,14 +21,19 @@ import (
 )
 
 // Bounds of TestIdleMemory, per idle WebSocket, with a margin above what it
-// measures (about 4.5 KiB of heap and 4 KiB of stack): net/http's buffers of
-// the connection, which a session once held through the request's context,
-// are 8 KiB more on the heap, and a session goroutine whose stack stayed at
-// 8 KiB, as it does when the tree's work runs on it, would pass the stack
-// bound.
+// measures (3277 B of heap, the same from run to run, and 4 KiB of stack:
+// one goroutine, reading). Each of what an idle session once kept is more
+// than the heap's margin: core.Listen's wrapper of the connection and the
+// router's request slot (540 B), a watch on the session's context while it
+// reads (500 B), net/http's buffers of the connection (8 KiB). A session
+// goroutine whose stack stayed at 8 KiB, as it does when the tree's work
+// runs on it, would pass the stack bound for fewer than a quarter of the
+// connections, and a second goroutine per connection (a writer waiting)
+// would pass the goroutines' bound for fewer than a tenth.
 const (
-	maxIdleHeap  = 8 << 10
-	maxIdleStack = 6 << 10
+	maxIdleHeap       = 3584
+	maxIdleStack      = 5 << 10
+	maxIdleGoroutines = 1.1
 )
 
 // idleConns is the number of connections of TestIdleMemory.
@@ -101,6 +106,9 @@ func TestIdleMemory(t *testing.T) {
 	}
 	if perStack > maxIdleStack {
 		t.Errorf("goroutine stacks %.0f B per idle connection, want at most %d", perStack, maxIdleStack)
+	}
+	if perG := float64(goroutines-baseGoroutines) / idleConns; perG > maxIdleGoroutines {
+		t.Errorf("%.2f goroutines per idle connection, want at most %.1f", perG, maxIdleGoroutines)
 	}
 }
 
