@@ -19,8 +19,8 @@
 # connection, reso ÷ bare). Targets (issue 30): fan-out >= 0.95, latency
 # and channels >= 0.85, idle RSS <= 1.2. With ISOLATED=1 a third side runs
 # reso -isolate all, and idle also prints isolated ÷ compiled (RSS and
-# goroutines per connection; target <= 2). The default run takes about 5
-# minutes.
+# goroutines per connection; target <= 2). The default run takes 3 to 5
+# minutes on two cores.
 #   bench/channel-vs-bare.sh [-rounds 5] [-idle-rounds 3] [-d 2s] [-warmup 500ms]
 #                            [-n 10000] [-only fanout,latency,channels,idle] [-- reso flags...]
 #   e.g. bench/channel-vs-bare.sh -only idle -idle-rounds 3

@@ -391,7 +391,8 @@ func (r *rulesRun) round(room int, next *int64, pad string) (int64, error) {
 	time.Sleep(r.cfg.warmup)
 	r.measuring.Store(int32(room + 1))
 	d0, a0, t0 := r.got(room), r.answered[room].Load(), time.Now()
-	sc0, cc0 := r.p.cpu(), selfCPU()
+	su0, ss0 := r.p.cpuSplit()
+	cc0 := selfCPU()
 	ended := false
 	select {
 	case <-time.After(r.cfg.dur):
@@ -406,7 +407,9 @@ func (r *rulesRun) round(room int, next *int64, pad string) (int64, error) {
 	r.measuring.Store(0)
 	delivered, elapsed := r.got(room)-d0, time.Since(t0)
 	rr.sends += r.answered[room].Load() - a0
-	rr.serverCPU += r.p.cpu() - sc0
+	su1, ss1 := r.p.cpuSplit()
+	rr.serverCPU += su1 + ss1 - su0 - ss0
+	rr.serverSys += ss1 - ss0
 	rr.clientCPU += selfCPU() - cc0
 	rr.delivered += delivered
 	rr.elapsed += elapsed

@@ -19,6 +19,7 @@ type roomResult struct {
 	rates                []float64     // delivered/s of each round
 	lat                  latency.Hist  // delivery latency, measured
 	serverCPU, clientCPU time.Duration // over the measured time
+	serverSys            time.Duration // the system part of serverCPU
 
 	totalSends     int64 // NOTIFYs answered in the whole run
 	totalFailed    int64 // of them failed
@@ -154,7 +155,8 @@ func (r rulesResult) print(w io.Writer, cfg rulesConfig) {
 			roomNames[room], rr.rate(), rr.delivered, secs, median(rr.rates), float64(rr.sends)/max(secs, 1e-9),
 			rr.lat.Quantile(0.50), rr.lat.Quantile(0.99))
 		if rr.serverCPU > 0 {
-			fmt.Fprintf(w, "  server CPU %.2f µs", float64(rr.serverCPU.Microseconds())/float64(max(rr.delivered, 1)))
+			fmt.Fprintf(w, "  server CPU %.2f µs (system %.0f%%)", float64(rr.serverCPU.Microseconds())/float64(max(rr.delivered, 1)),
+				100*float64(rr.serverSys)/float64(rr.serverCPU))
 		}
 		fmt.Fprintf(w, "  client CPU %.2f µs per notification\n", float64(rr.clientCPU.Microseconds())/float64(max(rr.delivered, 1)))
 		if rr.capped {
