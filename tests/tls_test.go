@@ -18,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	gorilla "github.com/gorilla/websocket"
 )
 
 // Black-box tests of HTTPS (-tls-cert, -tls-key): reso speaks HTTP/1.1 only
@@ -178,6 +180,44 @@ func TestTLS(t *testing.T) {
 				if !c.Secure || !c.HttpOnly {
 					t.Errorf("cookie %s: Secure %v HttpOnly %v, want both (%q)", name, c.Secure, c.HttpOnly, r.Header["Set-Cookie"])
 				}
+			}
+		})
+
+		t.Run("WebSocket", func(t *testing.T) {
+			// The channel over wss: a session keeps the TLS connection
+			// under core's wrapper (core.Hijacked), never the bare TCP
+			// one under TLS.
+			d := gorilla.Dialer{TLSClientConfig: &tls.Config{RootCAs: pool}, HandshakeTimeout: 10 * time.Second}
+			dial := func() *gorilla.Conn {
+				c, resp, err := d.Dial("wss://"+s.Addr+"/channel", nil)
+				if err != nil {
+					t.Fatalf("wss dial: %v (%v)", err, resp)
+				}
+				c.SetReadDeadline(time.Now().Add(10 * time.Second))
+				return c
+			}
+			roundTrip := func(c *gorilla.Conn, msg string) string {
+				t.Helper()
+				if err := c.WriteMessage(gorilla.TextMessage, []byte(msg)); err != nil {
+					t.Fatal(err)
+				}
+				_, b, err := c.ReadMessage()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			sub, pub := dial(), dial()
+			defer sub.Close()
+			defer pub.Close()
+			if got := roundTrip(sub, `{"method":"SUBSCRIBE","resource":"/tls/room","msg_id":1}`); !strings.HasPrefix(got, `{"msg_id":1,"code":"success","epoch":"`) {
+				t.Fatalf("SUBSCRIBE over wss: %s", got)
+			}
+			if got := roundTrip(pub, `{"method":"NOTIFY","resource":"/tls/room","data":"hi","msg_id":2}`); got != `{"msg_id":2,"code":"success","sent_count":1}` {
+				t.Errorf("NOTIFY over wss: %s", got)
+			}
+			if _, b, err := sub.ReadMessage(); err != nil || !strings.HasPrefix(string(b), `{"notify":"NOTIFY","resource":"/tls/room","data":"hi","from":"`) {
+				t.Errorf("notification over wss: %s, %v", b, err)
 			}
 		})
 
