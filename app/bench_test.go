@@ -21,11 +21,16 @@ func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discardWriter) WriteHeader(int)             {}
 
 // configHandler returns the handler cmd/reso serves, without the access
-// log, and the options it was built with.
-func configHandler(b *testing.B) (http.Handler, *options) {
+// log, and the options it was built with; with metrics, as run assembles it
+// with -admin-addr: the health answers and the Prometheus metrics.
+func configHandler(b *testing.B, metrics bool) (http.Handler, *options) {
 	cfg, err := parseFlags([]string{"-db", ":memory:"}, io.Discard)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if metrics {
+		cfg.ops = &ops{}
+		cfg.ops.metrics = newMetrics(cfg.ops)
 	}
 	h, cleanup, err := build(context.Background(), cfg, discardLogger)
 	if err != nil {
@@ -38,17 +43,26 @@ func configHandler(b *testing.B) (http.Handler, *options) {
 var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // BenchmarkServeConfig measures the whole handler chain for GET /config,
-// without the network. The request's context is not a connection's (see
+// without the network, as cmd/reso assembles it without and with metrics
+// (-admin-addr). The request's context is not a connection's (see
 // core.ConnContext), so the router derives one; BenchmarkServeConfigWire
 // measures the server's own setup.
 func BenchmarkServeConfig(b *testing.B) {
-	h, _ := configHandler(b)
-	r := httptest.NewRequest("GET", "/config", nil)
-	w := &discardWriter{h: http.Header{}}
-	b.ReportAllocs()
-	for b.Loop() {
-		clear(w.h)
-		h.ServeHTTP(w, r)
+	for _, metrics := range []bool{false, true} {
+		name := "plain"
+		if metrics {
+			name = "metrics"
+		}
+		b.Run(name, func(b *testing.B) {
+			h, _ := configHandler(b, metrics)
+			r := httptest.NewRequest("GET", "/config", nil)
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				h.ServeHTTP(w, r)
+			}
+		})
 	}
 }
 
@@ -56,7 +70,8 @@ func BenchmarkServeConfig(b *testing.B) {
 // connection to the server cmd/reso runs (newServer: package server), against
 // the same server with a bare handler that writes the same bytes: the
 // difference of their allocations per request is what reso adds to
-// net/http's (and this light client's).
+// net/http's (and this light client's). reso-metrics is reso with metrics on
+// (-admin-addr), as operators run it and bench/config.sh measures it.
 func BenchmarkServeConfigWire(b *testing.B) {
 	body := []byte(`{"config": {"directory": "."}}`)
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,11 +80,12 @@ func BenchmarkServeConfigWire(b *testing.B) {
 		h["Content-Length"] = []string{"30"}
 		w.Write(body)
 	})
-	reso, cfg := configHandler(b)
+	reso, cfg := configHandler(b, false)
+	resoMetrics, _ := configHandler(b, true)
 	for _, c := range []struct {
 		name string
 		h    http.Handler
-	}{{"bare", bare}, {"reso", reso}} {
+	}{{"bare", bare}, {"reso", reso}, {"reso-metrics", resoMetrics}} {
 		b.Run(c.name, func(b *testing.B) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {

@@ -150,13 +150,18 @@ type connContext struct {
 
 // Value returns the connection for connKey, the connection's request
 // slot for requestKey (which [FromContext] asks for the routed request),
-// and the parent's value for any other key.
+// the recorder [ServeRecorded] keeps on the connection, if any, for
+// recorderKey, and the parent's value for any other key.
 func (c *connContext) Value(key any) any {
 	switch key.(type) {
 	case connKey:
 		return c.c
 	case requestKey:
 		return &c.c.state
+	case recorderKey:
+		if rec := c.c.route.Load(); rec != nil {
+			return rec
+		}
 	}
 	return c.Context.Value(key)
 }

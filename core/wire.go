@@ -83,6 +83,10 @@ type reasonConn struct {
 	// [ShowErrors].
 	showErrors atomic.Bool
 
+	// route is the recorder of the request being served, set by
+	// [ServeRecorded]; nil when none.
+	route atomic.Pointer[RouteRecorder]
+
 	// eof is set once the peer's io.EOF has been seen (and held back);
 	// gone is closed then (see peerGone).
 	eof     atomic.Bool

@@ -3,8 +3,6 @@ package middleware
 import (
 	"net/http"
 	"time"
-
-	"github.com/reso-project/reso/core"
 )
 
 // Observation is what [Metrics] measures of one answered request.
@@ -38,7 +36,8 @@ func Metrics(rec Recorder) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			rec.Start()
-			sw := &statusWriter{ResponseWriter: w, shared: core.RouteRecorderFrom(r.Context())}
+			sw := newStatusWriter(w, r)
+			returned := false
 			defer func() {
 				rec.Done(Observation{
 					Method:   r.Method,
@@ -47,8 +46,12 @@ func Metrics(rec Recorder) func(http.Handler) http.Handler {
 					Bytes:    sw.n,
 					Duration: time.Since(start),
 				})
+				if returned {
+					sw.free()
+				}
 			}()
-			next.ServeHTTP(sw, withRoute(r, &sw.route))
+			sw.serve(next, r)
+			returned = true
 		})
 	}
 }
