@@ -25,7 +25,7 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	bytes    *prometheus.CounterVec
-	inFlight prometheus.Gauge
+	inFlight atomic.Int64 // reso_http_requests_in_flight
 	logins   *prometheus.CounterVec
 
 	batchesOnce sync.Once
@@ -69,27 +69,29 @@ func newMetrics(o *ops) *metrics {
 			Name: "reso_http_response_bytes_total",
 			Help: "Body bytes written, by route pattern.",
 		}, []string{"route"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "reso_http_requests_in_flight",
-			Help: "Requests being answered now.",
-		}),
 		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "reso_auth_checks_total",
 			Help: "Checks of requests with credentials, by scheme (basic, digest, route, cookie, other) and result (success, failure).",
 		}, []string{"scheme", "result"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.bytes, m.inFlight, m.logins,
+	// A gauge read at scrape time: a request adds to an integer, not a
+	// float64 gauge's compare-and-swap loop.
+	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "reso_http_requests_in_flight",
+		Help: "Requests being answered now.",
+	}, func() float64 { return float64(m.inFlight.Load()) })
+	m.reg.MustRegister(m.requests, m.latency, m.bytes, inFlight, m.logins,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		pluginCollector{o})
 	return m
 }
 
 // Start and Done make metrics a middleware.Recorder.
-func (m *metrics) Start() { m.inFlight.Inc() }
+func (m *metrics) Start() { m.inFlight.Add(1) }
 
 // Done counts one answered request.
 func (m *metrics) Done(obs middleware.Observation) {
-	m.inFlight.Dec()
+	m.inFlight.Add(-1)
 	route := obs.Route
 	if route == "" {
 		route = "none"
