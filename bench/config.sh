@@ -3,7 +3,8 @@
 # bytes, measured in alternating rounds in one run; prints the ratio.
 # reso runs with metrics on (-admin-addr, as operators run it) and -pprof,
 # whose address it prints, so that a profile can be taken under the load.
-# Target: reso >= 0.90 of bare. Server CPU per request is printed too.
+# Target: reso >= 0.90 of bare. Server CPU per request is printed too, and
+# the medians of the rounds' ratios.
 #   bench/config.sh [load flags...]      e.g. bench/config.sh -d 1s -rounds 7 -c 16
 # RESO=path uses a reso binary built elsewhere (e.g. to compare before and
 # after a change).
