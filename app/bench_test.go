@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"testing"
+
+	"github.com/reso-project/reso/core"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing.
@@ -65,6 +67,53 @@ func BenchmarkServeConfig(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkServeConfigConn measures the handler of the server cmd/reso
+// runs (newServer: package server's in-flight record around the chain),
+// with metrics on, for GET /config as it comes on a connection of that
+// server: the request's context is the connection's (core.ConnContext), so
+// the router and the middleware keep their state on the connection as
+// they do over the wire, without the network's cost and noise.
+func BenchmarkServeConfigConn(b *testing.B) {
+	h, cfg := configHandler(b, true)
+	srv := newServer(cfg, h, discardLogger)
+	client, server := net.Pipe()
+	defer client.Close()
+	ln := core.Listen(&oneConnListener{c: server})
+	c, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(srv.ConnContext(context.Background(), c))
+	defer cancel()
+	r := httptest.NewRequestWithContext(ctx, "GET", "/config", nil)
+	rec := httptest.NewRecorder()
+	srv.Handler.ServeHTTP(rec, r)
+	if rec.Code != 200 || rec.Body.String() != `{"config": {"directory": "."}}` {
+		b.Fatalf("GET /config: %d %q", rec.Code, rec.Body)
+	}
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(w.h)
+		srv.Handler.ServeHTTP(w, r)
+	}
+}
+
+// oneConnListener accepts c once.
+type oneConnListener struct{ c net.Conn }
+
+func (l *oneConnListener) Accept() (net.Conn, error) {
+	c := l.c
+	if c == nil {
+		return nil, net.ErrClosed
+	}
+	l.c = nil
+	return c, nil
+}
+func (l *oneConnListener) Close() error   { return nil }
+func (l *oneConnListener) Addr() net.Addr { return &net.TCPAddr{} }
 
 // BenchmarkServeConfigWire measures GET /config over a loopback keep-alive
 // connection to the server cmd/reso runs (newServer: package server), against
