@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/reso-project/reso/core"
 )
@@ -44,7 +43,7 @@ func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := time.Now()
+			start := clock()
 			sw := newStatusWriter(w, r)
 			returned := false
 			defer func() {
@@ -54,7 +53,7 @@ func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 					slog.String("path", r.URL.Path),
 					slog.Int("status", code),
 					slog.Int64("bytes", sw.n),
-					slog.Duration("duration", time.Since(start)),
+					slog.Duration("duration", clock()-start),
 					slog.String("query", r.URL.RawQuery),
 					slog.String("remote", r.RemoteAddr),
 					slog.String("route", sw.routeName()))
