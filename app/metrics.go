@@ -1,9 +1,10 @@
 package app
 
 import (
+	"maps"
 	"slices"
-	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,12 +25,31 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	bytes    *prometheus.CounterVec
-	inFlight prometheus.Gauge
+	inFlight atomic.Int64 // reso_http_requests_in_flight
 	logins   *prometheus.CounterVec
 
 	batchesOnce sync.Once
 	batches     *batchMetrics // of a node of a fleet; see fleetObserver
+
+	// routes holds the series of each route that answered, looked up once
+	// per route rather than by label values per request; copied on write
+	// (the routes are the table's, a few).
+	routes   atomic.Pointer[map[string]*routeSeries]
+	routesMu sync.Mutex
 }
+
+// routeSeries are the request series of one route: its latency and bytes,
+// and its count by status class, each created when first used so that
+// /metrics shows the series that were used, as WithLabelValues does.
+type routeSeries struct {
+	latency prometheus.Observer
+	bytes   prometheus.Counter
+	codes   [len(statusClasses)]atomic.Pointer[prometheus.Counter]
+}
+
+// statusClasses are the code labels of statusClass, by code/100 (0 for
+// codes out of range).
+var statusClasses = [...]string{"other", "1xx", "2xx", "3xx", "4xx", "5xx"}
 
 // newMetrics returns the metrics of o, registered with the Go and process
 // collectors.
@@ -49,42 +69,82 @@ func newMetrics(o *ops) *metrics {
 			Name: "reso_http_response_bytes_total",
 			Help: "Body bytes written, by route pattern.",
 		}, []string{"route"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "reso_http_requests_in_flight",
-			Help: "Requests being answered now.",
-		}),
 		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "reso_auth_checks_total",
 			Help: "Checks of requests with credentials, by scheme (basic, digest, route, cookie, other) and result (success, failure).",
 		}, []string{"scheme", "result"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.bytes, m.inFlight, m.logins,
+	// A gauge read at scrape time: a request adds to an integer, not a
+	// float64 gauge's compare-and-swap loop.
+	inFlight := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "reso_http_requests_in_flight",
+		Help: "Requests being answered now.",
+	}, func() float64 { return float64(m.inFlight.Load()) })
+	m.reg.MustRegister(m.requests, m.latency, m.bytes, inFlight, m.logins,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		pluginCollector{o})
 	return m
 }
 
 // Start and Done make metrics a middleware.Recorder.
-func (m *metrics) Start() { m.inFlight.Inc() }
+func (m *metrics) Start() { m.inFlight.Add(1) }
 
 // Done counts one answered request.
 func (m *metrics) Done(obs middleware.Observation) {
-	m.inFlight.Dec()
+	m.inFlight.Add(-1)
 	route := obs.Route
 	if route == "" {
 		route = "none"
 	}
-	m.requests.WithLabelValues(route, statusClass(obs.Status)).Inc()
-	m.latency.WithLabelValues(route).Observe(obs.Duration.Seconds())
-	m.bytes.WithLabelValues(route).Add(float64(obs.Bytes))
+	rs := m.route(route)
+	rs.requests(m, route, statusClassIndex(obs.Status)).Inc()
+	rs.latency.Observe(obs.Duration.Seconds())
+	rs.bytes.Add(float64(obs.Bytes))
 }
 
-// statusClass is "2xx" for 200 and so on.
-func statusClass(code int) string {
-	if code < 100 || code > 599 {
-		return "other"
+// route returns the series of route, made at its first request.
+func (m *metrics) route(route string) *routeSeries {
+	if p := m.routes.Load(); p != nil {
+		if rs, ok := (*p)[route]; ok {
+			return rs
+		}
 	}
-	return strconv.Itoa(code/100) + "xx"
+	m.routesMu.Lock()
+	defer m.routesMu.Unlock()
+	old := map[string]*routeSeries{}
+	if p := m.routes.Load(); p != nil {
+		if rs, ok := (*p)[route]; ok {
+			return rs
+		}
+		old = *p
+	}
+	rs := &routeSeries{latency: m.latency.WithLabelValues(route), bytes: m.bytes.WithLabelValues(route)}
+	next := make(map[string]*routeSeries, len(old)+1)
+	maps.Copy(next, old)
+	next[route] = rs
+	m.routes.Store(&next)
+	return rs
+}
+
+// requests returns the request counter of the route rs is for and the
+// status class i (an index of statusClasses), made at its first use.
+func (rs *routeSeries) requests(m *metrics, route string, i int) prometheus.Counter {
+	if c := rs.codes[i].Load(); c != nil {
+		return *c
+	}
+	// Racing first uses get the same series from the vector.
+	c := m.requests.WithLabelValues(route, statusClasses[i])
+	rs.codes[i].Store(&c)
+	return c
+}
+
+// statusClassIndex is the index in statusClasses of code's class: 2
+// ("2xx") for 200 and so on, 0 ("other") out of 100 to 599.
+func statusClassIndex(code int) int {
+	if code < 100 || code > 599 {
+		return 0
+	}
+	return code / 100
 }
 
 // loginChecked counts the outcome of a check with credentials.

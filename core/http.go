@@ -99,7 +99,7 @@ func Value(req *Request, v any) *Response {
 		if v == nil {
 			return &Response{}
 		}
-		ct, body := appendRendered(make([]byte, 0, 512), req.Accept(), htmlPageOf(req), v)
+		ct, body := appendRendered(make([]byte, 0, 512), req.Accept(), req, v)
 		return &Response{ContentType: ct, Body: body}
 	}
 	x.respUsed = true
@@ -110,7 +110,7 @@ func Value(req *Request, v any) *Response {
 	if x.buf == nil {
 		x.buf = make([]byte, 0, 512)
 	}
-	ct, body := appendRendered(x.buf[:0], req.Accept(), htmlPageOf(req), v)
+	ct, body := appendRendered(x.buf[:0], req.Accept(), req, v)
 	x.buf = body[:0]
 	x.resp.ContentType, x.resp.Body = ct, body
 	return &x.resp
@@ -123,14 +123,19 @@ func htmlPageOf(req *Request) HTMLPage {
 }
 
 // appendRendered appends v rendered as [Render] does to dst (an HTML page as
-// page describes it) and returns the Content-Type and the extended buffer.
-func appendRendered(dst []byte, typ string, page HTMLPage, v any) (string, []byte) {
+// htmlPageOf(req) describes it, an untitled one for a nil req) and returns
+// the Content-Type and the extended buffer.
+func appendRendered(dst []byte, typ string, req *Request, v any) (string, []byte) {
 	switch t := Negotiate(typ); t {
 	case TypeJSON:
 		return t, AppendJSON(dst, v)
 	case TypeXML:
 		return t, AppendXML(dst, v)
 	case TypeHTML:
+		var page HTMLPage
+		if req != nil {
+			page = htmlPageOf(req)
+		}
 		return ContentTypeHTML, AppendHTML(dst, page, v)
 	default:
 		return t, AppendText(dst, v)

@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"net/http"
+)
 
 // RouteRecorder receives the route that answers a request, for middleware
 // outside the [Router] such as an access log or metrics. Such middleware puts
@@ -23,6 +26,27 @@ type recorderKey struct{}
 // to fill in.
 func WithRouteRecorder(ctx context.Context, rec *RouteRecorder) context.Context {
 	return context.WithValue(ctx, recorderKey{}, rec)
+}
+
+// ServeRecorded serves r with h while rec receives the route that answers
+// it: [RouteRecorderFrom] finds rec in the contexts of the request, and a
+// [Router] fills it in. On an HTTP/1 connection accepted by a [Listen]
+// listener rec is kept on the connection while h runs (HTTP/1 serves one
+// request at a time), which costs no copy of the request or its context;
+// elsewhere, or when r's context carries a recorder of its own already, h
+// gets r with a context that carries rec ([WithRouteRecorder]). A context
+// kept past its request must not be given to a router.
+func ServeRecorded(h http.Handler, w http.ResponseWriter, r *http.Request, rec *RouteRecorder) {
+	ctx := r.Context()
+	if c, ok := ctx.Value(connKey{}).(*reasonConn); ok && r.ProtoMajor == 1 {
+		if cur := RouteRecorderFrom(ctx); cur == nil || cur == c.route.Load() {
+			prev := c.route.Swap(rec)
+			defer c.route.Store(prev)
+			h.ServeHTTP(w, r)
+			return
+		}
+	}
+	h.ServeHTTP(w, r.WithContext(WithRouteRecorder(ctx, rec)))
 }
 
 // RouteRecorderFrom returns the recorder ctx carries, nil when none: a

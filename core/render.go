@@ -6,7 +6,7 @@ package core
 // [ContentTypeHTML].
 func Render(typ string, v any) (contentType string, body []byte) {
 	// One allocation covers most answers; larger ones grow as needed.
-	return appendRendered(make([]byte, 0, 512), typ, HTMLPage{}, v)
+	return appendRendered(make([]byte, 0, 512), typ, nil, v)
 }
 
 // maxRenderDepth bounds the nesting of a rendered value: every container

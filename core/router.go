@@ -263,13 +263,20 @@ func (c *route) methodIndex(method string, bit uint64) int {
 // elsewhere the handler gets r with a derived context.
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	if req := FromContext(ctx); req != nil {
-		rt.route(w, r, req, false)
+	switch v := ctx.Value(requestKey{}).(type) {
+	case *Request:
+		rt.route(w, r, v, false)
 		return
-	}
-	if c, ok := ctx.Value(connKey{}).(*reasonConn); ok {
-		if x := c.state.claim(r); x != nil {
-			defer c.state.release(x)
+	case *connState:
+		// One look at the connection: its current request, or its
+		// reqState claimed for r.
+		req, x := v.enter(ctx, r)
+		if req != nil {
+			rt.route(w, r, req, false)
+			return
+		}
+		if x != nil {
+			defer v.release(x)
 			rt.route(w, r, &x.req, false)
 			return
 		}

@@ -85,17 +85,24 @@ type connState struct {
 	idle *reqState
 }
 
-// claim returns the connection's reqState started for r, or nil when the
-// connection already has a request routed (a router inside a handler finds
-// that one with [FromContext] instead) or r is not HTTP/1.
-func (c *connState) claim(r *http.Request) *reqState {
-	if r.ProtoMajor != 1 {
-		return nil
-	}
+// enter is [FromContext] and the claim of the connection's reqState in
+// one: for ctx, the context of r, it returns the request being routed on
+// the connection when there is one (a router inside a handler), or else the
+// connection's reqState, reused by its every request, started for r;
+// neither when r is not HTTP/1 or ctx was kept past its request (see
+// [connState.request]).
+func (c *connState) enter(ctx context.Context, r *http.Request) (*Request, *reqState) {
 	c.mu.Lock()
+	if x, rctx := c.cur, c.ctx; x != nil {
+		c.mu.Unlock()
+		if ctx != rctx && (ctx.Err() != nil || ctx.Done() == nil) {
+			return nil, nil
+		}
+		return &x.req, nil
+	}
 	defer c.mu.Unlock()
-	if c.cur != nil {
-		return nil
+	if r.ProtoMajor != 1 {
+		return nil, nil
 	}
 	x := c.idle
 	if x == nil {
@@ -103,8 +110,8 @@ func (c *connState) claim(r *http.Request) *reqState {
 		c.idle = x
 	}
 	x.start(r)
-	c.cur, c.ctx = x, r.Context()
-	return x
+	c.cur, c.ctx = x, ctx
+	return nil, x
 }
 
 // release ends the request of x, the connection's current reqState.
@@ -150,13 +157,18 @@ type connContext struct {
 
 // Value returns the connection for connKey, the connection's request
 // slot for requestKey (which [FromContext] asks for the routed request),
-// and the parent's value for any other key.
+// the recorder [ServeRecorded] keeps on the connection, if any, for
+// recorderKey, and the parent's value for any other key.
 func (c *connContext) Value(key any) any {
 	switch key.(type) {
 	case connKey:
 		return c.c
 	case requestKey:
 		return &c.c.state
+	case recorderKey:
+		if rec := c.c.route.Load(); rec != nil {
+			return rec
+		}
 	}
 	return c.Context.Value(key)
 }
@@ -167,11 +179,15 @@ func contentLengthOf(r *http.Request) int64 {
 	switch {
 	case len(r.TransferEncoding) > 0:
 		return -1
-	case r.Header.Get("Content-Length") == "":
+	case noValue(r.Header["Content-Length"]): // as Header.Get(...) == "", uncanonicalized
 		return -2
 	}
 	return r.ContentLength
 }
+
+// noValue reports whether a header's values, as http.Header holds them,
+// read as "" with Header.Get.
+func noValue(vs []string) bool { return len(vs) == 0 || vs[0] == "" }
 
 // contentLengths caches the header values of small Content-Lengths, shared
 // (never changed) by every answer of that length, so that an answer costs

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -83,17 +84,26 @@ type reasonConn struct {
 	// [ShowErrors].
 	showErrors atomic.Bool
 
+	// route is the recorder of the request being served, set by
+	// [ServeRecorded]; nil when none.
+	route atomic.Pointer[RouteRecorder]
+
 	// eof is set once the peer's io.EOF has been seen (and held back);
 	// gone is closed then (see peerGone).
 	eof     atomic.Bool
 	gone    chan struct{}
 	goneOne sync.Once
 
+	// deadline is the read deadline last set, as Unix nanoseconds (0 for
+	// none), for held reads; held is set once a read has been held, after
+	// which setting a deadline wakes it. Until then a deadline costs no lock.
+	deadline atomic.Int64
+	held     atomic.Bool
+
 	// mu guards the fields below, which a held one-byte read waits on.
-	mu       sync.Mutex
-	cond     *sync.Cond // on mu; created by the first held read
-	deadline time.Time  // the read deadline last set
-	closed   bool
+	mu     sync.Mutex
+	cond   *sync.Cond // on mu; created by the first held read
+	closed bool
 }
 
 // reasonLine is an announced status line: its code and phrase.
@@ -159,16 +169,19 @@ func (c *reasonConn) hold() error {
 	if c.cond == nil {
 		c.cond = sync.NewCond(&c.mu)
 	}
+	// Set before the deadline is read: a deadline set from now on wakes
+	// this read (setDeadline stores it, then finds held set and takes mu).
+	c.held.Store(true)
 	for {
 		if c.closed {
 			return c.opError(net.ErrClosed)
 		}
-		d := c.deadline
-		if d.IsZero() {
+		d := c.deadline.Load()
+		if d == 0 {
 			c.cond.Wait()
 			continue
 		}
-		wait := time.Until(d)
+		wait := time.Until(time.Unix(0, d))
 		if wait <= 0 {
 			return c.opError(os.ErrDeadlineExceeded)
 		}
@@ -193,8 +206,21 @@ func (c *reasonConn) opError(err error) error {
 
 // setDeadline records the read deadline t for held reads and wakes them.
 func (c *reasonConn) setDeadline(t time.Time) {
+	var d int64 // 0 stands for none
+	switch sec := t.Unix(); {
+	case t.IsZero():
+	case sec <= 0:
+		d = 1 // long past, as net/http's aborting deadline
+	case sec >= math.MaxInt64/int64(time.Second):
+		d = math.MaxInt64 // past what UnixNano holds: never
+	default:
+		d = t.UnixNano()
+	}
+	c.deadline.Store(d)
+	if !c.held.Load() {
+		return
+	}
 	c.mu.Lock()
-	c.deadline = t
 	if c.cond != nil {
 		c.cond.Broadcast()
 	}

@@ -16,7 +16,8 @@ import (
 // http.ResponseController and io.Copy's sendfile path work through it.
 func Cookies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Cookie") == "" {
+		// As r.Header.Get("Cookie") == "", without canonicalizing the key.
+		if c := r.Header["Cookie"]; len(c) == 0 || c[0] == "" {
 			next.ServeHTTP(w, r)
 			return
 		}

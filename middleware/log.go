@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
+	"sync"
 
 	"github.com/reso-project/reso/core"
 )
@@ -43,8 +43,9 @@ func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := time.Now()
-			sw := &statusWriter{ResponseWriter: w, shared: core.RouteRecorderFrom(r.Context())}
+			start := clock()
+			sw := newStatusWriter(w, r)
+			returned := false
 			defer func() {
 				code := sw.status(r)
 				logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
@@ -52,12 +53,16 @@ func Log(logger *slog.Logger) func(http.Handler) http.Handler {
 					slog.String("path", r.URL.Path),
 					slog.Int("status", code),
 					slog.Int64("bytes", sw.n),
-					slog.Duration("duration", time.Since(start)),
+					slog.Duration("duration", clock()-start),
 					slog.String("query", r.URL.RawQuery),
 					slog.String("remote", r.RemoteAddr),
 					slog.String("route", sw.routeName()))
+				if returned {
+					sw.free()
+				}
 			}()
-			next.ServeHTTP(sw, withRoute(r, &sw.route))
+			sw.serve(next, r)
+			returned = true
 		})
 	}
 }
@@ -71,14 +76,34 @@ type statusWriter struct {
 	shared   *core.RouteRecorder // an outer middleware's, when withRoute found one
 }
 
-// withRoute returns r with sw's route recorder in its context, or, when an
-// outer middleware (a Log or Metrics further out) put one there already,
-// r as it is: sw then reads that one, which the router fills in.
-func withRoute(r *http.Request, rec *core.RouteRecorder) *http.Request {
-	if core.RouteRecorderFrom(r.Context()) != nil {
-		return r
+// statusWriters recycles the writers of requests whose handler returned
+// (a handler must not keep its ResponseWriter after returning); those of a
+// panic are left to the collector.
+var statusWriters = sync.Pool{New: func() any { return new(statusWriter) }}
+
+// newStatusWriter returns a statusWriter for w, sharing the route recorder
+// of an outer middleware (a Log or Metrics further out) when r has one.
+func newStatusWriter(w http.ResponseWriter, r *http.Request) *statusWriter {
+	sw := statusWriters.Get().(*statusWriter)
+	sw.ResponseWriter, sw.shared = w, core.RouteRecorderFrom(r.Context())
+	return sw
+}
+
+// free gives s back for another request once its handler has returned.
+func (s *statusWriter) free() {
+	*s = statusWriter{}
+	statusWriters.Put(s)
+}
+
+// serve serves r with next, writing to s, with s's route recorder filled
+// in by the router (core.ServeRecorded), or, when an outer middleware had
+// one already, that one, which s then reads.
+func (s *statusWriter) serve(next http.Handler, r *http.Request) {
+	if s.shared != nil {
+		next.ServeHTTP(s, r)
+		return
 	}
-	return r.WithContext(core.WithRouteRecorder(r.Context(), rec))
+	core.ServeRecorded(next, s, r, &s.route)
 }
 
 // routeName returns the route that answered (see core.RouteRecorder).

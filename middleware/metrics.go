@@ -3,8 +3,6 @@ package middleware
 import (
 	"net/http"
 	"time"
-
-	"github.com/reso-project/reso/core"
 )
 
 // Observation is what [Metrics] measures of one answered request.
@@ -36,19 +34,32 @@ type Recorder interface {
 func Metrics(rec Recorder) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := time.Now()
+			start := clock()
 			rec.Start()
-			sw := &statusWriter{ResponseWriter: w, shared: core.RouteRecorderFrom(r.Context())}
+			sw := newStatusWriter(w, r)
+			returned := false
 			defer func() {
 				rec.Done(Observation{
 					Method:   r.Method,
 					Route:    sw.routeName(),
 					Status:   sw.status(r),
 					Bytes:    sw.n,
-					Duration: time.Since(start),
+					Duration: clock() - start,
 				})
+				if returned {
+					sw.free()
+				}
 			}()
-			next.ServeHTTP(sw, withRoute(r, &sw.route))
+			sw.serve(next, r)
+			returned = true
 		})
 	}
 }
+
+// epoch is the start of the middleware's monotonic clock.
+var epoch = time.Now()
+
+// clock is the time since epoch on the monotonic clock: a request's
+// duration is the difference of two readings, which cost one clock read
+// each where time.Now costs two (wall and monotonic).
+func clock() time.Duration { return time.Since(epoch) }

@@ -14,6 +14,7 @@ import (
 // costs an uncontended lock, not a shared map. Requests of connections that
 // multiplex (HTTP/2) go to a shared map.
 type inFlight struct {
+	epoch time.Time // the start of the slots' monotonic clock
 	mu    sync.Mutex
 	conns map[net.Conn]*slot
 	multi map[*http.Request]time.Time
@@ -23,13 +24,13 @@ type inFlight struct {
 type slot struct {
 	mu    sync.Mutex
 	r     *http.Request
-	start time.Time
+	start time.Duration // since inFlight.epoch, monotonic: one clock read, not time.Now's two
 }
 
 type slotKey struct{}
 
 func newInFlight() *inFlight {
-	return &inFlight{conns: make(map[net.Conn]*slot), multi: make(map[*http.Request]time.Time)}
+	return &inFlight{epoch: time.Now(), conns: make(map[net.Conn]*slot), multi: make(map[*http.Request]time.Time)}
 }
 
 // connContext adds the connection's slot to ctx, its context.
@@ -66,8 +67,9 @@ func (f *inFlight) wrap(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
+		start := time.Since(f.epoch)
 		s.mu.Lock()
-		s.r, s.start = r, time.Now()
+		s.r, s.start = r, start
 		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()
@@ -83,18 +85,19 @@ func (f *inFlight) list() []Request {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []Request
-	add := func(r *http.Request, start time.Time) {
-		out = append(out, Request{Method: r.Method, Target: r.URL.RequestURI(), Client: r.RemoteAddr, Running: time.Since(start)})
+	add := func(r *http.Request, running time.Duration) {
+		out = append(out, Request{Method: r.Method, Target: r.URL.RequestURI(), Client: r.RemoteAddr, Running: running})
 	}
+	now := time.Since(f.epoch)
 	for _, s := range f.conns {
 		s.mu.Lock()
 		if s.r != nil {
-			add(s.r, s.start)
+			add(s.r, now-s.start)
 		}
 		s.mu.Unlock()
 	}
 	for r, start := range f.multi {
-		add(r, start)
+		add(r, time.Since(start))
 	}
 	return out
 }

@@ -1,7 +1,8 @@
 // Command load measures the throughput of HTTP targets on loopback and
-// prints each one's ratio to the first (the baseline). The targets are
-// measured in alternating rounds within one run, so that the machine's load
-// affects them alike. Every run is bounded in time and in requests.
+// prints each one's ratio to the first (the baseline), over all rounds and
+// as the median of the rounds' ratios. The targets are measured in
+// alternating rounds within one run, so that the machine's load affects
+// them alike. Every run is bounded in time and in requests.
 //
 //	load [-c 4] [-d 3s] [-rounds 3] [-max 2000000] NAME=URL[|Header: value]...
 package main
@@ -17,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +34,9 @@ type target struct {
 	reqs   int64
 	dur    time.Duration
 	cpu    time.Duration // the server's CPU time over the rounds, with pid
+	// Per round: the rate and the server's CPU time per request (0
+	// without pid), for the medians of the ratios.
+	rates, cpus []float64
 }
 
 func main() {
@@ -91,6 +96,10 @@ func main() {
 			}
 			t.reqs += n
 			t.dur += d
+			t.rates = append(t.rates, float64(n)/d.Seconds())
+			if n > 0 {
+				t.cpus = append(t.cpus, float64((after-before).Microseconds())/float64(n))
+			}
 		}
 	}
 	base := rate(targets[0])
@@ -101,6 +110,36 @@ func main() {
 		}
 		fmt.Println()
 	}
+	if len(targets) > 1 && *rounds > 1 {
+		// The ratios round by round, each against the baseline's round
+		// just before it: their median does not follow a round that the
+		// machine's other load spoiled.
+		for _, t := range targets[1:] {
+			fmt.Printf("median of %d rounds: %s ratio %.3f", *rounds, t.name, medianRatio(t.rates, targets[0].rates))
+			if t.pid != 0 && targets[0].pid != 0 && len(t.cpus) == len(targets[0].cpus) {
+				fmt.Printf("  server CPU ratio %.3f", medianRatio(targets[0].cpus, t.cpus))
+			}
+			fmt.Println()
+		}
+	}
+}
+
+// medianRatio is the median of a[i]/b[i].
+func medianRatio(a, b []float64) float64 {
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			r = append(r, a[i]/b[i])
+		}
+	}
+	if len(r) == 0 {
+		return 0
+	}
+	slices.Sort(r)
+	if len(r)%2 == 1 {
+		return r[len(r)/2]
+	}
+	return (r[len(r)/2-1] + r[len(r)/2]) / 2
 }
 
 func rate(t *target) float64 { return float64(t.reqs) / t.dur.Seconds() }

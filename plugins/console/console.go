@@ -61,7 +61,10 @@ func load() map[string]file {
 		if err != nil {
 			panic(err)
 		}
-		ct := mime.TypeByExtension(path.Ext(e.Name()))
+		// The system's table only for other types: it is loaded (about
+		// 1 MiB the garbage collector goes through at every cycle) at the
+		// first call.
+		var ct string
 		switch path.Ext(e.Name()) {
 		case ".html":
 			ct = "text/html; charset=utf-8"
@@ -69,6 +72,8 @@ func load() map[string]file {
 			ct = "text/css; charset=utf-8"
 		case ".js":
 			ct = "text/javascript; charset=utf-8"
+		default:
+			ct = mime.TypeByExtension(path.Ext(e.Name()))
 		}
 		if ct == "" {
 			ct = "application/octet-stream"

@@ -3,8 +3,10 @@ package pluginhost
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/reso-project/reso/plugins"
 )
@@ -13,8 +15,10 @@ import (
 // safe for concurrent use. The zero value is empty, writable
 // and ready.
 type SettingsMap struct {
-	mu       sync.RWMutex
-	m        map[string]string
+	// m is never changed once stored: a write stores a changed copy, so
+	// that a read (every GET /config) takes no lock (the settings are a few).
+	m        atomic.Pointer[map[string]string]
+	mu       sync.Mutex // serializes writes
 	readOnly []string
 }
 
@@ -23,18 +27,21 @@ type SettingsMap struct {
 // passes [SettingHidden] here, so a plugin cannot unhide the server's own
 // state files).
 func NewSettings(initial map[string]string, readOnly ...string) *SettingsMap {
-	s := &SettingsMap{m: make(map[string]string, len(initial)), readOnly: slices.Clone(readOnly)}
-	for k, v := range initial {
-		s.m[k] = v
+	s := &SettingsMap{readOnly: slices.Clone(readOnly)}
+	m := maps.Clone(initial)
+	if m == nil {
+		m = map[string]string{}
 	}
+	s.m.Store(&m)
 	return s
 }
 
 // Setting returns the value of name, "" when unset.
 func (s *SettingsMap) Setting(_ context.Context, name string) (string, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.m[name], nil
+	if m := s.m.Load(); m != nil {
+		return (*m)[name], nil
+	}
+	return "", nil
 }
 
 // SetSetting sets name to value; a read-only setting is an error.
@@ -44,10 +51,12 @@ func (s *SettingsMap) SetSetting(_ context.Context, name, value string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = make(map[string]string)
+	m := map[string]string{}
+	if old := s.m.Load(); old != nil {
+		m = maps.Clone(*old)
 	}
-	s.m[name] = value
+	m[name] = value
+	s.m.Store(&m)
 	return nil
 }
 

@@ -99,17 +99,20 @@ func (p *Index) Each(start int, target string, try func(int) bool) int {
 	if len(p.nodes) == 0 {
 		return -1
 	}
-	// Collect the lists met along the target, each cut to indexes >= start.
-	var buf [maxPrefixLists][]int32
-	lists := buf[:0]
+	// The lists met along the target, each as its node and the position of
+	// its first index >= start: 256 bytes of stack, not slices.
+	var lists [maxPrefixLists]listCursor
+	n := 0
+	ni := int32(0)
 	node := &p.nodes[0]
 	pos := 0
 	for {
 		if rs := node.routes; len(rs) > 0 && int(rs[len(rs)-1]) >= start {
-			if len(lists) == maxPrefixLists {
+			if n == maxPrefixLists {
 				return p.scan(start, target, try)
 			}
-			lists = append(lists, rs[searchInt32(rs, start):])
+			lists[n] = listCursor{node: ni, at: int32(searchInt32(rs, start))}
+			n++
 		}
 		if pos >= len(target) {
 			break
@@ -118,15 +121,16 @@ func (p *Index) Each(start int, target string, try func(int) bool) int {
 		if k < 0 {
 			break
 		}
-		child := &p.nodes[node.kids[k]]
+		ci := node.kids[k]
+		child := &p.nodes[ci]
 		if len(target)-pos < len(child.label) || target[pos:pos+len(child.label)] != child.label {
 			break
 		}
 		pos += len(child.label)
-		node = child
+		node, ni = child, ci
 	}
-	if len(lists) == 1 {
-		for _, i := range lists[0] {
+	if n == 1 {
+		for _, i := range p.nodes[lists[0].node].routes[lists[0].at:] {
 			if try(int(i)) {
 				return int(i)
 			}
@@ -135,26 +139,33 @@ func (p *Index) Each(start int, target string, try func(int) bool) int {
 	}
 	// Merge: try the smallest head of the lists each time.
 	for {
-		best := -1
-		for j, l := range lists {
-			if len(l) > 0 && (best < 0 || l[0] < lists[best][0]) {
-				best = j
+		best, bestIdx := -1, int32(0)
+		for j := range lists[:n] {
+			l := &lists[j]
+			rs := p.nodes[l.node].routes
+			if int(l.at) < len(rs) && (best < 0 || rs[l.at] < bestIdx) {
+				best, bestIdx = j, rs[l.at]
 			}
 		}
 		if best < 0 {
 			return -1
 		}
-		i := int(lists[best][0])
-		lists[best] = lists[best][1:]
-		if try(i) {
-			return i
+		lists[best].at++
+		if try(int(bestIdx)) {
+			return int(bestIdx)
 		}
 	}
 }
 
+// listCursor is a list of routes met by Each: those of nodes[node], from
+// position at.
+type listCursor struct {
+	node, at int32
+}
+
 // scan is Each by a linear scan of the prefixes.
 func (p *Index) scan(start int, target string, try func(int) bool) int {
-	for i := start; i < len(p.prefixes); i++ {
+	for i := max(start, 0); i < len(p.prefixes); i++ { // a start below 0 is 0, as in Each's walk
 		pre := p.prefixes[i]
 		if len(target) >= len(pre) && target[:len(pre)] == pre && try(i) {
 			return i

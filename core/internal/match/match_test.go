@@ -23,7 +23,9 @@ var matchPatterns = []string{
 	"/(?P<type>xml|plain)/(?P<path>.*)", "/json/(?P<path>.*)",
 	"/config\\?directory=(?P<directory>[^&]*)", "/config(?:$|\\?)",
 	"/files(?:/|$|\\?)", "/api/v1/res001/(?P<id>[0-9]+)(?:/(?P<sub>[a-z]+))?",
-	"/(?P<any>[^?]*)\\?debug=1", "(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)",
+	"/(?P<any>[^?]*)\\?debug=1", "/x(?:/|$|\\?)", "(?:$|\\?)", "a(?:b|$)", "a(?:$|b)",
+	"a(?:b|bc)", "x(?:[a-c]|$)", "x(?:é|$)", "x(?i:k|$)", "x(?:[^/]|$)", "x(?:.|$)",
+	"x(?:a|\\b)", "x(?:$|$)", "x(?:a|(?:b|$))", "(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)(x*)",
 }
 
 var matchInputs = []string{
@@ -33,7 +35,8 @@ var matchInputs = []string{
 	"/p?debug=1", "x", "x y", "xy", "ABC", "aBc", "Straße", "STRASSE", "k", "K",
 	"\u212a", "ǅ", "ǆ", "Ǆ", "é", "éö", "\xff", "\xffa", "a\xff", "\ufffd", "\ufffda",
 	"1.5", "12.34x", "αβγ", "a\nb", "\n", ".", "a/b/c", "a.b", "a.bc", "xxxxx",
-	"\xe2\x82", "\xe2\x82a", "a\xe2\x82",
+	"\xe2\x82", "\xe2\x82a", "a\xe2\x82", "xa", "xé", "xk", "xK", "x\u212a", "x\xff",
+	"/x", "/x/", "/x?", "/xy", "x/", "x\n", "x?",
 }
 
 // refMatch is the expected result: package regexp's submatch indices of
@@ -200,4 +203,50 @@ func FuzzMatch(f *testing.F) {
 		}
 		checkMatch(t, pattern, re, m, input)
 	})
+}
+
+// TestMatchQuick: the usual route endings match without backtracking (a
+// tail of one-step alternatives), and a pattern whose next byte after the
+// prefix cannot be the target's misses at once; both agree with regexp
+// (TestMatchTable and FuzzMatch).
+func TestMatchQuick(t *testing.T) {
+	for _, c := range []struct {
+		pattern string
+		tail    bool
+	}{
+		{`/config(?:$|\?)`, true},
+		{`/files(?:/|$|\?)`, true},
+		{`/(?:$|\?)`, true},
+		{`/x(?:ab|$)`, false},
+		{`/x(?i:k|$)`, false},
+		{`/(?P<g>a|$)`, false},
+		{`/x(?:é|$)`, false},
+	} {
+		m, err := Compile(c.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.tail != nil; got != c.tail {
+			t.Errorf("%q: tail %v, want %v", c.pattern, got, c.tail)
+		}
+	}
+	for _, c := range []struct {
+		pattern, s string
+		miss       bool
+	}{
+		{`/(?P<type>xml|plain|html)/(?P<path>.*)`, "/config", true},
+		{`/(?P<type>xml|plain|html)/(?P<path>.*)`, "/", true},
+		{`/(?P<type>xml|plain|html)/(?P<path>.*)`, "/xml/a", false},
+		{`/(?P<type>xml|plain|html)/(?P<path>.*)`, "/\xffa", true},
+		{`/(?P<a>.*)`, "/", false},
+		{`/(?i)k`, "/\u212a", false},
+	} {
+		m, err := Compile(c.pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.missNext(c.s); got != c.miss {
+			t.Errorf("%q on %q: quick miss %v, want %v", c.pattern, c.s, got, c.miss)
+		}
+	}
 }
