@@ -1,6 +1,6 @@
 // Package pluginrpc runs a [plugins.Plugin] in a separate process: the server
 // (the host) starts the plugin program with hashicorp/go-plugin and talks to
-// it over gRPC (protocol package reso.plugin.v2, see package pluginv2), with
+// it over gRPC (protocol package reso.plugin.v2, see package pluginv3), with
 // go-plugin's automatic mutual TLS.
 //
 // A plugin program serves one plugin and does nothing else:

@@ -59,6 +59,10 @@ func runChild(mode string) int {
 		hs := handshake
 		hs.ProtocolVersion = 1
 		err = serve(p, hs)
+	case "version2":
+		hs := handshake
+		hs.ProtocolVersion = 2
+		err = serve(p, hs)
 	case "exit":
 		fmt.Fprintln(os.Stderr, "giving up before the handshake")
 		return 2

@@ -1,0 +1,299 @@
+package pluginrpc
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/reso-project/reso/plugins"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
+)
+
+// The tree (plugins.Tree) as a plugin sees it: its clients attach through
+// the host on a few Trees calls (treeCalls), each frame tagged with the
+// client's number on its call. The call's reader queues a client's frames
+// for its Next, which grants the host credit as it takes them.
+
+// treeHost is the host's tree as the plugin sees it.
+type treeHost struct{ h *remoteHost }
+
+// Connect attaches a client through the host. Its frames come on one of
+// the plugin's Trees calls until Disconnect (or a Next whose ctx ends, or
+// the host's end).
+func (t treeHost) Connect(ctx context.Context, id, identity string) (plugins.TreeClient, error) {
+	tc, err := t.h.trees.call(t.h.client)
+	if err != nil {
+		return nil, hostCallError(ctx, err, "tree connect", id)
+	}
+	c := tc.add(t.h, id)
+	if c == nil {
+		return nil, hostCallError(ctx, errors.New("the call to the host broke"), "tree connect", id)
+	}
+	if err := tc.send(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Connect{Connect: &pluginv3.TreeConnectRequest{Id: wire(id), Identity: wire(identity)}}}); err != nil {
+		tc.remove(c.n)
+		return nil, hostCallError(ctx, err, "tree connect", id)
+	}
+	select {
+	case ack := <-c.connected:
+		if ack == nil {
+			return nil, hostCallError(ctx, errors.New("the call to the host broke"), "tree connect", id)
+		}
+		if e := ack.GetError(); e != nil {
+			tc.remove(c.n)
+			return nil, decodeError(e)
+		}
+		return c, nil
+	case <-ctx.Done():
+		c.release()
+		return nil, ctx.Err()
+	}
+}
+
+// Call asks the host's tree to execute one message.
+func (t treeHost) Call(ctx context.Context, from, identity string, msg []byte) ([]byte, error) {
+	resp, err := t.h.client.TreeCall(ctx, &pluginv3.TreeCallRequest{From: wire(from), Identity: wire(identity), Msg: msg})
+	if err != nil {
+		return nil, hostCallError(ctx, err, "tree call", from)
+	}
+	if e := resp.GetError(); e != nil {
+		return nil, decodeError(e)
+	}
+	return resp.GetReply(), nil
+}
+
+// treeCalls is a plugin's Trees calls to its host: up to muxCalls, each
+// opened when a client first needs it and again after it broke.
+type treeCalls struct {
+	next  atomic.Uint32
+	mu    sync.Mutex
+	calls [muxCalls]*treeCall
+}
+
+// call returns the call for the next client.
+func (m *treeCalls) call(client pluginv3.HostClient) (*treeCall, error) {
+	i := m.next.Add(1) % muxCalls
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if tc := m.calls[i]; tc != nil && !tc.isBroken() {
+		return tc, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err := client.Trees(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	tc := &treeCall{stream: stream, cancel: cancel, clients: make(map[uint64]*remoteTreeClient)}
+	m.calls[i] = tc
+	go tc.read()
+	return tc, nil
+}
+
+// treeCall is one Trees call and the clients on it.
+type treeCall struct {
+	stream pluginv3.Host_TreesClient
+	cancel context.CancelFunc
+	smu    sync.Mutex // serializes Send
+
+	mu      sync.Mutex
+	clients map[uint64]*remoteTreeClient
+	last    uint64
+	broken  bool
+}
+
+func (tc *treeCall) isBroken() bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.broken
+}
+
+// add registers a new client; nil when the call broke.
+func (tc *treeCall) add(h *remoteHost, id string) *remoteTreeClient {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.broken {
+		return nil
+	}
+	tc.last++
+	c := &remoteTreeClient{h: h, tc: tc, n: tc.last, id: id, connected: make(chan *pluginv3.TreeConnected, 1), wake: make(chan struct{}, 1), in: grants{window: treeWindow}}
+	tc.clients[c.n] = c
+	return c
+}
+
+func (tc *treeCall) get(n uint64) *remoteTreeClient {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.clients[n]
+}
+
+// remove forgets client n; false when it was forgotten already.
+func (tc *treeCall) remove(n uint64) bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	_, ok := tc.clients[n]
+	delete(tc.clients, n)
+	return ok
+}
+
+// send sends u on the call.
+func (tc *treeCall) send(u *pluginv3.TreeUp) error {
+	tc.smu.Lock()
+	defer tc.smu.Unlock()
+	return tc.stream.Send(u)
+}
+
+// read passes what the host sends to its clients until the call breaks;
+// the clients left then end with errHostGone.
+func (tc *treeCall) read() {
+	for {
+		d, err := tc.stream.Recv()
+		if err != nil {
+			break
+		}
+		c := tc.get(d.GetClient())
+		if c == nil {
+			continue // released already
+		}
+		switch k := d.GetKind().(type) {
+		case *pluginv3.TreeDown_Connected:
+			c.connected <- k.Connected
+		case *pluginv3.TreeDown_Frames:
+			c.arrive(k.Frames.GetFrames(), nil)
+		case *pluginv3.TreeDown_Gone:
+			tc.remove(c.n)
+			c.arrive(nil, &plugins.TreeGone{Code: int(k.Gone.GetCode()), Reason: string(k.Gone.GetReason())})
+		}
+	}
+	tc.mu.Lock()
+	tc.broken = true
+	left := tc.clients
+	tc.clients = nil
+	tc.mu.Unlock()
+	tc.cancel()
+	for _, c := range left {
+		select {
+		case c.connected <- nil:
+		default:
+		}
+		c.arrive(nil, errHostGone)
+	}
+}
+
+// remoteTreeClient is a tree client attached through the host.
+type remoteTreeClient struct {
+	h         *remoteHost
+	tc        *treeCall
+	n         uint64
+	id        string
+	connected chan *pluginv3.TreeConnected // the host's answer to connect; nil when the call broke
+
+	mu     sync.Mutex
+	frames []plugins.TreeFrame // arrived, not yet taken by Next
+	gone   error               // the end, once it arrived
+	in     grants
+	wake   chan struct{} // a wake for Next
+
+	err          error // what Next returns from now on
+	disconnected atomic.Bool
+	once         sync.Once
+}
+
+// errHostGone ends a client whose call to the host broke.
+var errHostGone = &plugins.TreeGone{Code: 1011, Reason: "tree unavailable"}
+
+// errDisconnected ends a client after Disconnect.
+var errDisconnected = &plugins.TreeGone{Code: 1000, Reason: "disconnected"}
+
+// arrive queues frames, or the end, for Next.
+func (c *remoteTreeClient) arrive(frames []*pluginv3.TreeFrame, gone error) {
+	c.mu.Lock()
+	for _, f := range frames {
+		c.frames = append(c.frames, plugins.TreeFrame{Seq: f.GetSeq(), Data: f.GetData()})
+		c.in.outstanding += int64(len(f.GetData())) + frameCost
+	}
+	if gone != nil && c.gone == nil {
+		c.gone = gone
+	}
+	c.mu.Unlock()
+	wakeUp(c.wake)
+}
+
+// Exec sends a message of the client to the host's tree.
+func (c *remoteTreeClient) Exec(ctx context.Context, msg []byte) error {
+	resp, err := c.h.client.TreeExec(ctx, &pluginv3.TreeExecRequest{Id: wire(c.id), Msg: msg})
+	if err != nil {
+		return hostCallError(ctx, err, "tree exec", c.id)
+	}
+	if e := resp.GetError(); e != nil {
+		return decodeError(e)
+	}
+	return nil
+}
+
+// Next returns the frames that arrived, waiting for some; when ctx ends,
+// the client is released (the host then disconnects it).
+func (c *remoteTreeClient) Next(ctx context.Context, buf []plugins.TreeFrame) ([]plugins.TreeFrame, error) {
+	buf = buf[:0]
+	if c.err != nil {
+		return buf, c.err
+	}
+	for {
+		if c.disconnected.Load() {
+			c.err = errDisconnected
+			return buf, c.err
+		}
+		c.mu.Lock()
+		if len(c.frames) > 0 {
+			var cost int64
+			for _, f := range c.frames {
+				cost += int64(len(f.Data)) + frameCost
+			}
+			buf = append(buf, c.frames...)
+			clear(c.frames)
+			c.frames = c.frames[:0]
+			grant := c.in.take(cost)
+			c.mu.Unlock()
+			if grant > 0 {
+				_ = c.tc.send(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Credit{Credit: &pluginv3.Credit{Bytes: uint64(grant)}}})
+			}
+			return buf, nil
+		}
+		gone := c.gone
+		c.mu.Unlock()
+		if gone != nil {
+			c.err = gone
+			c.release()
+			return buf, c.err
+		}
+		select {
+		case <-c.wake:
+		case <-ctx.Done():
+			c.err = ctx.Err()
+			c.release()
+			return buf, c.err
+		}
+	}
+}
+
+// release tells the host the plugin is done with the client, unless the
+// host ended it.
+func (c *remoteTreeClient) release() {
+	if c.tc.remove(c.n) {
+		_ = c.tc.send(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Release{Release: &pluginv3.TreeRelease{}}})
+	}
+}
+
+// Disconnect asks the host to disconnect the client, then releases it.
+func (c *remoteTreeClient) Disconnect() {
+	c.once.Do(func() {
+		c.disconnected.Store(true)
+		ctx, cancel := context.WithTimeout(context.Background(), disconnectTimeout)
+		_, _ = c.h.client.TreeDisconnect(ctx, &pluginv3.TreeDisconnectRequest{Id: wire(c.id)})
+		cancel()
+		c.release()
+		wakeUp(c.wake)
+	})
+}
+
+var _ plugins.Tree = treeHost{}
