@@ -193,6 +193,7 @@ type remoteTreeClient struct {
 	gone   error               // the end, once it arrived
 	in     grants
 	wake   chan struct{} // a wake for Next
+	ready  func()        // OnReady's function
 
 	err          error // what Next returns from now on
 	disconnected atomic.Bool
@@ -205,9 +206,14 @@ var errHostGone = &plugins.TreeGone{Code: 1011, Reason: "tree unavailable"}
 // errDisconnected ends a client after Disconnect.
 var errDisconnected = &plugins.TreeGone{Code: 1000, Reason: "disconnected"}
 
-// arrive queues frames, or the end, for Next.
+// arrive queues frames, or the end, for Next (or TryNext: it calls the
+// OnReady function when there were none, or at the end).
 func (c *remoteTreeClient) arrive(frames []*pluginv3.TreeFrame, gone error) {
 	c.mu.Lock()
+	ready := c.ready
+	if len(c.frames) > 0 && (gone == nil || c.gone != nil) {
+		ready = nil // called already for what is queued
+	}
 	for _, f := range frames {
 		c.frames = append(c.frames, plugins.TreeFrame{Seq: f.GetSeq(), Data: f.GetData()})
 		c.in.outstanding += int64(len(f.GetData())) + frameCost
@@ -217,6 +223,68 @@ func (c *remoteTreeClient) arrive(frames []*pluginv3.TreeFrame, gone error) {
 	}
 	c.mu.Unlock()
 	wakeUp(c.wake)
+	if ready != nil {
+		ready()
+	}
+}
+
+// OnReady sets f to be called when frames arrive while none were queued,
+// and at the client's end; at once when either holds already. f must
+// return quickly. With it, the door of a session drains the client
+// without a goroutine waiting in Next (an idle session of an isolated
+// plugin then costs the plugin one goroutine, as compiled in).
+func (c *remoteTreeClient) OnReady(f func()) {
+	c.mu.Lock()
+	c.ready = f
+	now := f != nil && (len(c.frames) > 0 || c.gone != nil || c.disconnected.Load())
+	c.mu.Unlock()
+	if now {
+		f()
+	}
+}
+
+// TryNext is Next without the wait: the frames that arrived, or none and
+// nil while the client lives, its end once it ended.
+func (c *remoteTreeClient) TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error) {
+	buf, _, err := c.take(buf)
+	return buf, err
+}
+
+// take returns the frames that arrived, granting credit for them, or the
+// client's end; wait when there is neither.
+func (c *remoteTreeClient) take(buf []plugins.TreeFrame) (_ []plugins.TreeFrame, wait bool, _ error) {
+	buf = buf[:0]
+	if c.err != nil {
+		return buf, false, c.err
+	}
+	if c.disconnected.Load() {
+		c.err = errDisconnected
+		return buf, false, c.err
+	}
+	c.mu.Lock()
+	if len(c.frames) > 0 {
+		var cost int64
+		for _, f := range c.frames {
+			cost += int64(len(f.Data)) + frameCost
+		}
+		buf = append(buf, c.frames...)
+		clear(c.frames)
+		c.frames = c.frames[:0]
+		grant := c.in.take(cost)
+		c.mu.Unlock()
+		if grant > 0 {
+			_ = c.tc.send(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Credit{Credit: &pluginv3.Credit{Bytes: uint64(grant)}}})
+		}
+		return buf, false, nil
+	}
+	gone := c.gone
+	c.mu.Unlock()
+	if gone != nil {
+		c.err = gone
+		c.release()
+		return buf, false, c.err
+	}
+	return buf, true, nil
 }
 
 // Exec sends a message of the client to the host's tree.
@@ -234,37 +302,12 @@ func (c *remoteTreeClient) Exec(ctx context.Context, msg []byte) error {
 // Next returns the frames that arrived, waiting for some; when ctx ends,
 // the client is released (the host then disconnects it).
 func (c *remoteTreeClient) Next(ctx context.Context, buf []plugins.TreeFrame) ([]plugins.TreeFrame, error) {
-	buf = buf[:0]
-	if c.err != nil {
-		return buf, c.err
-	}
 	for {
-		if c.disconnected.Load() {
-			c.err = errDisconnected
-			return buf, c.err
-		}
-		c.mu.Lock()
-		if len(c.frames) > 0 {
-			var cost int64
-			for _, f := range c.frames {
-				cost += int64(len(f.Data)) + frameCost
-			}
-			buf = append(buf, c.frames...)
-			clear(c.frames)
-			c.frames = c.frames[:0]
-			grant := c.in.take(cost)
-			c.mu.Unlock()
-			if grant > 0 {
-				_ = c.tc.send(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Credit{Credit: &pluginv3.Credit{Bytes: uint64(grant)}}})
-			}
-			return buf, nil
-		}
-		gone := c.gone
-		c.mu.Unlock()
-		if gone != nil {
-			c.err = gone
-			c.release()
-			return buf, c.err
+		var err error
+		var wait bool
+		buf, wait, err = c.take(buf)
+		if !wait {
+			return buf, err
 		}
 		select {
 		case <-c.wake:
@@ -293,6 +336,12 @@ func (c *remoteTreeClient) Disconnect() {
 		cancel()
 		c.release()
 		wakeUp(c.wake)
+		c.mu.Lock()
+		ready := c.ready
+		c.mu.Unlock()
+		if ready != nil {
+			ready()
+		}
 	})
 }
 
