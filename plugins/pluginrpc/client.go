@@ -83,7 +83,7 @@ type conn struct {
 	pool   *streamPool     // the idle Exchange streams
 	// sessions are the Sessions calls that carry the sessions.
 	sessions *sessionMux
-	pid    int
+	pid      int
 }
 
 // Load starts the plugin program of cfg and completes go-plugin's handshake.

@@ -112,7 +112,7 @@ func (m *sessionMux) open(ctx context.Context, s core.Session) (*hostSessionEnd,
 			m.mu.Unlock()
 			return nil, err
 		}
-		c = &sessionCall{call: call, cancel: cancel, sessions: make(map[uint64]*hostSessionEnd)}
+		c = &sessionCall{call: call, cancel: cancel, sessions: make(map[uint64]*hostSessionEnd), out: newSender(call.Send)}
 		m.calls[i] = c
 		go c.read()
 	}
@@ -136,7 +136,7 @@ func (m *sessionMux) closeAll() {
 type sessionCall struct {
 	call   pluginv3.Plugin_SessionsClient
 	cancel context.CancelFunc
-	smu    sync.Mutex // serializes Send
+	out    *sender[*pluginv3.SessionUp]
 
 	mu       sync.Mutex
 	sessions map[uint64]*hostSessionEnd
@@ -166,13 +166,6 @@ func (c *sessionCall) add(ctx context.Context, s core.Session) (*hostSessionEnd,
 	}
 	c.sessions[rs.n] = rs
 	return rs, nil
-}
-
-// send sends m on the call.
-func (c *sessionCall) send(m *pluginv3.SessionUp) error {
-	c.smu.Lock()
-	defer c.smu.Unlock()
-	return c.call.Send(m)
 }
 
 // read passes what the plugin sends to its sessions until the call
@@ -213,6 +206,7 @@ func (c *sessionCall) read() {
 	c.sessions = nil
 	c.mu.Unlock()
 	c.cancel()
+	c.out.stop(ErrUnavailable)
 	for _, rs := range left {
 		rs.push(downItem{end: true, err: ErrUnavailable})
 	}
@@ -231,27 +225,39 @@ type downItem struct {
 
 // hostSessionEnd is the host's end of one session on a Sessions call.
 type hostSessionEnd struct {
-	c   *sessionCall
-	n   uint64
-	ctx context.Context // the session's
-	s   core.Session
-	up  *credit       // for the client's messages, granted by the plugin
+	c    *sessionCall
+	n    uint64
+	ctx  context.Context // the session's
+	s    core.Session
+	up   *credit       // for the client's messages, granted by the plugin
 	done chan struct{} // closed once the end was handled; err is set then
 	err  error
+	sent chan error // the result of post, for the session's goroutine
 
-	mu       sync.Mutex
-	queue    []downItem // to write to the client, in order
-	down     grants     // of the plugin's messages
-	writing  bool       // a goroutine runs write
-	ended    bool       // the end is queued: nothing more is
-	failed   bool       // a write to the client failed: messages are dropped
+	mu        sync.Mutex
+	queue     []downItem // to write to the client, in order
+	down      grants     // of the plugin's messages
+	writing   bool       // a goroutine runs write
+	ended     bool       // the end is queued: nothing more is
+	failed    bool       // a write to the client failed: messages are dropped
 	cancelled bool
 }
 
-// send sends m, tagged with the session's number.
+// send sends m, tagged with the session's number, through the call's
+// sender: the session's own goroutine sends this way (see sender).
 func (rs *hostSessionEnd) send(m *pluginv3.SessionUp) error {
 	m.Session = rs.n
-	return rs.c.send(m)
+	if rs.sent == nil {
+		rs.sent = make(chan error, 1)
+	}
+	return rs.c.out.post(m, rs.sent)
+}
+
+// sendDirect sends m, tagged with the session's number, from a goroutine
+// that lives briefly.
+func (rs *hostSessionEnd) sendDirect(m *pluginv3.SessionUp) error {
+	m.Session = rs.n
+	return rs.c.out.direct(m)
 }
 
 // wait waits for the session's end and returns the handler's error: when
@@ -289,7 +295,7 @@ func (rs *hostSessionEnd) push(it downItem) {
 		delete(rs.c.sessions, rs.n)
 		rs.c.mu.Unlock()
 		go func() {
-			_ = rs.send(&pluginv3.SessionUp{Kind: &pluginv3.SessionUp_Cancel{Cancel: &pluginv3.SessionCancel{}}})
+			_ = rs.sendDirect(&pluginv3.SessionUp{Kind: &pluginv3.SessionUp_Cancel{Cancel: &pluginv3.SessionCancel{}}})
 		}()
 		clear(rs.queue)
 		rs.queue = rs.queue[:0]
@@ -357,7 +363,7 @@ func (rs *hostSessionEnd) write() {
 		stop := rs.ended || rs.cancelled
 		rs.mu.Unlock()
 		if grant > 0 && !stop {
-			_ = rs.send(&pluginv3.SessionUp{Kind: &pluginv3.SessionUp_Credit{Credit: &pluginv3.Credit{Bytes: uint64(grant)}}})
+			_ = rs.sendDirect(&pluginv3.SessionUp{Kind: &pluginv3.SessionUp_Credit{Credit: &pluginv3.Credit{Bytes: uint64(grant)}}})
 		}
 	}
 }

@@ -2,6 +2,7 @@ package pluginrpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -20,7 +21,7 @@ func (s *server) Sessions(call pluginv3.Plugin_SessionsServer) error {
 	s.mu.RLock()
 	handlers := s.sessions
 	s.mu.RUnlock()
-	m := &pluginSessions{call: call, open: make(map[uint64]*pluginSession)}
+	m := &pluginSessions{out: newSender(call.Send), open: make(map[uint64]*pluginSession), broken: make(chan struct{})}
 	var running sync.WaitGroup
 	for {
 		up, err := call.Recv()
@@ -32,23 +33,29 @@ func (s *server) Sessions(call pluginv3.Plugin_SessionsServer) error {
 			ctx, cancel := context.WithCancel(call.Context())
 			ps := &pluginSession{
 				m: m, n: n, id: string(open.GetId()), ctx: ctx, cancel: cancel,
-				down:   newCredit(sessionWindow),
-				wake:   make(chan struct{}, 1),
-				broken: make(chan struct{}),
-				in:     grants{window: sessionWindow},
+				down: newCredit(sessionWindow),
+				wake: make(chan struct{}, 1),
+				in:   grants{window: sessionWindow},
 			}
 			if !m.put(ps) {
 				cancel()
 				continue
 			}
+			// Decoded here, not on the handler's goroutine, which would
+			// keep the stack that took for the session's life, nor in
+			// its closure, which would keep the message.
 			i := int(open.GetRoute())
-			req := open.GetRequest()
+			var h core.SessionHandler
+			if i < len(handlers) {
+				h = handlers[i]
+			}
+			req := decodeRequestFields(open.GetRequest())
 			running.Go(func() {
 				var herr error
-				if i >= len(handlers) || handlers[i] == nil {
+				if h == nil {
 					herr = fmt.Errorf("pluginrpc: no session handler for route %d", i)
 				} else {
-					herr = serveSession(ctx, handlers[i], decodeRequestFields(req), ps)
+					herr = serveSession(ctx, h, req, ps)
 				}
 				cancel()
 				m.remove(n)
@@ -56,7 +63,7 @@ func (s *server) Sessions(call pluginv3.Plugin_SessionsServer) error {
 				if herr != nil {
 					end.Error = encodeError(herr)
 				}
-				_ = m.send(&pluginv3.SessionDown{Session: n, Kind: &pluginv3.SessionDown_End{End: end}})
+				_ = m.out.direct(&pluginv3.SessionDown{Session: n, Kind: &pluginv3.SessionDown_End{End: end}})
 			})
 			continue
 		}
@@ -76,11 +83,12 @@ func (s *server) Sessions(call pluginv3.Plugin_SessionsServer) error {
 		}
 	}
 	// The call is over: every session on it breaks.
+	close(m.broken)
 	for _, ps := range m.closeAll() {
 		ps.cancel()
-		close(ps.broken)
 	}
 	running.Wait()
+	m.out.stop(errSessionsOver)
 	return nil
 }
 
@@ -94,20 +102,17 @@ func serveSession(ctx context.Context, h core.SessionHandler, req *core.Request,
 	return h.ServeSession(ctx, req, s)
 }
 
+// errSessionsOver fails a send on a Sessions call that ended.
+var errSessionsOver = errors.New("pluginrpc: the Sessions call ended")
+
 // pluginSessions is the plugin's end of one Sessions call.
 type pluginSessions struct {
-	call pluginv3.Plugin_SessionsServer
-	smu  sync.Mutex // serializes Send
+	out    *sender[*pluginv3.SessionDown]
+	broken chan struct{} // closed when the call ends
 
 	mu     sync.Mutex
 	open   map[uint64]*pluginSession
 	closed bool
-}
-
-func (m *pluginSessions) send(d *pluginv3.SessionDown) error {
-	m.smu.Lock()
-	defer m.smu.Unlock()
-	return m.call.Send(d)
 }
 
 func (m *pluginSessions) put(ps *pluginSession) bool {
@@ -149,8 +154,9 @@ type pluginSession struct {
 	id     string
 	ctx    context.Context // the handler's
 	cancel context.CancelFunc
-	down   *credit       // for the handler's messages, granted by the host
-	broken chan struct{} // closed when the call ends
+	down   *credit // for the handler's messages, granted by the host
+	postMu sync.Mutex
+	sent   chan error // the result of post; guarded by postMu
 
 	inMu sync.Mutex
 	inq  []*pluginv3.SessionUp // the client's messages and close, in order
@@ -181,6 +187,18 @@ func (ps *pluginSession) arrive(up *pluginv3.SessionUp, cost int64) {
 	}
 }
 
+// post sends d through the call's sender (see sender): Recv and Close
+// run on the handler's goroutine, which waits long for the client. postMu
+// serializes the use of ps.sent.
+func (ps *pluginSession) post(d *pluginv3.SessionDown) error {
+	ps.postMu.Lock()
+	defer ps.postMu.Unlock()
+	if ps.sent == nil {
+		ps.sent = make(chan error, 1)
+	}
+	return ps.m.out.post(d, ps.sent)
+}
+
 // ID returns the id the host assigned.
 func (ps *pluginSession) ID() string { return ps.id }
 
@@ -208,7 +226,7 @@ func (ps *pluginSession) Recv(ctx context.Context) (core.Message, error) {
 			}
 			ps.inMu.Unlock()
 			if grant > 0 {
-				_ = ps.m.send(&pluginv3.SessionDown{Session: ps.n, Kind: &pluginv3.SessionDown_Credit{Credit: &pluginv3.Credit{Bytes: uint64(grant)}}})
+				_ = ps.post(&pluginv3.SessionDown{Session: ps.n, Kind: &pluginv3.SessionDown_Credit{Credit: &pluginv3.Credit{Bytes: uint64(grant)}}})
 			}
 			if c := m.GetClosed(); c != nil {
 				ce := &core.CloseError{Code: int(c.GetCode()), Reason: string(c.GetReason())}
@@ -223,7 +241,7 @@ func (ps *pluginSession) Recv(ctx context.Context) (core.Message, error) {
 		ps.inMu.Unlock()
 		select {
 		case <-ps.wake:
-		case <-ps.broken:
+		case <-ps.m.broken:
 			return core.Message{}, &core.CloseError{Code: core.CloseAbnormal}
 		case <-ctx.Done():
 			return core.Message{}, ctx.Err()
@@ -252,7 +270,7 @@ func (ps *pluginSession) Send(ctx context.Context, m core.Message) error {
 	if err := ps.closedErr(); err != nil {
 		return err
 	}
-	if !ps.down.wait(ctx, ps.ctx.Done(), ps.broken) {
+	if !ps.down.wait(ctx, ps.ctx.Done(), ps.m.broken) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -262,7 +280,7 @@ func (ps *pluginSession) Send(ctx context.Context, m core.Message) error {
 		return err
 	}
 	ps.down.spend(int64(len(m.Data)) + messageCost)
-	return ps.m.send(&pluginv3.SessionDown{Session: ps.n, Kind: &pluginv3.SessionDown_Message{Message: &pluginv3.SessionMessage{Binary: m.Binary, Data: m.Data}}})
+	return ps.m.out.direct(&pluginv3.SessionDown{Session: ps.n, Kind: &pluginv3.SessionDown_Message{Message: &pluginv3.SessionMessage{Binary: m.Binary, Data: m.Data}}})
 }
 
 // Close closes the session; only the first Close counts.
@@ -274,7 +292,7 @@ func (ps *pluginSession) Close(code int, reason string) error {
 	}
 	ps.ownClose = &core.CloseError{Code: code, Reason: reason}
 	ps.mu.Unlock()
-	return ps.m.send(&pluginv3.SessionDown{Session: ps.n, Kind: &pluginv3.SessionDown_Close{Close: &pluginv3.SessionClose{Code: int32(code), Reason: wire(reason)}}})
+	return ps.post(&pluginv3.SessionDown{Session: ps.n, Kind: &pluginv3.SessionDown_Close{Close: &pluginv3.SessionClose{Code: int32(code), Reason: wire(reason)}}})
 }
 
 var _ core.Session = (*pluginSession)(nil)

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )

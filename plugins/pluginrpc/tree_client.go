@@ -30,7 +30,9 @@ func (t treeHost) Connect(ctx context.Context, id, identity string) (plugins.Tre
 	if c == nil {
 		return nil, hostCallError(ctx, errors.New("the call to the host broke"), "tree connect", id)
 	}
-	if err := tc.send(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Connect{Connect: &pluginv3.TreeConnectRequest{Id: wire(id), Identity: wire(identity)}}}); err != nil {
+	// Through the call's sender: the caller is a session's goroutine,
+	// which then waits long for its client (see sender).
+	if err := tc.out.post(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Connect{Connect: &pluginv3.TreeConnectRequest{Id: wire(id), Identity: wire(identity)}}}, make(chan error, 1)); err != nil {
 		tc.remove(c.n)
 		return nil, hostCallError(ctx, err, "tree connect", id)
 	}
@@ -84,7 +86,7 @@ func (m *treeCalls) call(client pluginv3.HostClient) (*treeCall, error) {
 		cancel()
 		return nil, err
 	}
-	tc := &treeCall{stream: stream, cancel: cancel, clients: make(map[uint64]*remoteTreeClient)}
+	tc := &treeCall{stream: stream, cancel: cancel, clients: make(map[uint64]*remoteTreeClient), out: newSender(stream.Send)}
 	m.calls[i] = tc
 	go tc.read()
 	return tc, nil
@@ -94,7 +96,7 @@ func (m *treeCalls) call(client pluginv3.HostClient) (*treeCall, error) {
 type treeCall struct {
 	stream pluginv3.Host_TreesClient
 	cancel context.CancelFunc
-	smu    sync.Mutex // serializes Send
+	out    *sender[*pluginv3.TreeUp]
 
 	mu      sync.Mutex
 	clients map[uint64]*remoteTreeClient
@@ -136,13 +138,6 @@ func (tc *treeCall) remove(n uint64) bool {
 	return ok
 }
 
-// send sends u on the call.
-func (tc *treeCall) send(u *pluginv3.TreeUp) error {
-	tc.smu.Lock()
-	defer tc.smu.Unlock()
-	return tc.stream.Send(u)
-}
-
 // read passes what the host sends to its clients until the call breaks;
 // the clients left then end with errHostGone.
 func (tc *treeCall) read() {
@@ -171,6 +166,7 @@ func (tc *treeCall) read() {
 	tc.clients = nil
 	tc.mu.Unlock()
 	tc.cancel()
+	tc.out.stop(errHostGone)
 	for _, c := range left {
 		select {
 		case c.connected <- nil:
@@ -273,7 +269,7 @@ func (c *remoteTreeClient) take(buf []plugins.TreeFrame) (_ []plugins.TreeFrame,
 		grant := c.in.take(cost)
 		c.mu.Unlock()
 		if grant > 0 {
-			_ = c.tc.send(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Credit{Credit: &pluginv3.Credit{Bytes: uint64(grant)}}})
+			_ = c.tc.out.direct(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Credit{Credit: &pluginv3.Credit{Bytes: uint64(grant)}}})
 		}
 		return buf, false, nil
 	}
@@ -323,7 +319,7 @@ func (c *remoteTreeClient) Next(ctx context.Context, buf []plugins.TreeFrame) ([
 // host ended it.
 func (c *remoteTreeClient) release() {
 	if c.tc.remove(c.n) {
-		_ = c.tc.send(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Release{Release: &pluginv3.TreeRelease{}}})
+		_ = c.tc.out.direct(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Release{Release: &pluginv3.TreeRelease{}}})
 	}
 }
 
