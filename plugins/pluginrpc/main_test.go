@@ -204,6 +204,27 @@ func (testPlugin) Routes(_ context.Context, offered plugins.Services) ([]plugins
 			_, err := s.Recv(ctx)
 			return err
 		})},
+		{Match: `GET /session/deaf`, Session: core.SessionHandlerFunc(func(ctx context.Context, _ *core.Request, s core.Session) error {
+			// Reads nothing, ever (TestSessionPluginNotReading).
+			if err := s.Send(ctx, core.Message{Data: []byte("ready")}); err != nil {
+				return err
+			}
+			<-ctx.Done()
+			return nil
+		})},
+		{Match: `GET /session/flood`, Session: core.SessionHandlerFunc(func(ctx context.Context, _ *core.Request, s core.Session) error {
+			// floodCount messages of floodSize bytes, each starting with
+			// its index, however slowly the client reads
+			// (TestSessionClientNotReading).
+			for i := range floodCount {
+				data := fmt.Appendf(nil, "%08d", i)
+				data = append(data, make([]byte, floodSize-len(data))...)
+				if err := s.Send(ctx, core.Message{Binary: true, Data: data}); err != nil {
+					return err
+				}
+			}
+			return nil
+		})},
 		{Match: `GET /exit`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
 			os.Exit(7)
 			return nil, nil
