@@ -10,15 +10,15 @@ import (
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
-// The tree (plugins.Tree) across the process boundary, both ends: the
-// host's hostServer attaches clients to its tree and streams their frames
-// on TreeConnect; the plugin's treeHost is a plugins.Tree over the Host
-// service. Frames and messages cross as bytes, unchanged.
+// The tree (plugins.Tree) across the process boundary, the host's end:
+// hostServer attaches clients to its tree and sends their frames on Trees
+// calls; the plugin's end (treeHost, tree_client.go) is a plugins.Tree
+// over the Host service. Frames and messages cross as bytes, unchanged.
 
 // errNoTree answers a tree call when the host offers no tree.
 var errNoTree = errors.New("pluginrpc: the host offers no tree")
 
-// errNoTreeClient answers TreeExec for an id that no TreeConnect of this
+// errNoTreeClient answers TreeExec for an id that no Trees call of this
 // plugin process holds.
 var errNoTreeClient = errors.New("pluginrpc: no tree client of that id")
 
