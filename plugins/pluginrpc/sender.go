@@ -1,6 +1,9 @@
 package pluginrpc
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // sender sends the messages of one multiplexed call (Sessions, Trees) that
 // the long-lived goroutine of a session or tree client would otherwise
@@ -41,18 +44,44 @@ func (s *sender[T]) direct(m T) error {
 	return s.send(m)
 }
 
-// post has the sender's goroutine send m and returns its result; done is
-// the caller's channel for it (buffered, one slot, empty).
-func (s *sender[T]) post(m T, done chan error) error {
+// post has the sender's goroutine send m and returns its result, or
+// ctx's error when ctx ends first (m may still be sent). *done is the
+// caller's channel for the result, made here when nil; it is reset to nil
+// when ctx ended first, since the result still comes.
+func (s *sender[T]) post(ctx context.Context, m T, done *chan error) error {
 	s.mu.Lock()
 	if err := s.broken; err != nil {
 		s.mu.Unlock()
 		return err
 	}
-	s.queue = append(s.queue, posted[T]{m: m, done: done})
+	if *done == nil {
+		*done = make(chan error, 1)
+	}
+	s.queue = append(s.queue, posted[T]{m: m, done: *done})
 	s.mu.Unlock()
 	wakeUp(s.wake)
-	return <-done
+	select {
+	case err := <-*done:
+		return err
+	case <-ctx.Done():
+		*done = nil
+		return ctx.Err()
+	}
+}
+
+// postAsync has the sender's goroutine send m after what was posted
+// before, without waiting: for the last message of a session or client
+// (its cancel or release), which must not overtake a message posted
+// before, whose poster gave up waiting.
+func (s *sender[T]) postAsync(m T) {
+	s.mu.Lock()
+	if s.broken != nil {
+		s.mu.Unlock()
+		return
+	}
+	s.queue = append(s.queue, posted[T]{m: m})
+	s.mu.Unlock()
+	wakeUp(s.wake)
 }
 
 // stop fails the posts waiting and those to come with err, and ends the
@@ -84,11 +113,13 @@ func (s *sender[T]) run() {
 			s.queue = s.queue[1:]
 			broken := s.broken
 			s.mu.Unlock()
-			if broken != nil {
-				p.done <- broken
-				continue
+			err := broken
+			if err == nil {
+				err = s.direct(p.m)
 			}
-			p.done <- s.direct(p.m)
+			if p.done != nil {
+				p.done <- err
+			}
 		}
 	}
 }

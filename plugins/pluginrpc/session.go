@@ -247,10 +247,7 @@ type hostSessionEnd struct {
 // sender: the session's own goroutine sends this way (see sender).
 func (rs *hostSessionEnd) send(m *pluginv3.SessionUp) error {
 	m.Session = rs.n
-	if rs.sent == nil {
-		rs.sent = make(chan error, 1)
-	}
-	return rs.c.out.post(m, rs.sent)
+	return rs.c.out.post(rs.ctx, m, &rs.sent)
 }
 
 // sendDirect sends m, tagged with the session's number, from a goroutine
@@ -273,7 +270,8 @@ func (rs *hostSessionEnd) wait(ctx context.Context) error {
 	delete(rs.c.sessions, rs.n)
 	rs.c.mu.Unlock()
 	if open {
-		_ = rs.send(&pluginv3.SessionUp{Kind: &pluginv3.SessionUp_Cancel{Cancel: &pluginv3.SessionCancel{}}})
+		// After anything the session posted, without waiting.
+		rs.c.out.postAsync(&pluginv3.SessionUp{Session: rs.n, Kind: &pluginv3.SessionUp_Cancel{Cancel: &pluginv3.SessionCancel{}}})
 	}
 	rs.mu.Lock()
 	rs.cancelled = true

@@ -193,10 +193,7 @@ func (ps *pluginSession) arrive(up *pluginv3.SessionUp, cost int64) {
 func (ps *pluginSession) post(d *pluginv3.SessionDown) error {
 	ps.postMu.Lock()
 	defer ps.postMu.Unlock()
-	if ps.sent == nil {
-		ps.sent = make(chan error, 1)
-	}
-	return ps.m.out.post(d, ps.sent)
+	return ps.m.out.post(ps.ctx, d, &ps.sent)
 }
 
 // ID returns the id the host assigned.

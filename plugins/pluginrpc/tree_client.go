@@ -32,8 +32,12 @@ func (t treeHost) Connect(ctx context.Context, id, identity string) (plugins.Tre
 	}
 	// Through the call's sender: the caller is a session's goroutine,
 	// which then waits long for its client (see sender).
-	if err := tc.out.post(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Connect{Connect: &pluginv3.TreeConnectRequest{Id: wire(id), Identity: wire(identity)}}}, make(chan error, 1)); err != nil {
-		tc.remove(c.n)
+	var sent chan error
+	if err := tc.out.post(ctx, &pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Connect{Connect: &pluginv3.TreeConnectRequest{Id: wire(id), Identity: wire(identity)}}}, &sent); err != nil {
+		if tc.remove(c.n) && ctx.Err() != nil {
+			// The connect may still go: the release goes after it.
+			tc.out.postAsync(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Release{Release: &pluginv3.TreeRelease{}}})
+		}
 		return nil, hostCallError(ctx, err, "tree connect", id)
 	}
 	select {
