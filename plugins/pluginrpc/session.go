@@ -232,7 +232,6 @@ type hostSessionEnd struct {
 	up   *credit       // for the client's messages, granted by the plugin
 	done chan struct{} // closed once the end was handled; err is set then
 	err  error
-	sent chan error // the result of post, for the session's goroutine
 
 	mu        sync.Mutex
 	queue     []downItem // to write to the client, in order
@@ -244,10 +243,15 @@ type hostSessionEnd struct {
 }
 
 // send sends m, tagged with the session's number, through the call's
-// sender: the session's own goroutine sends this way (see sender).
+// sender: the session's own goroutine sends this way (see sender). It
+// waits for the send, not for the session's context: watching that would
+// cost every idle session its context's Done channel. A plugin that reads
+// nothing at all thus holds its sessions in send until its process ends
+// (at shutdown, within the grace period).
 func (rs *hostSessionEnd) send(m *pluginv3.SessionUp) error {
 	m.Session = rs.n
-	return rs.c.out.post(rs.ctx, m, &rs.sent)
+	var sent chan error // not kept: an idle session holds none
+	return rs.c.out.post(context.Background(), m, &sent)
 }
 
 // sendDirect sends m, tagged with the session's number, from a goroutine

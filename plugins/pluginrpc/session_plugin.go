@@ -30,7 +30,10 @@ func (s *server) Sessions(call pluginv3.Plugin_SessionsServer) error {
 		}
 		n := up.GetSession()
 		if open := up.GetOpen(); open != nil {
-			ctx, cancel := context.WithCancel(call.Context())
+			// Not a child of the call's context, whose table of children
+			// would cost every session a few hundred bytes: the end of
+			// the call cancels every session itself (below).
+			ctx, cancel := context.WithCancel(context.WithoutCancel(call.Context()))
 			ps := &pluginSession{
 				m: m, n: n, id: string(open.GetId()), ctx: ctx, cancel: cancel,
 				down: newCredit(sessionWindow),
@@ -51,11 +54,15 @@ func (s *server) Sessions(call pluginv3.Plugin_SessionsServer) error {
 			}
 			req := decodeRequestFields(open.GetRequest())
 			running.Go(func() {
+				// The handler holds the request as long as it needs it;
+				// the closure lets go of it.
+				r := req
+				req = nil
 				var herr error
 				if h == nil {
 					herr = fmt.Errorf("pluginrpc: no session handler for route %d", i)
 				} else {
-					herr = serveSession(ctx, h, req, ps)
+					herr = serveSession(ctx, h, r, ps)
 				}
 				cancel()
 				m.remove(n)

@@ -40,19 +40,26 @@ func (t treeHost) Connect(ctx context.Context, id, identity string) (plugins.Tre
 		}
 		return nil, hostCallError(ctx, err, "tree connect", id)
 	}
-	select {
-	case ack := <-c.connected:
-		if ack == nil {
+	for {
+		c.mu.Lock()
+		ack, gone := c.ack, c.gone
+		c.mu.Unlock()
+		switch {
+		case ack != nil:
+			if e := ack.GetError(); e != nil {
+				tc.remove(c.n)
+				return nil, decodeError(e)
+			}
+			return c, nil
+		case gone != nil:
 			return nil, hostCallError(ctx, errors.New("the call to the host broke"), "tree connect", id)
 		}
-		if e := ack.GetError(); e != nil {
-			tc.remove(c.n)
-			return nil, decodeError(e)
+		select {
+		case <-c.wake:
+		case <-ctx.Done():
+			c.release()
+			return nil, ctx.Err()
 		}
-		return c, nil
-	case <-ctx.Done():
-		c.release()
-		return nil, ctx.Err()
 	}
 }
 
@@ -122,7 +129,7 @@ func (tc *treeCall) add(h *remoteHost, id string) *remoteTreeClient {
 		return nil
 	}
 	tc.last++
-	c := &remoteTreeClient{h: h, tc: tc, n: tc.last, id: id, connected: make(chan *pluginv3.TreeConnected, 1), wake: make(chan struct{}, 1), in: grants{window: treeWindow}}
+	c := &remoteTreeClient{h: h, tc: tc, n: tc.last, id: id, wake: make(chan struct{}, 1), in: grants{window: treeWindow}}
 	tc.clients[c.n] = c
 	return c
 }
@@ -156,7 +163,10 @@ func (tc *treeCall) read() {
 		}
 		switch k := d.GetKind().(type) {
 		case *pluginv3.TreeDown_Connected:
-			c.connected <- k.Connected
+			c.mu.Lock()
+			c.ack = k.Connected
+			c.mu.Unlock()
+			wakeUp(c.wake)
 		case *pluginv3.TreeDown_Frames:
 			c.arrive(k.Frames.GetFrames(), nil)
 		case *pluginv3.TreeDown_Gone:
@@ -172,27 +182,23 @@ func (tc *treeCall) read() {
 	tc.cancel()
 	tc.out.stop(errHostGone)
 	for _, c := range left {
-		select {
-		case c.connected <- nil:
-		default:
-		}
 		c.arrive(nil, errHostGone)
 	}
 }
 
 // remoteTreeClient is a tree client attached through the host.
 type remoteTreeClient struct {
-	h         *remoteHost
-	tc        *treeCall
-	n         uint64
-	id        string
-	connected chan *pluginv3.TreeConnected // the host's answer to connect; nil when the call broke
+	h  *remoteHost
+	tc *treeCall
+	n  uint64
+	id string
 
 	mu     sync.Mutex
-	frames []plugins.TreeFrame // arrived, not yet taken by Next
-	gone   error               // the end, once it arrived
+	ack    *pluginv3.TreeConnected // the host's answer to connect
+	frames []plugins.TreeFrame     // arrived, not yet taken by Next
+	gone   error                   // the end, once it arrived
 	in     grants
-	wake   chan struct{} // a wake for Next
+	wake   chan struct{} // a wake for Connect and Next
 	ready  func()        // OnReady's function
 
 	err          error // what Next returns from now on
