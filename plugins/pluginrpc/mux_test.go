@@ -109,9 +109,9 @@ func TestSessionPluginNotReading(t *testing.T) {
 	// it, so it reads exactly this many.
 	cost := int64(floodSize) + messageCost
 	want := (sessionWindow + cost - 1) / cost
-	waitFor(t, 15*time.Second, "the host to stop reading the client for want of credit", func() bool {
+	waitFor(t, 15*time.Second, fmt.Sprintf("the host to read %d messages, then stop reading the client for want of credit", want), func() bool {
 		rs := hostSessions(p)
-		return len(rs) == 1 && !rs[0].up.positive()
+		return len(rs) == 1 && !rs[0].up.positive() && sent.Load() >= want
 	})
 	if got := sent.Load(); got != want {
 		t.Errorf("the host read %d messages of %d bytes with a window of %d; want %d", got, floodSize, sessionWindow, want)
