@@ -12,7 +12,8 @@ import (
 // goroutine's stack for the session's whole life (8 KiB instead of 4, per
 // idle connection). Its one goroutine per call takes the messages in
 // order; a poster waits for its message to be sent, so nothing queues
-// here beyond one message per waiting goroutine. Goroutines that live
+// here beyond one message per waiting goroutine and the last message of a
+// session or client (postAsync). Goroutines that live
 // briefly (the writers of a session's messages, the readers of a call)
 // send directly, under the same lock.
 type sender[T any] struct {
