@@ -20,7 +20,8 @@ const CloseTooBig = 1009
 // text message to the tree, waiting while a goroutine shared by all
 // sessions works on it (see execPool); what the tree queues for the
 // client (replies and notifications, in order) is written all at once
-// when the transport can. When the client is a [readier] (the tree in process) a
+// when the transport can. When the client is a [readier] (the tree in
+// process, or an isolated plugin's tree over pluginrpc) a
 // goroutine is started to write when there is something to write, so an
 // idle session costs one goroutine; otherwise one pump goroutine waits in
 // Next for the session's whole life. A binary message is ignored: the

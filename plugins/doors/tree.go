@@ -33,9 +33,10 @@ func (c channelTree) Call(ctx context.Context, from, identity string, msg []byte
 }
 
 // readier is a tree client that can be drained without a goroutine
-// waiting in Next: the clients of [TreeOf]. It is the adapter's own
-// business, not part of the host's contract: a client that is not one
-// (an isolated plugin's) is drained with Next.
+// waiting in Next: the clients of [TreeOf], and those of an isolated
+// plugin's tree (package pluginrpc). It is the adapters' own business, not
+// part of the host's contract: a client that is not one is drained with
+// Next.
 type readier interface {
 	// TryNext is Next without the wait: it returns the frames queued,
 	// appended to buf[:0] in order; with none queued it returns buf[:0]

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // Request bodies: the host sends a short body inline and keeps any other
@@ -36,8 +36,8 @@ type bodySource struct {
 
 // encode returns the body message of r: all of it inline when it is short
 // and its length declared, else a token for the plugin to pull it with.
-func (t *bodyTable) encode(r io.Reader, contentLength int64) (*pluginv2.Body, uint64) {
-	b := &pluginv2.Body{Present: true}
+func (t *bodyTable) encode(r io.Reader, contentLength int64) (*pluginv3.Body, uint64) {
+	b := &pluginv3.Body{Present: true}
 	if r == http.NoBody {
 		return b, 0
 	}
@@ -90,7 +90,7 @@ func readAtMost(r io.Reader, n int) ([]byte, error) {
 }
 
 // ReadBody reads the next bytes of a request body.
-func (s *hostServer) ReadBody(_ context.Context, req *pluginv2.ReadBodyRequest) (*pluginv2.ReadBodyResponse, error) {
+func (s *hostServer) ReadBody(_ context.Context, req *pluginv3.ReadBodyRequest) (*pluginv3.ReadBodyResponse, error) {
 	src := s.bodies.get(req.GetToken())
 	if src == nil {
 		return nil, status.Error(codes.NotFound, "pluginrpc: no such request body (the request is over)")
@@ -98,11 +98,11 @@ func (s *hostServer) ReadBody(_ context.Context, req *pluginv2.ReadBodyRequest) 
 	src.mu.Lock()
 	defer src.mu.Unlock()
 	if src.done {
-		return &pluginv2.ReadBodyResponse{Eof: true}, nil
+		return &pluginv3.ReadBodyResponse{Eof: true}, nil
 	}
 	n := int(min(max(req.GetMax(), 1), chunkSize))
 	data, err := readAtMost(src.r, n)
-	resp := &pluginv2.ReadBodyResponse{Data: data}
+	resp := &pluginv3.ReadBodyResponse{Data: data}
 	switch {
 	case err == io.EOF:
 		src.done, resp.Eof = true, true
@@ -119,7 +119,7 @@ type bodyReader struct {
 	host  *remoteHost
 	data  []byte
 	token uint64
-	err   *pluginv2.BodyError
+	err   *pluginv3.BodyError
 	done  bool
 }
 
@@ -138,10 +138,10 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		if b.host == nil {
 			return 0, errors.New("pluginrpc: request body: no host")
 		}
-		resp, err := b.host.client.ReadBody(b.ctx, &pluginv2.ReadBodyRequest{Token: b.token, Max: int32(min(max(len(p), 32<<10), chunkSize))})
+		resp, err := b.host.client.ReadBody(b.ctx, &pluginv3.ReadBodyRequest{Token: b.token, Max: int32(min(max(len(p), 32<<10), chunkSize))})
 		if err != nil {
 			b.done = true
-			b.err = &pluginv2.BodyError{Message: wire("pluginrpc: request body: " + status.Convert(err).Message())}
+			b.err = &pluginv3.BodyError{Message: wire("pluginrpc: request body: " + status.Convert(err).Message())}
 			continue
 		}
 		b.data = resp.GetData()

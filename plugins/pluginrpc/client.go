@@ -20,7 +20,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // ErrUnavailable answers the routes of a plugin whose process is not
@@ -70,18 +70,20 @@ type Client struct {
 
 	mu     sync.Mutex // serializes Routes and (re)binding a process
 	host   *plugins.Services
-	routes []*pluginv2.Route
+	routes []*pluginv3.Route
 	built  []plugins.Route
 }
 
 // conn is one plugin process.
 type conn struct {
 	pc     *plugin.Client
-	rpc    pluginv2.PluginClient
+	rpc    pluginv3.PluginClient
 	broker *plugin.GRPCBroker
 	exited context.Context // done when the process exits
 	pool   *streamPool     // the idle Exchange streams
-	pid    int
+	// sessions are the Sessions calls that carry the sessions.
+	sessions *sessionMux
+	pid      int
 }
 
 // Load starts the plugin program of cfg and completes go-plugin's handshake.

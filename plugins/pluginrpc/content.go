@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // Downloads (core.Response.Content) across the process boundary: the
@@ -25,12 +25,12 @@ import (
 // new stream at its offset. Close releases the content in the plugin.
 type remoteContent struct {
 	ctx    context.Context // the request's
-	rpc    pluginv2.PluginClient
+	rpc    pluginv3.PluginClient
 	handle uint64
 	size   int64
 
 	mu     sync.Mutex
-	stream pluginv2.Plugin_ReadClient
+	stream pluginv3.Plugin_ReadClient
 	cancel context.CancelFunc
 	pos    int64  // offset of buf[0] in the content
 	buf    []byte // received, not yet read
@@ -92,7 +92,7 @@ func (r *remoteContent) ReadAt(p []byte, off int64) (int, error) {
 func (r *remoteContent) open(off int64) error {
 	r.stop()
 	ctx, cancel := context.WithCancel(r.ctx)
-	stream, err := r.rpc.Read(ctx, &pluginv2.ReadRequest{Handle: r.handle, Offset: off, Length: r.size - off})
+	stream, err := r.rpc.Read(ctx, &pluginv3.ReadRequest{Handle: r.handle, Offset: off, Length: r.size - off})
 	if err != nil {
 		cancel()
 		if ctxErr := r.ctx.Err(); ctxErr != nil {
@@ -125,7 +125,7 @@ func (r *remoteContent) Close() error {
 	// The request may be over: keep its values, not its cancellation.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.ctx), 5*time.Second)
 	defer cancel()
-	if _, err := r.rpc.CloseContent(ctx, &pluginv2.CloseContentRequest{Handle: r.handle}); err != nil {
+	if _, err := r.rpc.CloseContent(ctx, &pluginv3.CloseContentRequest{Handle: r.handle}); err != nil {
 		return fmt.Errorf("pluginrpc: close content: %s", status.Convert(err).Message())
 	}
 	return nil
@@ -139,7 +139,7 @@ const ContentIdle = 2 * time.Minute
 const chunkSize = 256 << 10
 
 // Read streams the bytes of an open download.
-func (s *server) Read(req *pluginv2.ReadRequest, stream pluginv2.Plugin_ReadServer) error {
+func (s *server) Read(req *pluginv3.ReadRequest, stream pluginv3.Plugin_ReadServer) error {
 	off, n := req.GetOffset(), req.GetLength()
 	if off < 0 || n < 0 {
 		return status.Error(codes.InvalidArgument, "pluginrpc: negative offset or length")
@@ -157,7 +157,7 @@ func (s *server) Read(req *pluginv2.ReadRequest, stream pluginv2.Plugin_ReadServ
 		buf := make([]byte, min(n, chunkSize))
 		m, err := ra.ReadAt(buf, off)
 		if m > 0 {
-			if err := stream.Send(&pluginv2.ReadChunk{Data: buf[:m]}); err != nil {
+			if err := stream.Send(&pluginv3.ReadChunk{Data: buf[:m]}); err != nil {
 				return err
 			}
 			off += int64(m)
@@ -174,9 +174,9 @@ func (s *server) Read(req *pluginv2.ReadRequest, stream pluginv2.Plugin_ReadServ
 }
 
 // CloseContent releases an open download.
-func (s *server) CloseContent(_ context.Context, req *pluginv2.CloseContentRequest) (*pluginv2.CloseContentResponse, error) {
+func (s *server) CloseContent(_ context.Context, req *pluginv3.CloseContentRequest) (*pluginv3.CloseContentResponse, error) {
 	s.contents.close(req.GetHandle())
-	return &pluginv2.CloseContentResponse{}, nil
+	return &pluginv3.CloseContentResponse{}, nil
 }
 
 // contentTable holds the open downloads of a plugin by handle.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // Conversions between the contract's types (package core) and the protocol's
@@ -52,20 +52,20 @@ func stringList(bs [][]byte) []string {
 	return out
 }
 
-func encodeRoute(r plugins.Route) *pluginv2.Route {
-	return &pluginv2.Route{
+func encodeRoute(r plugins.Route) *pluginv3.Route {
+	return &pluginv3.Route{
 		Match:      wire(r.Match),
 		Rewrite:    wire(r.Rewrite),
 		Assign:     wireList(r.Assign),
 		Auth:       r.Identity == plugins.IdentityRequired,
-		Identity:   pluginv2.IdentityMode(r.Identity),
+		Identity:   pluginv3.IdentityMode(r.Identity),
 		HasHandler: r.Handler != nil,
 		HasSession: r.Session != nil,
 	}
 }
 
 // decodeRoute rebuilds a route without its handler.
-func decodeRoute(r *pluginv2.Route) plugins.Route {
+func decodeRoute(r *pluginv3.Route) plugins.Route {
 	return plugins.Route{
 		Match:    string(r.GetMatch()),
 		Rewrite:  string(r.GetRewrite()),
@@ -77,8 +77,8 @@ func decodeRoute(r *pluginv2.Route) plugins.Route {
 // decodeIdentityMode returns the identity mode of r: its identity field, or
 // required when only the older auth flag is set. An unknown mode is kept, so
 // that the host refuses the route rather than serve it unchecked.
-func decodeIdentityMode(r *pluginv2.Route) plugins.IdentityMode {
-	if m := r.GetIdentity(); m != pluginv2.IdentityMode_IDENTITY_MODE_NONE {
+func decodeIdentityMode(r *pluginv3.Route) plugins.IdentityMode {
+	if m := r.GetIdentity(); m != pluginv3.IdentityMode_IDENTITY_MODE_NONE {
 		if m < 0 || m > 255 {
 			return plugins.IdentityMode(255)
 		}
@@ -91,8 +91,8 @@ func decodeIdentityMode(r *pluginv2.Route) plugins.IdentityMode {
 }
 
 // encodeRequest encodes everything of req but its body.
-func encodeRequest(req *core.Request) *pluginv2.Request {
-	m := &pluginv2.Request{
+func encodeRequest(req *core.Request) *pluginv3.Request {
+	m := &pluginv3.Request{
 		Method:        wire(req.Method),
 		Path:          wire(req.Path),
 		Consumed:      wire(req.Consumed),
@@ -102,9 +102,9 @@ func encodeRequest(req *core.Request) *pluginv2.Request {
 		Identity:      encodeIdentity(req.Identity),
 	}
 	if len(req.Vars) > 0 {
-		m.Vars = make([]*pluginv2.Var, 0, len(req.Vars))
+		m.Vars = make([]*pluginv3.Var, 0, len(req.Vars))
 		for k, v := range req.Vars {
-			m.Vars = append(m.Vars, &pluginv2.Var{Name: wire(k), Value: wire(v)})
+			m.Vars = append(m.Vars, &pluginv3.Var{Name: wire(k), Value: wire(v)})
 		}
 	}
 	return m
@@ -112,7 +112,7 @@ func encodeRequest(req *core.Request) *pluginv2.Request {
 
 // decodeRequestFields rebuilds everything of a request but its body. The
 // header is never nil, as in a request the host routed.
-func decodeRequestFields(m *pluginv2.Request) *core.Request {
+func decodeRequestFields(m *pluginv3.Request) *core.Request {
 	req := &core.Request{
 		Method:        string(m.GetMethod()),
 		Path:          string(m.GetPath()),
@@ -135,8 +135,8 @@ func decodeRequestFields(m *pluginv2.Request) *core.Request {
 }
 
 // encodeResponse encodes everything of resp but its Content.
-func encodeResponse(resp *core.Response) *pluginv2.Response {
-	return &pluginv2.Response{
+func encodeResponse(resp *core.Response) *pluginv3.Response {
+	return &pluginv3.Response{
 		Code:        int32(resp.Code),
 		Reason:      wire(resp.Reason),
 		ContentType: wire(resp.ContentType),
@@ -147,7 +147,7 @@ func encodeResponse(resp *core.Response) *pluginv2.Response {
 }
 
 // decodeResponseFields rebuilds everything of a response but its Content.
-func decodeResponseFields(r *pluginv2.Response) *core.Response {
+func decodeResponseFields(r *pluginv3.Response) *core.Response {
 	return &core.Response{
 		Code:        int(r.GetCode()),
 		Reason:      string(r.GetReason()),
@@ -158,20 +158,20 @@ func decodeResponseFields(r *pluginv2.Response) *core.Response {
 	}
 }
 
-func encodeHeader(h http.Header) []*pluginv2.Header {
+func encodeHeader(h http.Header) []*pluginv3.Header {
 	if len(h) == 0 {
 		return nil
 	}
-	out := make([]*pluginv2.Header, 0, len(h))
+	out := make([]*pluginv3.Header, 0, len(h))
 	for name, values := range h {
-		out = append(out, &pluginv2.Header{Name: wire(name), Values: wireList(values)})
+		out = append(out, &pluginv3.Header{Name: wire(name), Values: wireList(values)})
 	}
 	return out
 }
 
 // decodeHeader rebuilds a header; keys are kept as sent (they were already
 // canonical on the other side, or deliberately not).
-func decodeHeader(hs []*pluginv2.Header) http.Header {
+func decodeHeader(hs []*pluginv3.Header) http.Header {
 	if len(hs) == 0 {
 		return nil
 	}
@@ -182,30 +182,30 @@ func decodeHeader(hs []*pluginv2.Header) http.Header {
 	return h
 }
 
-func encodeTime(t time.Time) *pluginv2.Time {
+func encodeTime(t time.Time) *pluginv3.Time {
 	if t.IsZero() {
 		return nil
 	}
-	return &pluginv2.Time{Seconds: t.Unix(), Nanos: int32(t.Nanosecond())}
+	return &pluginv3.Time{Seconds: t.Unix(), Nanos: int32(t.Nanosecond())}
 }
 
-func decodeTime(t *pluginv2.Time) time.Time {
+func decodeTime(t *pluginv3.Time) time.Time {
 	if t == nil {
 		return time.Time{}
 	}
 	return time.Unix(t.GetSeconds(), int64(t.GetNanos()))
 }
 
-func encodeCookies(cs []*http.Cookie) []*pluginv2.Cookie {
+func encodeCookies(cs []*http.Cookie) []*pluginv3.Cookie {
 	if len(cs) == 0 {
 		return nil
 	}
-	out := make([]*pluginv2.Cookie, 0, len(cs))
+	out := make([]*pluginv3.Cookie, 0, len(cs))
 	for _, c := range cs {
 		if c == nil {
 			continue
 		}
-		out = append(out, &pluginv2.Cookie{
+		out = append(out, &pluginv3.Cookie{
 			Name:        wire(c.Name),
 			Value:       wire(c.Value),
 			Quoted:      c.Quoted,
@@ -225,7 +225,7 @@ func encodeCookies(cs []*http.Cookie) []*pluginv2.Cookie {
 	return out
 }
 
-func decodeCookies(cs []*pluginv2.Cookie) []*http.Cookie {
+func decodeCookies(cs []*pluginv3.Cookie) []*http.Cookie {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -251,14 +251,14 @@ func decodeCookies(cs []*pluginv2.Cookie) []*http.Cookie {
 	return out
 }
 
-func encodeIdentity(id *core.Identity) *pluginv2.Identity {
+func encodeIdentity(id *core.Identity) *pluginv3.Identity {
 	if id == nil {
 		return nil
 	}
-	return &pluginv2.Identity{Id: id.ID, Email: wire(id.Email)}
+	return &pluginv3.Identity{Id: id.ID, Email: wire(id.Email)}
 }
 
-func decodeIdentity(id *pluginv2.Identity) *core.Identity {
+func decodeIdentity(id *pluginv3.Identity) *core.Identity {
 	if id == nil {
 		return nil
 	}
@@ -268,16 +268,16 @@ func decodeIdentity(id *pluginv2.Identity) *core.Identity {
 // encodeError maps an error: a status error keeps its code and exact
 // reason, anything else keeps its text and whether it is (or wraps) the
 // error of an ended context.
-func encodeError(err error) *pluginv2.Error {
+func encodeError(err error) *pluginv3.Error {
 	if se, ok := core.AsStatus(err); ok {
-		return &pluginv2.Error{Code: int32(se.Code()), Reason: wire(se.Reason())}
+		return &pluginv3.Error{Code: int32(se.Code()), Reason: wire(se.Reason())}
 	}
-	e := &pluginv2.Error{Message: wire(err.Error())}
+	e := &pluginv3.Error{Message: wire(err.Error())}
 	switch {
 	case errors.Is(err, context.Canceled):
-		e.Cause = pluginv2.Cause_CAUSE_CANCELED
+		e.Cause = pluginv3.Cause_CAUSE_CANCELED
 	case errors.Is(err, context.DeadlineExceeded):
-		e.Cause = pluginv2.Cause_CAUSE_DEADLINE_EXCEEDED
+		e.Cause = pluginv3.Cause_CAUSE_DEADLINE_EXCEEDED
 	}
 	return e
 }
@@ -288,16 +288,16 @@ func encodeError(err error) *pluginv2.Error {
 // core.ErrNotFound) holds on both sides of the boundary. The error of an
 // ended context comes back as itself (context.Canceled, ...) when that is
 // all the text said, else as the text wrapping it, so errors.Is finds it.
-func decodeError(e *pluginv2.Error) error {
+func decodeError(e *pluginv3.Error) error {
 	if e.GetCode() != 0 {
 		return core.Status(int(e.GetCode()), string(e.GetReason()))
 	}
 	msg := string(e.GetMessage())
 	var cause error
 	switch e.GetCause() {
-	case pluginv2.Cause_CAUSE_CANCELED:
+	case pluginv3.Cause_CAUSE_CANCELED:
 		cause = context.Canceled
-	case pluginv2.Cause_CAUSE_DEADLINE_EXCEEDED:
+	case pluginv3.Cause_CAUSE_DEADLINE_EXCEEDED:
 		cause = context.DeadlineExceeded
 	default:
 		return errors.New(msg)
@@ -319,17 +319,17 @@ func (e *causedError) Error() string { return e.msg }
 func (e *causedError) Unwrap() error { return e.cause }
 
 // encodeBodyError maps a failure to read a request body.
-func encodeBodyError(err error) *pluginv2.BodyError {
+func encodeBodyError(err error) *pluginv3.BodyError {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return &pluginv2.BodyError{TooLargeLimit: max(mbe.Limit, 1), Message: wire(err.Error())}
+		return &pluginv3.BodyError{TooLargeLimit: max(mbe.Limit, 1), Message: wire(err.Error())}
 	}
-	return &pluginv2.BodyError{Message: wire(err.Error())}
+	return &pluginv3.BodyError{Message: wire(err.Error())}
 }
 
 // decodeBodyError rebuilds a body read failure so that core.ReadBody maps it
 // as it would have in process (413 for a body over the limit).
-func decodeBodyError(e *pluginv2.BodyError) error {
+func decodeBodyError(e *pluginv3.BodyError) error {
 	if e.GetTooLargeLimit() > 0 {
 		return &http.MaxBytesError{Limit: e.GetTooLargeLimit()}
 	}

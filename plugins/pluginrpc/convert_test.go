@@ -14,7 +14,7 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/pluginhost"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // roundTrip marshals m and unmarshals it again, as the wire does.
@@ -43,7 +43,7 @@ func TestCookieRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := roundTrip(t, &pluginv2.Response{Cookies: encodeCookies([]*http.Cookie{c.c})}, &pluginv2.Response{})
+			m := roundTrip(t, &pluginv3.Response{Cookies: encodeCookies([]*http.Cookie{c.c})}, &pluginv3.Response{})
 			got := decodeCookies(m.GetCookies())[0]
 			if got.String() != c.c.String() {
 				t.Errorf("Set-Cookie %q, want %q", got.String(), c.c.String())
@@ -77,7 +77,7 @@ func TestErrorRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := roundTrip(t, &pluginv2.HandleResponse{Error: encodeError(c.err)}, &pluginv2.HandleResponse{})
+			m := roundTrip(t, &pluginv3.HandleResponse{Error: encodeError(c.err)}, &pluginv3.HandleResponse{})
 			got := decodeError(m.GetError())
 			if got.Error() != c.want {
 				t.Errorf("got %q, want %q", got, c.want)
@@ -105,7 +105,7 @@ func TestStatusErrorIsAcrossBoundary(t *testing.T) {
 	sentinels := []core.StatusError{core.ErrNotFound, core.ErrObjectNotFound, core.ErrInvalidScope, core.ErrMethodNotAllowed}
 	for _, sent := range sentinels {
 		t.Run(sent.Error(), func(t *testing.T) {
-			m := roundTrip(t, &pluginv2.HandleResponse{Error: encodeError(fmt.Errorf("bound: %w", sent))}, &pluginv2.HandleResponse{})
+			m := roundTrip(t, &pluginv3.HandleResponse{Error: encodeError(fmt.Errorf("bound: %w", sent))}, &pluginv3.HandleResponse{})
 			got := decodeError(m.GetError())
 			for _, other := range sentinels {
 				if errors.Is(got, other) != (other == sent) {
@@ -115,7 +115,7 @@ func TestStatusErrorIsAcrossBoundary(t *testing.T) {
 		})
 	}
 	// A code no status line can carry is not passed on to net/http.
-	if got := decodeError(&pluginv2.Error{Code: 7, Reason: []byte("Odd")}); !errors.Is(got, core.ErrInternal) {
+	if got := decodeError(&pluginv3.Error{Code: 7, Reason: []byte("Odd")}); !errors.Is(got, core.ErrInternal) {
 		t.Errorf("code 7: %v, want %v", got, core.ErrInternal)
 	}
 }
@@ -152,7 +152,7 @@ const notUTF8 = "caf\xe9 \xff\xfe"
 func TestNotUTF8RoundTrip(t *testing.T) {
 	t.Run("route", func(t *testing.T) {
 		r := plugins.Route{Match: "GET /" + notUTF8, Rewrite: "GET /x" + notUTF8, Assign: []string{"A=" + notUTF8}, Identity: plugins.IdentityRequired}
-		got := decodeRoute(roundTrip(t, encodeRoute(r), &pluginv2.Route{}))
+		got := decodeRoute(roundTrip(t, encodeRoute(r), &pluginv3.Route{}))
 		if !reflect.DeepEqual(got, r) {
 			t.Errorf("got %#v\nwant %#v", got, r)
 		}
@@ -165,7 +165,7 @@ func TestNotUTF8RoundTrip(t *testing.T) {
 			ContentLength: -2,
 			Identity:      &core.Identity{ID: 7, Email: notUTF8 + "@example.org"},
 		}
-		got := decodeRequestFields(roundTrip(t, encodeRequest(req), &pluginv2.Request{}))
+		got := decodeRequestFields(roundTrip(t, encodeRequest(req), &pluginv3.Request{}))
 		if !reflect.DeepEqual(got, req) {
 			t.Errorf("got %#v\nwant %#v", got, req)
 		}
@@ -177,13 +177,13 @@ func TestNotUTF8RoundTrip(t *testing.T) {
 			Cookies: []*http.Cookie{{Name: "n", Value: notUTF8, Path: "/" + notUTF8, Domain: notUTF8, RawExpires: notUTF8, Raw: notUTF8, Unparsed: []string{notUTF8}}},
 			Body:    []byte(notUTF8),
 		}
-		got := decodeResponseFields(roundTrip(t, encodeResponse(resp), &pluginv2.Response{}))
+		got := decodeResponseFields(roundTrip(t, encodeResponse(resp), &pluginv3.Response{}))
 		if !reflect.DeepEqual(got, resp) {
 			t.Errorf("got %#v\nwant %#v", got, resp)
 		}
 	})
 	t.Run("body error", func(t *testing.T) {
-		got := decodeBodyError(roundTrip(t, encodeBodyError(errors.New(notUTF8)), &pluginv2.BodyError{}))
+		got := decodeBodyError(roundTrip(t, encodeBodyError(errors.New(notUTF8)), &pluginv3.BodyError{}))
 		if got.Error() != notUTF8 {
 			t.Errorf("got %q", got)
 		}
@@ -192,28 +192,28 @@ func TestNotUTF8RoundTrip(t *testing.T) {
 		// The host's side of the Host service, with the messages marshaled
 		// as the wire does.
 		hs := &hostServer{host: plugins.Services{Settings: pluginhost.NewSettings(nil)}}
-		set := roundTrip(t, &pluginv2.SetSettingRequest{Name: wire(notUTF8), Value: wire("/dir/" + notUTF8)}, &pluginv2.SetSettingRequest{})
+		set := roundTrip(t, &pluginv3.SetSettingRequest{Name: wire(notUTF8), Value: wire("/dir/" + notUTF8)}, &pluginv3.SetSettingRequest{})
 		sresp, err := hs.SetSetting(t.Context(), set)
 		if err != nil || sresp.GetError() != nil {
 			t.Fatalf("SetSetting: %v %v", err, sresp.GetError())
 		}
-		get := roundTrip(t, &pluginv2.SettingRequest{Name: wire(notUTF8)}, &pluginv2.SettingRequest{})
+		get := roundTrip(t, &pluginv3.SettingRequest{Name: wire(notUTF8)}, &pluginv3.SettingRequest{})
 		resp, err := hs.Setting(t.Context(), get)
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp = roundTrip(t, resp, &pluginv2.SettingResponse{})
+		resp = roundTrip(t, resp, &pluginv3.SettingResponse{})
 		if v := string(resp.GetValue()); v != "/dir/"+notUTF8 {
 			t.Errorf("setting %q, want %q", v, "/dir/"+notUTF8)
 		}
 	})
 	t.Run("setting error", func(t *testing.T) {
 		hs := &hostServer{host: plugins.Services{Settings: failingHost{errors.New("settings: " + notUTF8)}}}
-		resp, err := hs.Setting(t.Context(), &pluginv2.SettingRequest{Name: wire("directory")})
+		resp, err := hs.Setting(t.Context(), &pluginv3.SettingRequest{Name: wire("directory")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp = roundTrip(t, resp, &pluginv2.SettingResponse{})
+		resp = roundTrip(t, resp, &pluginv3.SettingResponse{})
 		if got := decodeError(resp.GetError()); got.Error() != "settings: "+notUTF8 {
 			t.Errorf("error %q", got)
 		}
@@ -237,14 +237,14 @@ func TestIdentityModeRoundTrip(t *testing.T) {
 		if enc.GetAuth() != (mode == plugins.IdentityRequired) {
 			t.Errorf("%s: auth flag %v", mode, enc.GetAuth())
 		}
-		if got := decodeRoute(roundTrip(t, enc, &pluginv2.Route{})).Identity; got != mode {
+		if got := decodeRoute(roundTrip(t, enc, &pluginv3.Route{})).Identity; got != mode {
 			t.Errorf("%s: decoded %s", mode, got)
 		}
 	}
-	if got := decodeRoute(&pluginv2.Route{Auth: true}).Identity; got != plugins.IdentityRequired {
+	if got := decodeRoute(&pluginv3.Route{Auth: true}).Identity; got != plugins.IdentityRequired {
 		t.Errorf("an older peer's auth flag: %s, want required", got)
 	}
-	if got := decodeRoute(&pluginv2.Route{Identity: 9}).Identity; got == plugins.IdentityNone || got == plugins.IdentityOptional {
+	if got := decodeRoute(&pluginv3.Route{Identity: 9}).Identity; got == plugins.IdentityNone || got == plugins.IdentityOptional {
 		t.Errorf("an unknown mode decoded as %s", got)
 	}
 }

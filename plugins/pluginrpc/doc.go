@@ -1,6 +1,6 @@
 // Package pluginrpc runs a [plugins.Plugin] in a separate process: the server
 // (the host) starts the plugin program with hashicorp/go-plugin and talks to
-// it over gRPC (protocol package reso.plugin.v2, see package pluginv2), with
+// it over gRPC (protocol package reso.plugin.v3, see package pluginv3), with
 // go-plugin's automatic mutual TLS.
 //
 // A plugin program serves one plugin and does nothing else:
@@ -49,12 +49,22 @@
 //     slow client's back-pressure to the source; cancelling the call (the
 //     client went away, the server shuts down) ends the source's context,
 //     and the plugin closes the source once.
-//   - Sessions (plugins.Route.Session) cross as one bidirectional gRPC
-//     stream (Session) per session, so an isolated plugin serves sessions
-//     like a compiled-in one. The transport that owns the client's
-//     connection (the WebSocket) stays in the host, and the host assigns
+//   - Sessions (plugins.Route.Session) cross multiplexed: the host opens
+//     up to 4 bidirectional gRPC streams (Sessions) per plugin process and
+//     spreads its sessions over them, each message tagged with its
+//     session's number, so an isolated plugin serves sessions like a
+//     compiled-in one and an idle isolated session costs the host what a
+//     compiled-in one does: its connection and its one goroutine, which
+//     reads the client (the plugin's messages are written by a goroutine
+//     started when some are queued). Flow control is per session and per
+//     direction, in credit windows of bytes (credit.go): a handler that
+//     does not read stops the host reading its client after one window,
+//     and a client that does not read holds the host to one window of the
+//     plugin's messages while the plugin's Send waits. The transport that
+//     owns the client's connection (the WebSocket) stays in the host, and
+//     the host assigns
 //     the session's id and runs the end hooks ([pluginhost.Host].OnSessionEnd):
-//     when the plugin process dies, the call breaks, the host closes the
+//     when the plugin process dies, the calls break, the host closes the
 //     session with 1011 and still runs them once. State tied to a session
 //     (transient resources) thus lives in the host and is released however
 //     the session ends.
@@ -65,12 +75,16 @@
 //     go-plugin's broker; it shares no memory with the host. The host
 //     names the services it offers, and the plugin's Services sets
 //     exactly those fields, so a plugin finds the same fields set as it
-//     would in process. A tree client's frames
-//     cross unchanged on a call of their own, and the host disconnects the
-//     client when that call ends, so a dead plugin leaves none attached.
-//     What waits for a plugin that does not read is the client's queue in
-//     the tree, bounded as any client's: when it overflows, the client is
-//     ended (1008 "slow consumer") and so is its call.
+//     would in process. A tree client's frames cross unchanged on one of
+//     up to 4 streams (Trees) that the plugin opens to the host, tagged
+//     with the client's number, and the host disconnects the client when
+//     the plugin releases it or that stream ends, so a dead plugin leaves
+//     none attached. The host sends a client's frames while the plugin's
+//     credit for it lasts (one writer goroutine per stream, no goroutine
+//     per client); what waits for a plugin that does not read is the
+//     client's queue in the tree, bounded as any client's: when it
+//     overflows, the client is ended (1008 "slow consumer") and the host
+//     tells the plugin at once.
 //
 // When a client goes away (a request cancelled, a GET kept open closed),
 // what the plugin holds for it ends with it: an answer the host dropped

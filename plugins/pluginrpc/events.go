@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // Streamed answers (core.Response.Stream) across the process boundary.
@@ -39,9 +39,9 @@ const closeEventsTimeout = 5 * time.Second
 // would otherwise keep the source, and what the source holds (a tree
 // client, its frames), until ContentIdle.
 type remoteEvents struct {
-	rpc    pluginv2.PluginClient
+	rpc    pluginv3.PluginClient
 	handle uint64
-	stream pluginv2.Plugin_EventsClient
+	stream pluginv3.Plugin_EventsClient
 	cancel context.CancelFunc
 	taken  bool // an event or the end came: the plugin took the stream
 }
@@ -51,7 +51,7 @@ type remoteEvents struct {
 func (e *remoteEvents) Next(ctx context.Context) (core.Event, error) {
 	if e.stream == nil {
 		cctx, cancel := context.WithCancel(ctx)
-		st, err := e.rpc.Events(cctx, &pluginv2.EventsRequest{Handle: e.handle})
+		st, err := e.rpc.Events(cctx, &pluginv3.EventsRequest{Handle: e.handle})
 		if err != nil {
 			cancel()
 			return core.Event{}, eventsError(ctx, err)
@@ -92,7 +92,7 @@ func (e *remoteEvents) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeEventsTimeout)
 	defer cancel()
-	_, err := e.rpc.CloseEvents(ctx, &pluginv2.CloseEventsRequest{Handle: e.handle})
+	_, err := e.rpc.CloseEvents(ctx, &pluginv3.CloseEventsRequest{Handle: e.handle})
 	if err != nil {
 		return fmt.Errorf("pluginrpc: close events: %s", status.Convert(err).Message())
 	}
@@ -163,7 +163,7 @@ func (t *eventTable) closeAll() {
 
 // Events streams the events of an open streamed answer, rendered, until
 // the source ends or the host cancels the call; then closes the source.
-func (s *server) Events(req *pluginv2.EventsRequest, stream pluginv2.Plugin_EventsServer) error {
+func (s *server) Events(req *pluginv3.EventsRequest, stream pluginv3.Plugin_EventsServer) error {
 	e := s.streams.take(req.GetHandle())
 	if e == nil {
 		return status.Errorf(codes.NotFound, "pluginrpc: no open stream %d", req.GetHandle())
@@ -181,7 +181,7 @@ func (s *server) Events(req *pluginv2.EventsRequest, stream pluginv2.Plugin_Even
 			}
 			return status.Errorf(codes.Internal, "pluginrpc: stream: %v", err)
 		}
-		m := &pluginv2.EventMessage{Id: wire(ev.ID), Name: wire(ev.Name), Data: core.RenderEvent(e.req, e.sse, ev.Value)}
+		m := &pluginv3.EventMessage{Id: wire(ev.ID), Name: wire(ev.Name), Data: core.RenderEvent(e.req, e.sse, ev.Value)}
 		if err := stream.Send(m); err != nil {
 			return err
 		}
@@ -189,9 +189,9 @@ func (s *server) Events(req *pluginv2.EventsRequest, stream pluginv2.Plugin_Even
 }
 
 // CloseEvents releases a streamed answer the host will not read.
-func (s *server) CloseEvents(_ context.Context, req *pluginv2.CloseEventsRequest) (*pluginv2.CloseEventsResponse, error) {
+func (s *server) CloseEvents(_ context.Context, req *pluginv3.CloseEventsRequest) (*pluginv3.CloseEventsResponse, error) {
 	s.streams.close(req.GetHandle())
-	return &pluginv2.CloseEventsResponse{}, nil
+	return &pluginv3.CloseEventsResponse{}, nil
 }
 
 var _ core.EventSource = (*remoteEvents)(nil)

@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // The Exchange streams that carry the requests: the host keeps a pool of
@@ -22,32 +22,32 @@ const maxIdleStreams = 128
 // wakes the waiting handler directly.
 type streamPool struct {
 	ctx context.Context // the process's life
-	rpc pluginv2.PluginClient
+	rpc pluginv3.PluginClient
 
 	mu   sync.Mutex
 	idle []*exchangeStream
 }
 
 type exchangeStream struct {
-	stream pluginv2.Plugin_ExchangeClient
+	stream pluginv3.Plugin_ExchangeClient
 	cancel context.CancelFunc
 }
 
-func newStreamPool(ctx context.Context, rpc pluginv2.PluginClient) *streamPool {
+func newStreamPool(ctx context.Context, rpc pluginv3.PluginClient) *streamPool {
 	return &streamPool{ctx: ctx, rpc: rpc}
 }
 
 // call sends m on an idle stream and returns the answer. When ctx ends
 // first, the stream is cancelled (which cancels the handler's context in
 // the plugin) and dropped.
-func (p *streamPool) call(ctx context.Context, m *pluginv2.HandleRequest) (*pluginv2.HandleResponse, error) {
+func (p *streamPool) call(ctx context.Context, m *pluginv3.HandleRequest) (*pluginv3.HandleResponse, error) {
 	s, err := p.get()
 	if err != nil {
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, s.cancel)
 	err = s.stream.Send(m)
-	var resp *pluginv2.HandleResponse
+	var resp *pluginv3.HandleResponse
 	if err == nil {
 		resp, err = s.stream.Recv()
 	} else {
@@ -108,9 +108,9 @@ func (p *streamPool) put(s *exchangeStream) {
 // host never read the last answer, or dropped it, and the stream or
 // download that answer holds open is released at once rather than after
 // ContentIdle. The next request on the stream shows that the host read it.
-func (s *server) Exchange(stream pluginv2.Plugin_ExchangeServer) error {
+func (s *server) Exchange(stream pluginv3.Plugin_ExchangeServer) error {
 	ctx := stream.Context()
-	var last *pluginv2.Response // sent, not known to be read
+	var last *pluginv3.Response // sent, not known to be read
 	for {
 		m, err := stream.Recv()
 		if err != nil {
@@ -134,7 +134,7 @@ func (s *server) Exchange(stream pluginv2.Plugin_ExchangeServer) error {
 
 // release closes the stream or download that the answer r holds open,
 // which the host will not read.
-func (s *server) release(r *pluginv2.Response) {
+func (s *server) release(r *pluginv3.Response) {
 	if c := r.GetContent(); c != nil {
 		s.contents.close(c.GetHandle())
 	}

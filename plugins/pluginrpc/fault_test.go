@@ -132,8 +132,11 @@ func TestBadHandshake(t *testing.T) {
 		{"stdout", []string{`plugin "bad"`, "stdout", "hello from a plugin that prints to stdout"}},
 		{"version", []string{`plugin "bad"`, "protocol version", "99", "version " + strconv.Itoa(ProtocolVersion)}},
 		// A plugin built against protocol version 1 (string fields) is
-		// refused rather than mis-decoding version 2's bytes.
-		{"version1", []string{`plugin "bad"`, "protocol version 1;", "version 2"}},
+		// refused rather than mis-decoding version 3's bytes, and one of
+		// version 2 (a call per session) rather than failing its first
+		// session.
+		{"version1", []string{`plugin "bad"`, "protocol version 1;", "version 3"}},
+		{"version2", []string{`plugin "bad"`, "protocol version 2;", "version 3"}},
 		{"exit", []string{`plugin "bad"`, "exited before the handshake"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {

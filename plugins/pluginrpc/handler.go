@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // Requests across the process boundary: the host's handler of a route
@@ -33,7 +33,7 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 	if cn == nil {
 		return nil, ErrUnavailable
 	}
-	m := &pluginv2.HandleRequest{Route: h.route, Request: encodeRequest(req)}
+	m := &pluginv3.HandleRequest{Route: h.route, Request: encodeRequest(req)}
 	if req.Body != nil {
 		body, token := c.bodies.encode(req.Body, req.ContentLength)
 		if token != 0 {
@@ -80,33 +80,33 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 
 // handle runs the handler of req.Route and encodes its answer. A handler
 // that panics answers like core.NewPanicError would, and the plugin lives on.
-func (s *server) handle(ctx context.Context, m *pluginv2.HandleRequest) (out *pluginv2.HandleResponse) {
+func (s *server) handle(ctx context.Context, m *pluginv3.HandleRequest) (out *pluginv3.HandleResponse) {
 	s.mu.RLock()
 	handlers, host := s.handlers, s.host
 	s.mu.RUnlock()
 	i := int(m.GetRoute())
 	if i >= len(handlers) || handlers[i] == nil {
-		return &pluginv2.HandleResponse{Error: &pluginv2.Error{Message: fmt.Appendf(nil, "pluginrpc: no handler for route %d", i)}}
+		return &pluginv3.HandleResponse{Error: &pluginv3.Error{Message: fmt.Appendf(nil, "pluginrpc: no handler for route %d", i)}}
 	}
 	req := decodeRequest(ctx, m.GetRequest(), host)
 	defer func() {
 		if v := recover(); v != nil {
-			out = &pluginv2.HandleResponse{Error: encodeError(core.NewPanicError(v))}
+			out = &pluginv3.HandleResponse{Error: encodeError(core.NewPanicError(v))}
 		}
 	}()
 	resp, err := handlers[i].Handle(ctx, req)
 	if err != nil {
-		return &pluginv2.HandleResponse{Error: encodeError(err)}
+		return &pluginv3.HandleResponse{Error: encodeError(err)}
 	}
 	if resp == nil {
-		return &pluginv2.HandleResponse{}
+		return &pluginv3.HandleResponse{}
 	}
-	out = &pluginv2.HandleResponse{Response: encodeResponse(resp)}
+	out = &pluginv3.HandleResponse{Response: encodeResponse(resp)}
 	if resp.Stream != nil {
 		out.Response.Stream = s.streams.open(resp.Stream, req, core.EventStream(req.Header))
 	}
 	if c := resp.Content; c != nil {
-		out.Response.Content = &pluginv2.Content{
+		out.Response.Content = &pluginv3.Content{
 			Handle:  s.contents.open(c.ReaderAt),
 			Name:    wire(c.Name),
 			ModTime: encodeTime(c.ModTime),
@@ -117,7 +117,7 @@ func (s *server) handle(ctx context.Context, m *pluginv2.HandleRequest) (out *pl
 }
 
 // decodeRequest rebuilds the request a handler sees.
-func decodeRequest(ctx context.Context, m *pluginv2.Request, host *remoteHost) *core.Request {
+func decodeRequest(ctx context.Context, m *pluginv3.Request, host *remoteHost) *core.Request {
 	req := decodeRequestFields(m)
 	if b := m.GetBody(); b.GetPresent() {
 		req.Body = &bodyReader{ctx: ctx, host: host, data: b.GetData(), token: b.GetToken(), err: b.GetError()}

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // The Host service, which the host serves to each plugin process over
@@ -19,7 +19,7 @@ import (
 
 // hostServer serves the host's services to one plugin process.
 type hostServer struct {
-	pluginv2.UnimplementedHostServer
+	pluginv3.UnimplementedHostServer
 	host   plugins.Services
 	bodies *bodyTable
 	trees  treeClients // the tree clients the plugin attached
@@ -31,33 +31,34 @@ type hostServer struct {
 var errNoSettings = errors.New("pluginrpc: the host offers no settings")
 
 // Setting returns a shared setting; the host's error crosses in band.
-func (s *hostServer) Setting(ctx context.Context, req *pluginv2.SettingRequest) (*pluginv2.SettingResponse, error) {
+func (s *hostServer) Setting(ctx context.Context, req *pluginv3.SettingRequest) (*pluginv3.SettingResponse, error) {
 	settings := s.host.Settings
 	if settings == nil {
-		return &pluginv2.SettingResponse{Error: encodeError(errNoSettings)}, nil
+		return &pluginv3.SettingResponse{Error: encodeError(errNoSettings)}, nil
 	}
 	v, err := settings.Setting(ctx, string(req.GetName()))
 	if err != nil {
-		return &pluginv2.SettingResponse{Error: encodeError(err)}, nil
+		return &pluginv3.SettingResponse{Error: encodeError(err)}, nil
 	}
-	return &pluginv2.SettingResponse{Value: wire(v)}, nil
+	return &pluginv3.SettingResponse{Value: wire(v)}, nil
 }
 
 // SetSetting changes a shared setting; the host's error crosses in band.
-func (s *hostServer) SetSetting(ctx context.Context, req *pluginv2.SetSettingRequest) (*pluginv2.SetSettingResponse, error) {
+func (s *hostServer) SetSetting(ctx context.Context, req *pluginv3.SetSettingRequest) (*pluginv3.SetSettingResponse, error) {
 	settings := s.host.Settings
 	if settings == nil {
-		return &pluginv2.SetSettingResponse{Error: encodeError(errNoSettings)}, nil
+		return &pluginv3.SetSettingResponse{Error: encodeError(errNoSettings)}, nil
 	}
 	if err := settings.SetSetting(ctx, string(req.GetName()), string(req.GetValue())); err != nil {
-		return &pluginv2.SetSettingResponse{Error: encodeError(err)}, nil
+		return &pluginv3.SetSettingResponse{Error: encodeError(err)}, nil
 	}
-	return &pluginv2.SetSettingResponse{}, nil
+	return &pluginv3.SetSettingResponse{}, nil
 }
 
 // remoteHost is the host's services as the plugin sees them.
 type remoteHost struct {
-	client pluginv2.HostClient
+	client pluginv3.HostClient
+	trees  treeCalls // the Trees calls of the plugin's tree clients
 }
 
 // view returns the services the plugin sees: exactly those the host named
@@ -78,7 +79,7 @@ func (h *remoteHost) view(capabilities []string) plugins.Services {
 // back as it was written; a failure to reach the host is the context's
 // error when the context ended, else names the setting.
 func (h *remoteHost) Setting(ctx context.Context, name string) (string, error) {
-	resp, err := h.client.Setting(ctx, &pluginv2.SettingRequest{Name: wire(name)})
+	resp, err := h.client.Setting(ctx, &pluginv3.SettingRequest{Name: wire(name)})
 	if err != nil {
 		return "", hostCallError(ctx, err, "host setting", name)
 	}
@@ -90,7 +91,7 @@ func (h *remoteHost) Setting(ctx context.Context, name string) (string, error) {
 
 // SetSetting asks the host to change a shared setting.
 func (h *remoteHost) SetSetting(ctx context.Context, name, value string) error {
-	resp, err := h.client.SetSetting(ctx, &pluginv2.SetSettingRequest{Name: wire(name), Value: wire(value)})
+	resp, err := h.client.SetSetting(ctx, &pluginv3.SetSettingRequest{Name: wire(name), Value: wire(value)})
 	if err != nil {
 		return hostCallError(ctx, err, "host set setting", name)
 	}
@@ -109,6 +110,6 @@ func hostCallError(ctx context.Context, err error, what, name string) error {
 }
 
 var (
-	_ pluginv2.HostServer = (*hostServer)(nil)
+	_ pluginv3.HostServer = (*hostServer)(nil)
 	_ plugins.Settings    = (*remoteHost)(nil)
 )

@@ -59,6 +59,10 @@ func runChild(mode string) int {
 		hs := handshake
 		hs.ProtocolVersion = 1
 		err = serve(p, hs)
+	case "version2":
+		hs := handshake
+		hs.ProtocolVersion = 2
+		err = serve(p, hs)
 	case "exit":
 		fmt.Fprintln(os.Stderr, "giving up before the handshake")
 		return 2
@@ -199,6 +203,27 @@ func (testPlugin) Routes(_ context.Context, offered plugins.Services) ([]plugins
 			}
 			_, err := s.Recv(ctx)
 			return err
+		})},
+		{Match: `GET /session/deaf`, Session: core.SessionHandlerFunc(func(ctx context.Context, _ *core.Request, s core.Session) error {
+			// Reads nothing, ever (TestSessionPluginNotReading).
+			if err := s.Send(ctx, core.Message{Data: []byte("ready")}); err != nil {
+				return err
+			}
+			<-ctx.Done()
+			return nil
+		})},
+		{Match: `GET /session/flood`, Session: core.SessionHandlerFunc(func(ctx context.Context, _ *core.Request, s core.Session) error {
+			// floodCount messages of floodSize bytes, each starting with
+			// its index, however slowly the client reads
+			// (TestSessionClientNotReading).
+			for i := range floodCount {
+				data := fmt.Appendf(nil, "%08d", i)
+				data = append(data, make([]byte, floodSize-len(data))...)
+				if err := s.Send(ctx, core.Message{Binary: true, Data: data}); err != nil {
+					return err
+				}
+			}
+			return nil
 		})},
 		{Match: `GET /exit`, Handler: h(func(context.Context, *core.Request) (*core.Response, error) {
 			os.Exit(7)

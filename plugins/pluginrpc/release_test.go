@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // The ends of a client that crosses the boundary as a race: an answer or
@@ -36,14 +36,14 @@ func (s *recordedSource) Close() error {
 // then ends the stream with end.
 type fakeExchange struct {
 	grpc.ServerStream
-	reqs []*pluginv2.HandleRequest
+	reqs []*pluginv3.HandleRequest
 	end  error
 	sent int
 }
 
 func (f *fakeExchange) Context() context.Context { return context.Background() }
 
-func (f *fakeExchange) Recv() (*pluginv2.HandleRequest, error) {
+func (f *fakeExchange) Recv() (*pluginv3.HandleRequest, error) {
 	if len(f.reqs) == 0 {
 		return nil, f.end
 	}
@@ -52,7 +52,7 @@ func (f *fakeExchange) Recv() (*pluginv2.HandleRequest, error) {
 	return m, nil
 }
 
-func (f *fakeExchange) Send(*pluginv2.HandleResponse) error {
+func (f *fakeExchange) Send(*pluginv3.HandleResponse) error {
 	f.sent++
 	return nil
 }
@@ -63,7 +63,7 @@ func (f *fakeExchange) Send(*pluginv2.HandleResponse) error {
 // showed it read (by its next request, or by ending the stream cleanly)
 // is left to the host.
 func TestExchangeReleasesDroppedAnswer(t *testing.T) {
-	req := &pluginv2.HandleRequest{Route: 0, Request: encodeRequest(&core.Request{Method: "GET", Path: "/watch", Header: http.Header{}})}
+	req := &pluginv3.HandleRequest{Route: 0, Request: encodeRequest(&core.Request{Method: "GET", Path: "/watch", Header: http.Header{}})}
 	for _, tc := range []struct {
 		name   string
 		reqs   int
@@ -104,26 +104,26 @@ func TestExchangeReleasesDroppedAnswer(t *testing.T) {
 // Events call yields msgs and then fails as cancelled; CloseEvents is
 // recorded.
 type fakeEventsRPC struct {
-	pluginv2.PluginClient
-	msgs   []*pluginv2.EventMessage
+	pluginv3.PluginClient
+	msgs   []*pluginv3.EventMessage
 	closed []uint64
 }
 
-func (f *fakeEventsRPC) Events(context.Context, *pluginv2.EventsRequest, ...grpc.CallOption) (grpc.ServerStreamingClient[pluginv2.EventMessage], error) {
+func (f *fakeEventsRPC) Events(context.Context, *pluginv3.EventsRequest, ...grpc.CallOption) (grpc.ServerStreamingClient[pluginv3.EventMessage], error) {
 	return &fakeEventsStream{msgs: f.msgs}, nil
 }
 
-func (f *fakeEventsRPC) CloseEvents(_ context.Context, in *pluginv2.CloseEventsRequest, _ ...grpc.CallOption) (*pluginv2.CloseEventsResponse, error) {
+func (f *fakeEventsRPC) CloseEvents(_ context.Context, in *pluginv3.CloseEventsRequest, _ ...grpc.CallOption) (*pluginv3.CloseEventsResponse, error) {
 	f.closed = append(f.closed, in.GetHandle())
-	return &pluginv2.CloseEventsResponse{}, nil
+	return &pluginv3.CloseEventsResponse{}, nil
 }
 
 type fakeEventsStream struct {
 	grpc.ClientStream
-	msgs []*pluginv2.EventMessage
+	msgs []*pluginv3.EventMessage
 }
 
-func (s *fakeEventsStream) Recv() (*pluginv2.EventMessage, error) {
+func (s *fakeEventsStream) Recv() (*pluginv3.EventMessage, error) {
 	if len(s.msgs) == 0 {
 		return nil, status.Error(codes.Canceled, "context canceled")
 	}
@@ -139,11 +139,11 @@ func (s *fakeEventsStream) Recv() (*pluginv2.EventMessage, error) {
 func TestEventsCloseReleases(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		msgs []*pluginv2.EventMessage
+		msgs []*pluginv3.EventMessage
 		want int
 	}{
 		{"nothing came", nil, 1},
-		{"an event came", []*pluginv2.EventMessage{{Data: []byte(`{}`)}}, 0},
+		{"an event came", []*pluginv3.EventMessage{{Data: []byte(`{}`)}}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rpc := &fakeEventsRPC{msgs: tc.msgs}

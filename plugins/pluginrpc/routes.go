@@ -12,7 +12,7 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // The route list (Plugin.Routes): the host serves its services to a
@@ -20,15 +20,15 @@ import (
 // process dials the host's services and calls the plugin's Routes.
 
 // bind serves the host's services to process cn and asks it for its routes.
-func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Services) ([]*pluginv2.Route, error) {
+func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Services) ([]*pluginv3.Route, error) {
 	id := cn.broker.NextId()
 	hs := &hostServer{host: host, bodies: &c.bodies}
 	go cn.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
 		s := grpc.NewServer(opts...)
-		pluginv2.RegisterHostServer(s, hs)
+		pluginv3.RegisterHostServer(s, hs)
 		return s
 	})
-	resp, err := cn.rpc.Routes(ctx, &pluginv2.RoutesRequest{HostBrokerId: id, Capabilities: capabilities(host)})
+	resp, err := cn.rpc.Routes(ctx, &pluginv3.RoutesRequest{HostBrokerId: id, Capabilities: capabilities(host)})
 	if err != nil {
 		return nil, fmt.Errorf("pluginrpc: plugin %q: routes: %s", c.cfg.Name, status.Convert(err).Message())
 	}
@@ -38,8 +38,8 @@ func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Services) ([]*
 	return resp.GetRoutes(), nil
 }
 
-func sameRoutes(a, b []*pluginv2.Route) bool {
-	return slices.EqualFunc(a, b, func(x, y *pluginv2.Route) bool { return proto.Equal(x, y) })
+func sameRoutes(a, b []*pluginv3.Route) bool {
+	return slices.EqualFunc(a, b, func(x, y *pluginv3.Route) bool { return proto.Equal(x, y) })
 }
 
 // Routes asks the plugin for its routes (once: later calls return the same
@@ -74,7 +74,7 @@ func (c *Client) Routes(ctx context.Context, host plugins.Services) ([]plugins.R
 }
 
 // Routes dials the host's services and asks the plugin for its routes.
-func (s *server) Routes(ctx context.Context, req *pluginv2.RoutesRequest) (*pluginv2.RoutesResponse, error) {
+func (s *server) Routes(ctx context.Context, req *pluginv3.RoutesRequest) (*pluginv3.RoutesResponse, error) {
 	if s.broker == nil {
 		return nil, status.Error(codes.FailedPrecondition, "pluginrpc: no broker to reach the host")
 	}
@@ -86,16 +86,16 @@ func (s *server) Routes(ctx context.Context, req *pluginv2.RoutesRequest) (*plug
 }
 
 // routes asks the plugin for its routes, with the host reached through cc.
-func (s *server) routes(ctx context.Context, cc *grpc.ClientConn, capabilities []string) (*pluginv2.RoutesResponse, error) {
-	host := &remoteHost{client: pluginv2.NewHostClient(cc)}
+func (s *server) routes(ctx context.Context, cc *grpc.ClientConn, capabilities []string) (*pluginv3.RoutesResponse, error) {
+	host := &remoteHost{client: pluginv3.NewHostClient(cc)}
 	rs, err := s.impl.Routes(ctx, host.view(capabilities))
 	if err != nil {
 		cc.Close()
-		return &pluginv2.RoutesResponse{Error: encodeError(err)}, nil
+		return &pluginv3.RoutesResponse{Error: encodeError(err)}, nil
 	}
 	handlers := make([]core.Handler, len(rs))
 	sessions := make([]core.SessionHandler, len(rs))
-	out := &pluginv2.RoutesResponse{Routes: make([]*pluginv2.Route, len(rs))}
+	out := &pluginv3.RoutesResponse{Routes: make([]*pluginv3.Route, len(rs))}
 	for i, r := range rs {
 		handlers[i], sessions[i] = r.Handler, r.Session
 		out.Routes[i] = encodeRoute(r)

@@ -8,12 +8,12 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // server is the plugin's end: it serves the Plugin service for impl.
 type server struct {
-	pluginv2.UnimplementedPluginServer
+	pluginv3.UnimplementedPluginServer
 	impl     plugins.Plugin
 	broker   *plugin.GRPCBroker
 	contents *contentTable
@@ -43,4 +43,4 @@ func (s *server) shutdown() {
 	s.mu.Unlock()
 }
 
-var _ pluginv2.PluginServer = (*server)(nil)
+var _ pluginv3.PluginServer = (*server)(nil)

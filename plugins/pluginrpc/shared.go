@@ -7,15 +7,17 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
-// ProtocolVersion is the go-plugin protocol version of this package: 2 for
-// the protocol package reso.plugin.v2 (pluginv2), whose text fields are
-// bytes. (Version 1, reso.plugin.v1, had string fields and failed on
-// anything not UTF-8.) A host and a plugin built with different versions
-// refuse each other at the handshake.
-const ProtocolVersion = 2
+// ProtocolVersion is the go-plugin protocol version of this package: 3 for
+// the protocol package reso.plugin.v3 (pluginv3), which carries sessions
+// and tree clients many to a call (Sessions, Trees). (Version 2,
+// reso.plugin.v2, had a call per session and per tree client; version 1,
+// reso.plugin.v1, had string fields and failed on anything not UTF-8.) A
+// host and a plugin built with different versions refuse each other at the
+// handshake.
+const ProtocolVersion = 3
 
 // handshake is the go-plugin handshake that host and plugin share; the
 // magic cookie only tells a plugin program that a reso host started it, and
@@ -47,14 +49,15 @@ type grpcPlugin struct {
 // GRPCServer registers the plugin's gRPC server.
 func (p *grpcPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
 	p.srv = newServer(p.impl, broker)
-	pluginv2.RegisterPluginServer(s, p.srv)
+	pluginv3.RegisterPluginServer(s, p.srv)
 	return nil
 }
 
 // GRPCClient returns the host's end of one plugin process; exited ends when
 // the process exits.
 func (p *grpcPlugin) GRPCClient(exited context.Context, broker *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	return &conn{rpc: pluginv2.NewPluginClient(cc), broker: broker, exited: exited}, nil
+	rpc := pluginv3.NewPluginClient(cc)
+	return &conn{rpc: rpc, broker: broker, exited: exited, sessions: &sessionMux{rpc: rpc}}, nil
 }
 
 var (

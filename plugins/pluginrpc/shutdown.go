@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // The plugin's Close (Plugin.Close): the host calls it at shutdown, before
@@ -21,7 +21,7 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	if cn == nil {
 		return nil
 	}
-	resp, err := cn.rpc.Close(ctx, &pluginv2.ClosePluginRequest{})
+	resp, err := cn.rpc.Close(ctx, &pluginv3.ClosePluginRequest{})
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return ctxErr
@@ -35,15 +35,15 @@ func (c *Client) Shutdown(ctx context.Context) error {
 }
 
 // Close calls the plugin's Close, if it has one.
-func (s *server) Close(ctx context.Context, _ *pluginv2.ClosePluginRequest) (*pluginv2.ClosePluginResponse, error) {
+func (s *server) Close(ctx context.Context, _ *pluginv3.ClosePluginRequest) (*pluginv3.ClosePluginResponse, error) {
 	c, ok := s.impl.(plugins.Closer)
 	if !ok {
-		return &pluginv2.ClosePluginResponse{}, nil
+		return &pluginv3.ClosePluginResponse{}, nil
 	}
 	if err := c.Close(ctx); err != nil {
-		return &pluginv2.ClosePluginResponse{Error: encodeError(err)}, nil
+		return &pluginv3.ClosePluginResponse{Error: encodeError(err)}, nil
 	}
-	return &pluginv2.ClosePluginResponse{}, nil
+	return &pluginv3.ClosePluginResponse{}, nil
 }
 
 var _ plugins.Shutdowner = (*Client)(nil)

@@ -4,25 +4,21 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv2"
+	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
-// The tree (plugins.Tree) across the process boundary, both ends: the
-// host's hostServer attaches clients to its tree and streams their frames
-// on TreeConnect; the plugin's treeHost is a plugins.Tree over the Host
-// service. Frames and messages cross as bytes, unchanged.
+// The tree (plugins.Tree) across the process boundary, the host's end:
+// hostServer attaches clients to its tree and sends their frames on Trees
+// calls; the plugin's end (treeHost, tree_client.go) is a plugins.Tree
+// over the Host service. Frames and messages cross as bytes, unchanged.
 
 // errNoTree answers a tree call when the host offers no tree.
 var errNoTree = errors.New("pluginrpc: the host offers no tree")
 
-// errNoTreeClient answers TreeExec for an id that no TreeConnect of this
+// errNoTreeClient answers TreeExec for an id that no Trees call of this
 // plugin process holds.
 var errNoTreeClient = errors.New("pluginrpc: no tree client of that id")
 
@@ -60,38 +56,322 @@ func (t *treeClients) remove(id string, c plugins.TreeClient) {
 	}
 }
 
-// TreeConnect attaches a client and streams its frames until the tree
-// disconnects it or the call ends; the client is disconnected either way.
-func (s *hostServer) TreeConnect(req *pluginv2.TreeConnectRequest, stream pluginv2.Host_TreeConnectServer) error {
-	tree := s.host.Tree
+// Trees serves the tree clients a plugin attaches on one call: the reader
+// (this goroutine) connects, credits and releases them; one writer
+// goroutine per call sends what their queues in the tree hold, in turn,
+// while each has credit. A client of the tree in process (treeReadier)
+// thus costs no goroutine of its own; another (a Tree other than the
+// host's own) gets a pump that waits in Next. The call's end disconnects
+// every client on it.
+func (s *hostServer) Trees(stream pluginv3.Host_TreesServer) error {
+	t := &hostTrees{srv: s, stream: stream, ctx: stream.Context(), clients: make(map[uint64]*hostTreeClient), wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	var workers sync.WaitGroup
+	workers.Go(t.write)
+	for {
+		up, err := stream.Recv()
+		if err != nil {
+			break
+		}
+		n := up.GetClient()
+		switch k := up.GetKind().(type) {
+		case *pluginv3.TreeUp_Connect:
+			hc := &hostTreeClient{n: n, id: string(k.Connect.GetId()), credit: newCredit(treeWindow)}
+			if !t.put(hc) {
+				continue
+			}
+			identity := string(k.Connect.GetIdentity())
+			workers.Go(func() { t.connect(hc, identity, &workers) })
+		case *pluginv3.TreeUp_Credit:
+			if hc := t.get(n); hc != nil {
+				hc.credit.add(int64(k.Credit.GetBytes()))
+				t.ready(hc)
+			}
+		case *pluginv3.TreeUp_Release:
+			if hc := t.get(n); hc != nil {
+				t.finish(hc)
+			}
+		}
+	}
+	close(t.quit)
+	for _, hc := range t.closeAll() {
+		t.release(hc)
+	}
+	workers.Wait()
+	return nil
+}
+
+// hostTrees is the host's end of one Trees call.
+type hostTrees struct {
+	srv    *hostServer
+	stream pluginv3.Host_TreesServer
+	ctx    context.Context
+	smu    sync.Mutex    // serializes Send
+	wake   chan struct{} // a wake for the writer
+	quit   chan struct{} // closed when the call's reader is done
+
+	mu      sync.Mutex
+	clients map[uint64]*hostTreeClient
+	queue   []*hostTreeClient // clients with something to send, in turn
+	closed  bool
+}
+
+// hostTreeClient is one client on a Trees call.
+type hostTreeClient struct {
+	n      uint64
+	id     string
+	credit *credit // for its frames, granted by the plugin
+
+	// Guarded by hostTrees.mu.
+	c        plugins.TreeClient // nil while connecting
+	r        treeReadier        // c's, when it has one
+	queued   bool               // in hostTrees.queue
+	finished bool               // released: disconnected and forgotten
+
+	// Used by the writer only.
+	frames []plugins.TreeFrame
+}
+
+func (t *hostTrees) put(hc *hostTreeClient) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || t.clients[hc.n] != nil {
+		return false
+	}
+	t.clients[hc.n] = hc
+	return true
+}
+
+func (t *hostTrees) get(n uint64) *hostTreeClient {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.clients[n]
+}
+
+// closeAll forgets every client and returns them.
+func (t *hostTrees) closeAll() map[uint64]*hostTreeClient {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed = true
+	m := t.clients
+	t.clients = nil
+	t.queue = nil
+	return m
+}
+
+// send sends d on the call.
+func (t *hostTrees) send(d *pluginv3.TreeDown) error {
+	t.smu.Lock()
+	defer t.smu.Unlock()
+	return t.stream.Send(d)
+}
+
+// connect attaches hc to the tree and answers the plugin.
+func (t *hostTrees) connect(hc *hostTreeClient, identity string, workers *sync.WaitGroup) {
+	tree := t.srv.host.Tree
 	if tree == nil {
-		return stream.Send(&pluginv2.TreeFrames{Error: encodeError(errNoTree)})
+		t.forget(hc)
+		_ = t.send(&pluginv3.TreeDown{Client: hc.n, Kind: &pluginv3.TreeDown_Connected{Connected: &pluginv3.TreeConnected{Error: encodeError(errNoTree)}}})
+		return
 	}
-	ctx := stream.Context()
-	id := string(req.GetId())
-	c, err := tree.Connect(ctx, id, string(req.GetIdentity()))
+	c, err := tree.Connect(t.ctx, hc.id, identity)
 	if err != nil {
-		return stream.Send(&pluginv2.TreeFrames{Error: encodeError(err)})
+		t.forget(hc)
+		_ = t.send(&pluginv3.TreeDown{Client: hc.n, Kind: &pluginv3.TreeDown_Connected{Connected: &pluginv3.TreeConnected{Error: encodeError(err)}}})
+		return
 	}
-	s.trees.put(id, c)
-	defer func() {
-		s.trees.remove(id, c)
+	r, _ := c.(treeReadier)
+	t.mu.Lock()
+	gone := hc.finished
+	if !gone {
+		hc.c, hc.r = c, r
+	}
+	t.mu.Unlock()
+	if gone {
+		// Released (or the call ended) while connecting.
 		c.Disconnect()
-	}()
-	if err := stream.Send(&pluginv2.TreeFrames{}); err != nil {
-		return nil
+		return
 	}
-	if r, ok := c.(treeReadier); ok {
-		return sendReady(ctx, stream, r)
+	t.srv.trees.put(hc.id, c)
+	// The answer goes before any frame: the writer and the pump start
+	// after it.
+	_ = t.send(&pluginv3.TreeDown{Client: hc.n, Kind: &pluginv3.TreeDown_Connected{Connected: &pluginv3.TreeConnected{}}})
+	if r != nil {
+		r.OnReady(func() { t.ready(hc) })
+		t.ready(hc)
+		return
 	}
-	return sendNext(ctx, stream, c)
+	workers.Go(func() { t.pump(hc, c) })
+}
+
+// forget drops hc from the call's table.
+func (t *hostTrees) forget(hc *hostTreeClient) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	hc.finished = true
+	if t.clients[hc.n] == hc {
+		delete(t.clients, hc.n)
+	}
+}
+
+// finish forgets hc and disconnects its client.
+func (t *hostTrees) finish(hc *hostTreeClient) {
+	t.forget(hc)
+	t.release(hc)
+}
+
+// release disconnects the client of hc, once it is attached.
+func (t *hostTrees) release(hc *hostTreeClient) {
+	t.mu.Lock()
+	hc.finished = true
+	c, r := hc.c, hc.r
+	hc.c, hc.r = nil, nil
+	t.mu.Unlock()
+	if c == nil {
+		return
+	}
+	if r != nil {
+		r.OnReady(nil)
+	}
+	t.srv.trees.remove(hc.id, c)
+	c.Disconnect()
+	hc.credit.add(1) // a pump waiting for credit looks again, and ends
+}
+
+// ready queues hc for the writer, unless it is queued already. It never
+// blocks: it is the client's OnReady function.
+func (t *hostTrees) ready(hc *hostTreeClient) {
+	t.mu.Lock()
+	if hc.queued || hc.finished || t.closed {
+		t.mu.Unlock()
+		return
+	}
+	hc.queued = true
+	t.queue = append(t.queue, hc)
+	t.mu.Unlock()
+	wakeUp(t.wake)
+}
+
+// write sends the frames of the clients queued, in turn, until the call
+// ends. A client without credit is passed over (its credit queues it
+// again) unless the tree has ended it: its end goes at once, and what its
+// queue held is dropped with it.
+func (t *hostTrees) write() {
+	var out []*pluginv3.TreeFrame
+	for {
+		select {
+		case <-t.wake:
+		case <-t.quit:
+			return
+		}
+		for {
+			t.mu.Lock()
+			if len(t.queue) == 0 {
+				t.queue = nil
+				t.mu.Unlock()
+				break
+			}
+			hc := t.queue[0]
+			t.queue[0] = nil
+			t.queue = t.queue[1:]
+			hc.queued = false
+			r := hc.r
+			if hc.finished {
+				r = nil
+			}
+			t.mu.Unlock()
+			if r == nil {
+				continue
+			}
+			var err error
+			out, err = t.take(hc, r, out)
+			if err != nil {
+				t.sendGone(hc, err)
+				t.finish(hc)
+			}
+		}
+	}
+}
+
+// take sends what the queue of hc holds while it has credit, and returns
+// the client's end once the tree ended it.
+func (t *hostTrees) take(hc *hostTreeClient, r treeReadier, out []*pluginv3.TreeFrame) ([]*pluginv3.TreeFrame, error) {
+	for {
+		if !hc.credit.positive() {
+			return out, r.Err()
+		}
+		var err error
+		hc.frames, err = r.TryNext(hc.frames)
+		if len(hc.frames) > 0 {
+			var cost int64
+			out = out[:0]
+			for _, f := range hc.frames {
+				out = append(out, &pluginv3.TreeFrame{Seq: f.Seq, Data: f.Data})
+				cost += int64(len(f.Data)) + frameCost
+			}
+			hc.credit.spend(cost)
+			serr := t.send(&pluginv3.TreeDown{Client: hc.n, Kind: &pluginv3.TreeDown_Frames{Frames: &pluginv3.TreeFrames{Frames: out}}})
+			clear(out)
+			clear(hc.frames)
+			if serr != nil {
+				return out, nil // the call is over; its reader ends the clients
+			}
+			continue
+		}
+		return out, err
+	}
+}
+
+// pump sends the frames of a client without TryNext: one Next, one
+// message, while the client has credit.
+func (t *hostTrees) pump(hc *hostTreeClient, c plugins.TreeClient) {
+	var frames []plugins.TreeFrame
+	var out []*pluginv3.TreeFrame
+	for hc.credit.wait(t.ctx, t.quit, nil) {
+		var err error
+		frames, err = c.Next(t.ctx, frames)
+		if len(frames) > 0 {
+			var cost int64
+			out = out[:0]
+			for _, f := range frames {
+				out = append(out, &pluginv3.TreeFrame{Seq: f.Seq, Data: f.Data})
+				cost += int64(len(f.Data)) + frameCost
+			}
+			hc.credit.spend(cost)
+			if t.send(&pluginv3.TreeDown{Client: hc.n, Kind: &pluginv3.TreeDown_Frames{Frames: &pluginv3.TreeFrames{Frames: out}}}) != nil {
+				return
+			}
+			clear(out)
+			clear(frames)
+		}
+		if err != nil {
+			t.sendGone(hc, err)
+			t.finish(hc)
+			return
+		}
+	}
+}
+
+// sendGone sends the client's end when err is its *plugins.TreeGone and
+// the plugin has not released it.
+func (t *hostTrees) sendGone(hc *hostTreeClient, err error) {
+	var gone *plugins.TreeGone
+	if !errors.As(err, &gone) {
+		return
+	}
+	t.mu.Lock()
+	finished := hc.finished
+	t.mu.Unlock()
+	if finished {
+		return
+	}
+	_ = t.send(&pluginv3.TreeDown{Client: hc.n, Kind: &pluginv3.TreeDown_Gone{Gone: &pluginv3.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)}}})
 }
 
 // treeReadier is a tree client that can be drained without a goroutine
 // waiting in Next: the clients of the tree in process (doors.TreeOf), which
 // the host hands over as they are. How a client is drained is the tree
 // adapter's business, not the plugin contract's, so this is found by type
-// assertion; another client is drained with Next (sendNext).
+// assertion; another client is drained with Next (hostTrees.pump).
 type treeReadier interface {
 	// TryNext is Next without the wait: the frames queued, appended to
 	// buf[:0]; none and nil while the client lives, its *plugins.TreeGone
@@ -105,112 +385,6 @@ type treeReadier interface {
 	Err() error
 }
 
-// sendReady streams the frames of a client of the tree in process. A Send
-// waits while the plugin does not read the call (gRPC's flow control), so
-// it runs in a goroutine of its own, and while it waits no frame is taken:
-// what waits for the plugin is the client's queue in the tree, bounded as
-// for any client. When the queue overflows, the tree ends the client (1008
-// "slow consumer"), and the call ends at once with that Gone in its status
-// (see goneStatus), rather than when the plugin reads again: the host then
-// holds neither the client's frames nor a goroutine for it.
-func sendReady(ctx context.Context, stream pluginv2.Host_TreeConnectServer, r treeReadier) error {
-	wake := make(chan struct{}, 1)
-	r.OnReady(func() { wakeUp(wake) })
-	defer r.OnReady(nil)
-	sent := make(chan error, 1)
-	sending := false
-	var frames []plugins.TreeFrame
-	var out []*pluginv2.TreeFrame
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-sent:
-			sending = false
-			clear(out)
-			clear(frames)
-			if err != nil {
-				return nil
-			}
-		case <-wake:
-		}
-		if sending {
-			if err := r.Err(); err != nil {
-				// The Send under way gets a moment to finish, so what it
-				// carries reaches the plugin before the end; a plugin
-				// that does not read lets it wait no longer than that.
-				grace := time.NewTimer(sendGrace)
-				select {
-				case serr := <-sent:
-					grace.Stop()
-					sending = false
-					clear(out)
-					clear(frames)
-					if serr != nil {
-						return nil
-					}
-					// Take what is left, then the end, as a client ended
-					// while no Send waited.
-					wakeUp(wake)
-					continue
-				case <-grace.C:
-					return goneStatus(err)
-				case <-ctx.Done():
-					grace.Stop()
-					return nil
-				}
-			}
-			continue
-		}
-		var err error
-		frames, err = r.TryNext(frames)
-		if len(frames) > 0 {
-			out = appendFrames(out[:0], frames)
-			m := &pluginv2.TreeFrames{Frames: out}
-			sending = true
-			go func() { sent <- stream.Send(m) }()
-			if r.Err() != nil {
-				// The client ended before this take and the wake of its
-				// end was spent on it: nothing else wakes the loop while
-				// the plugin lets this Send wait, so look again now.
-				wakeUp(wake)
-			}
-			continue
-		}
-		if err != nil {
-			return sendGoneBounded(ctx, stream, err)
-		}
-	}
-}
-
-// sendGoneBounded sends the end err of a client whose frames were all
-// sent, as sendGone does, unless the plugin lets that Send wait past
-// sendGrace (it reads nothing, and the Sends before filled the call's
-// window): the call then ends with goneStatus, which reaches the plugin
-// after those frames however long it waits, rather than holding the
-// client's call until the plugin reads.
-func sendGoneBounded(ctx context.Context, stream pluginv2.Host_TreeConnectServer, err error) error {
-	sent := make(chan struct{})
-	go func() {
-		defer close(sent)
-		sendGone(stream, err)
-	}()
-	grace := time.NewTimer(sendGrace)
-	defer grace.Stop()
-	select {
-	case <-sent:
-		return nil
-	case <-grace.C:
-		return goneStatus(err)
-	case <-ctx.Done():
-		return nil
-	}
-}
-
-// sendGrace is how long a TreeConnect call whose client the tree ended
-// waits for the Send under way before it ends with goneStatus.
-const sendGrace = time.Second
-
 // wakeUp makes sure a wake is pending on wake.
 func wakeUp(wake chan struct{}) {
 	select {
@@ -219,230 +393,38 @@ func wakeUp(wake chan struct{}) {
 	}
 }
 
-// sendNext streams the frames of a client that has no TryNext (a Tree
-// other than the host's own): one Next, one Send.
-func sendNext(ctx context.Context, stream pluginv2.Host_TreeConnectServer, c plugins.TreeClient) error {
-	var frames []plugins.TreeFrame
-	var out []*pluginv2.TreeFrame
-	for {
-		var err error
-		frames, err = c.Next(ctx, frames)
-		if len(frames) > 0 {
-			out = appendFrames(out[:0], frames)
-			if serr := stream.Send(&pluginv2.TreeFrames{Frames: out}); serr != nil {
-				return nil
-			}
-			clear(out)
-			clear(frames)
-		}
-		if err != nil {
-			sendGone(stream, err)
-			return nil
-		}
-	}
-}
-
-// appendFrames appends frames to out as protocol messages.
-func appendFrames(out []*pluginv2.TreeFrame, frames []plugins.TreeFrame) []*pluginv2.TreeFrame {
-	for _, f := range frames {
-		out = append(out, &pluginv2.TreeFrame{Seq: f.Seq, Data: f.Data})
-	}
-	return out
-}
-
-// sendGone sends the client's end when err is its *plugins.TreeGone (the
-// call's end is then the plugin's cancel or the host's).
-func sendGone(stream pluginv2.Host_TreeConnectServer, err error) {
-	var gone *plugins.TreeGone
-	if errors.As(err, &gone) {
-		_ = stream.Send(&pluginv2.TreeFrames{Gone: &pluginv2.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)}})
-	}
-}
-
-// goneStatus is the status that ends a TreeConnect call whose client the
-// tree ended while a Send waited for the plugin: ABORTED, with the
-// client's end as a TreeGone in its details, which the plugin's Next
-// returns after the frames sent before it (treeGoneOf).
-func goneStatus(err error) error {
-	st := status.New(codes.Aborted, "pluginrpc: tree client ended")
-	var gone *plugins.TreeGone
-	if !errors.As(err, &gone) {
-		return st.Err()
-	}
-	if withGone, derr := st.WithDetails(&pluginv2.TreeGone{Code: int32(gone.Code), Reason: wire(gone.Reason)}); derr == nil {
-		st = withGone
-	}
-	return st.Err()
-}
-
-// treeGoneOf returns the client's end that a TreeConnect call's status
-// carries (goneStatus), nil when it carries none.
-func treeGoneOf(err error) *plugins.TreeGone {
-	st, ok := status.FromError(err)
-	if !ok || st.Code() != codes.Aborted {
-		return nil
-	}
-	for _, d := range st.Details() {
-		if g, ok := d.(*pluginv2.TreeGone); ok {
-			return &plugins.TreeGone{Code: int(g.GetCode()), Reason: string(g.GetReason())}
-		}
-	}
-	return nil
-}
-
 // TreeExec executes a message of a client of this plugin process.
-func (s *hostServer) TreeExec(ctx context.Context, req *pluginv2.TreeExecRequest) (*pluginv2.TreeExecResponse, error) {
+func (s *hostServer) TreeExec(ctx context.Context, req *pluginv3.TreeExecRequest) (*pluginv3.TreeExecResponse, error) {
 	c := s.trees.get(string(req.GetId()))
 	if c == nil {
-		return &pluginv2.TreeExecResponse{Error: encodeError(errNoTreeClient)}, nil
+		return &pluginv3.TreeExecResponse{Error: encodeError(errNoTreeClient)}, nil
 	}
 	if err := c.Exec(ctx, req.GetMsg()); err != nil {
-		return &pluginv2.TreeExecResponse{Error: encodeError(err)}, nil
+		return &pluginv3.TreeExecResponse{Error: encodeError(err)}, nil
 	}
-	return &pluginv2.TreeExecResponse{}, nil
+	return &pluginv3.TreeExecResponse{}, nil
 }
 
 // TreeDisconnect disconnects a client of this plugin process; an unknown
 // id is already gone.
-func (s *hostServer) TreeDisconnect(_ context.Context, req *pluginv2.TreeDisconnectRequest) (*pluginv2.TreeDisconnectResponse, error) {
+func (s *hostServer) TreeDisconnect(_ context.Context, req *pluginv3.TreeDisconnectRequest) (*pluginv3.TreeDisconnectResponse, error) {
 	if c := s.trees.get(string(req.GetId())); c != nil {
 		c.Disconnect()
 	}
-	return &pluginv2.TreeDisconnectResponse{}, nil
+	return &pluginv3.TreeDisconnectResponse{}, nil
 }
 
 // TreeCall executes one message without a client.
-func (s *hostServer) TreeCall(ctx context.Context, req *pluginv2.TreeCallRequest) (*pluginv2.TreeCallResponse, error) {
+func (s *hostServer) TreeCall(ctx context.Context, req *pluginv3.TreeCallRequest) (*pluginv3.TreeCallResponse, error) {
 	tree := s.host.Tree
 	if tree == nil {
-		return &pluginv2.TreeCallResponse{Error: encodeError(errNoTree)}, nil
+		return &pluginv3.TreeCallResponse{Error: encodeError(errNoTree)}, nil
 	}
 	reply, err := tree.Call(ctx, string(req.GetFrom()), string(req.GetIdentity()), req.GetMsg())
 	if err != nil {
-		return &pluginv2.TreeCallResponse{Error: encodeError(err)}, nil
+		return &pluginv3.TreeCallResponse{Error: encodeError(err)}, nil
 	}
-	return &pluginv2.TreeCallResponse{Reply: reply}, nil
+	return &pluginv3.TreeCallResponse{Reply: reply}, nil
 }
 
-// treeHost is the host's tree as the plugin sees it.
-type treeHost struct{ h *remoteHost }
-
-// Connect attaches a client through the host. The client's frames come on
-// a call of their own, which lives until Disconnect (or a Next whose ctx
-// ends, or the host's end).
-func (t treeHost) Connect(ctx context.Context, id, identity string) (plugins.TreeClient, error) {
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stream, err := t.h.client.TreeConnect(sctx, &pluginv2.TreeConnectRequest{Id: wire(id), Identity: wire(identity)})
-	if err != nil {
-		cancel()
-		return nil, hostCallError(ctx, err, "tree connect", id)
-	}
-	stop := context.AfterFunc(ctx, cancel)
-	ack, err := stream.Recv()
-	stop()
-	if err != nil {
-		cancel()
-		return nil, hostCallError(ctx, err, "tree connect", id)
-	}
-	if e := ack.GetError(); e != nil {
-		cancel()
-		return nil, decodeError(e)
-	}
-	return &remoteTreeClient{h: t.h, id: id, stream: stream, cancel: cancel}, nil
-}
-
-// Call asks the host's tree to execute one message.
-func (t treeHost) Call(ctx context.Context, from, identity string, msg []byte) ([]byte, error) {
-	resp, err := t.h.client.TreeCall(ctx, &pluginv2.TreeCallRequest{From: wire(from), Identity: wire(identity), Msg: msg})
-	if err != nil {
-		return nil, hostCallError(ctx, err, "tree call", from)
-	}
-	if e := resp.GetError(); e != nil {
-		return nil, decodeError(e)
-	}
-	return resp.GetReply(), nil
-}
-
-// remoteTreeClient is a tree client attached through the host.
-type remoteTreeClient struct {
-	h      *remoteHost
-	id     string
-	stream pluginv2.Host_TreeConnectClient
-	cancel context.CancelFunc
-
-	err          error // what Next returns from now on
-	disconnected atomic.Bool
-	once         sync.Once
-}
-
-// errHostGone ends a client whose call to the host broke.
-var errHostGone = &plugins.TreeGone{Code: 1011, Reason: "tree unavailable"}
-
-// errDisconnected ends a client after Disconnect.
-var errDisconnected = &plugins.TreeGone{Code: 1000, Reason: "disconnected"}
-
-// Exec sends a message of the client to the host's tree.
-func (c *remoteTreeClient) Exec(ctx context.Context, msg []byte) error {
-	resp, err := c.h.client.TreeExec(ctx, &pluginv2.TreeExecRequest{Id: wire(c.id), Msg: msg})
-	if err != nil {
-		return hostCallError(ctx, err, "tree exec", c.id)
-	}
-	if e := resp.GetError(); e != nil {
-		return decodeError(e)
-	}
-	return nil
-}
-
-// Next returns the frames of one message of the client's call; when ctx
-// ends, the call is cancelled (the host then disconnects the client).
-func (c *remoteTreeClient) Next(ctx context.Context, buf []plugins.TreeFrame) ([]plugins.TreeFrame, error) {
-	buf = buf[:0]
-	if c.err != nil {
-		return buf, c.err
-	}
-	stop := context.AfterFunc(ctx, c.cancel)
-	m, err := c.stream.Recv()
-	stop()
-	if err != nil {
-		gone := treeGoneOf(err)
-		switch {
-		case c.disconnected.Load():
-			c.err = errDisconnected
-		case gone != nil:
-			c.err = gone
-		case ctx.Err() != nil:
-			c.err = ctx.Err()
-		default:
-			c.err = errHostGone
-		}
-		c.cancel()
-		return buf, c.err
-	}
-	for _, f := range m.GetFrames() {
-		buf = append(buf, plugins.TreeFrame{Seq: f.GetSeq(), Data: f.GetData()})
-	}
-	if g := m.GetGone(); g != nil {
-		c.err = &plugins.TreeGone{Code: int(g.GetCode()), Reason: string(g.GetReason())}
-		c.cancel()
-		if len(buf) == 0 {
-			return buf, c.err
-		}
-	}
-	return buf, nil
-}
-
-// Disconnect asks the host to disconnect the client, then ends its call.
-func (c *remoteTreeClient) Disconnect() {
-	c.once.Do(func() {
-		c.disconnected.Store(true)
-		ctx, cancel := context.WithTimeout(context.Background(), disconnectTimeout)
-		_, _ = c.h.client.TreeDisconnect(ctx, &pluginv2.TreeDisconnectRequest{Id: wire(c.id)})
-		cancel()
-		c.cancel()
-	})
-}
-
-var (
-	_ plugins.Tree       = treeHost{}
-	_ plugins.TreeClient = (*remoteTreeClient)(nil)
-)
+var _ plugins.TreeClient = (*remoteTreeClient)(nil)

@@ -70,8 +70,8 @@ func (lazyPlugin) Routes(_ context.Context, offered plugins.Services) ([]plugins
 }
 
 // watchedTree is the tree in process whose clients report their
-// Disconnect on disconnected: the host disconnects a client when its
-// TreeConnect call ends.
+// Disconnect on disconnected: the host disconnects a client that the
+// tree ended, or the plugin released, or whose Trees call ended.
 type watchedTree struct {
 	plugins.Tree
 	disconnected chan string
@@ -112,10 +112,9 @@ func (c *watchedClient) Disconnect() {
 // TestTreeSlowPlugin: a plugin that does not read its tree client's frames
 // holds the host only as long as the tree's queue of the client has room.
 // When it overflows, the tree ends the client (1008 "slow consumer") and
-// the host ends the TreeConnect call at once, while the plugin still reads
-// nothing (before, the call waited in Send for the plugin, holding the
-// client and its queue); the plugin then reads the frames sent before and
-// that end.
+// the host tells the plugin and disconnects the client at once, while the
+// plugin still reads nothing (it holds no credit: the host never waits
+// for it); the plugin then reads the frames sent before and that end.
 func TestTreeSlowPlugin(t *testing.T) {
 	tr, err := tree.New(t.Context(), nil, tree.Options{QueueFrames: 64, Epoch: "e1"})
 	if err != nil {
@@ -149,7 +148,7 @@ func TestTreeSlowPlugin(t *testing.T) {
 			t.Fatalf("disconnected %q", id)
 		}
 	case <-time.After(15 * time.Second): // a hang guard
-		t.Fatal("the host still holds the TreeConnect call of a client the tree ended")
+		t.Fatal("the host still holds a client the tree ended")
 	}
 	got := httpGet(t, s.srv.URL+"/lazy/drain")
 	if !strings.HasSuffix(got, " frames, then "+(&plugins.TreeGone{Code: 1008, Reason: "slow consumer"}).Error()) || strings.HasPrefix(got, "0 frames") {

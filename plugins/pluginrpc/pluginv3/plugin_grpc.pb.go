@@ -1,4 +1,4 @@
-// Protocol of reso's out-of-process plugins, version 2.
+// Protocol of reso's out-of-process plugins, version 3.
 //
 // The host (the reso server) starts a plugin process with hashicorp/go-plugin
 // (gRPC, AutoMTLS) and talks to the Plugin service. The host in turn offers
@@ -6,8 +6,15 @@
 // in RoutesRequest.host_broker_id. Generated code is committed: see
 // plugins/pluginrpc/README.md for the regeneration steps.
 //
-// A change that breaks old peers gets a new package (reso.plugin.v3) and a
+// A change that breaks old peers gets a new package (reso.plugin.v4) and a
 // new go-plugin protocol version.
+//
+// Version 3 differs from version 2 in how sessions and tree clients cross:
+// many on a few multiplexed streams (Plugin.Sessions, Host.Trees), each
+// frame tagged with its session's or client's number, with a credit window
+// per session and client in each direction, instead of one call each
+// (Plugin.Session, Host.TreeConnect, both gone). A version 2 peer is refused
+// at the handshake (go-plugin protocol version 3).
 //
 // Version 2 differs from version 1 in one rule: every field that carries
 // request or response data, or text a plugin or the host made (routes,
@@ -24,7 +31,7 @@
 // - protoc             v3.21.12
 // source: plugin.proto
 
-package pluginv2
+package pluginv3
 
 import (
 	context "context"
@@ -39,14 +46,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Plugin_Routes_FullMethodName       = "/reso.plugin.v2.Plugin/Routes"
-	Plugin_Exchange_FullMethodName     = "/reso.plugin.v2.Plugin/Exchange"
-	Plugin_Read_FullMethodName         = "/reso.plugin.v2.Plugin/Read"
-	Plugin_CloseContent_FullMethodName = "/reso.plugin.v2.Plugin/CloseContent"
-	Plugin_Events_FullMethodName       = "/reso.plugin.v2.Plugin/Events"
-	Plugin_CloseEvents_FullMethodName  = "/reso.plugin.v2.Plugin/CloseEvents"
-	Plugin_Session_FullMethodName      = "/reso.plugin.v2.Plugin/Session"
-	Plugin_Close_FullMethodName        = "/reso.plugin.v2.Plugin/Close"
+	Plugin_Routes_FullMethodName       = "/reso.plugin.v3.Plugin/Routes"
+	Plugin_Exchange_FullMethodName     = "/reso.plugin.v3.Plugin/Exchange"
+	Plugin_Read_FullMethodName         = "/reso.plugin.v3.Plugin/Read"
+	Plugin_CloseContent_FullMethodName = "/reso.plugin.v3.Plugin/CloseContent"
+	Plugin_Events_FullMethodName       = "/reso.plugin.v3.Plugin/Events"
+	Plugin_CloseEvents_FullMethodName  = "/reso.plugin.v3.Plugin/CloseEvents"
+	Plugin_Sessions_FullMethodName     = "/reso.plugin.v3.Plugin/Sessions"
+	Plugin_Close_FullMethodName        = "/reso.plugin.v3.Plugin/Close"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -79,13 +86,20 @@ type PluginClient interface {
 	// CloseEvents releases a streamed answer the host will not read (a HEAD
 	// request, a client already gone).
 	CloseEvents(ctx context.Context, in *CloseEventsRequest, opts ...grpc.CallOption) (*CloseEventsResponse, error)
-	// Session serves one message session of a session route: the host sends
-	// SessionUp.open first, then the client's messages and, when the client
-	// closes, its close; the plugin sends the handler's messages, its close
-	// and, when the handler returns, SessionDown.end, and ends the call.
-	// Cancelling the call (server shutdown, lost connection) cancels the
-	// handler's context.
-	Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionUp, SessionDown], error)
+	// Sessions carries the message sessions of session routes, many on one
+	// call: the host opens a few such calls per plugin process and spreads
+	// its sessions over them. Every message names its session by a number
+	// the host chose, unique on the call. Up: SessionUp.open first, then the
+	// client's messages and, when the client closes, its close; cancel when
+	// the host ends the session (shutdown, a lost connection), which cancels
+	// the handler's context. Down: the handler's messages, its close and,
+	// when the handler returns, end, the session's last message. Each side
+	// grants credit (bytes) for the messages it has taken: a side sends a
+	// message of a session only while its credit there is positive (the
+	// message may overdraw it); each starts with SessionWindow. The end of
+	// the call ends all its sessions (the handlers' contexts are cancelled;
+	// the host closes their clients with 1011).
+	Sessions(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionUp, SessionDown], error)
 	// Close calls the plugin's Close (plugins.Closer), if it has one, at the
 	// host's shutdown.
 	Close(ctx context.Context, in *ClosePluginRequest, opts ...grpc.CallOption) (*ClosePluginResponse, error)
@@ -180,9 +194,9 @@ func (c *pluginClient) CloseEvents(ctx context.Context, in *CloseEventsRequest, 
 	return out, nil
 }
 
-func (c *pluginClient) Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionUp, SessionDown], error) {
+func (c *pluginClient) Sessions(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionUp, SessionDown], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[3], Plugin_Session_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[3], Plugin_Sessions_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +205,7 @@ func (c *pluginClient) Session(ctx context.Context, opts ...grpc.CallOption) (gr
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Plugin_SessionClient = grpc.BidiStreamingClient[SessionUp, SessionDown]
+type Plugin_SessionsClient = grpc.BidiStreamingClient[SessionUp, SessionDown]
 
 func (c *pluginClient) Close(ctx context.Context, in *ClosePluginRequest, opts ...grpc.CallOption) (*ClosePluginResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -233,13 +247,20 @@ type PluginServer interface {
 	// CloseEvents releases a streamed answer the host will not read (a HEAD
 	// request, a client already gone).
 	CloseEvents(context.Context, *CloseEventsRequest) (*CloseEventsResponse, error)
-	// Session serves one message session of a session route: the host sends
-	// SessionUp.open first, then the client's messages and, when the client
-	// closes, its close; the plugin sends the handler's messages, its close
-	// and, when the handler returns, SessionDown.end, and ends the call.
-	// Cancelling the call (server shutdown, lost connection) cancels the
-	// handler's context.
-	Session(grpc.BidiStreamingServer[SessionUp, SessionDown]) error
+	// Sessions carries the message sessions of session routes, many on one
+	// call: the host opens a few such calls per plugin process and spreads
+	// its sessions over them. Every message names its session by a number
+	// the host chose, unique on the call. Up: SessionUp.open first, then the
+	// client's messages and, when the client closes, its close; cancel when
+	// the host ends the session (shutdown, a lost connection), which cancels
+	// the handler's context. Down: the handler's messages, its close and,
+	// when the handler returns, end, the session's last message. Each side
+	// grants credit (bytes) for the messages it has taken: a side sends a
+	// message of a session only while its credit there is positive (the
+	// message may overdraw it); each starts with SessionWindow. The end of
+	// the call ends all its sessions (the handlers' contexts are cancelled;
+	// the host closes their clients with 1011).
+	Sessions(grpc.BidiStreamingServer[SessionUp, SessionDown]) error
 	// Close calls the plugin's Close (plugins.Closer), if it has one, at the
 	// host's shutdown.
 	Close(context.Context, *ClosePluginRequest) (*ClosePluginResponse, error)
@@ -271,8 +292,8 @@ func (UnimplementedPluginServer) Events(*EventsRequest, grpc.ServerStreamingServ
 func (UnimplementedPluginServer) CloseEvents(context.Context, *CloseEventsRequest) (*CloseEventsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CloseEvents not implemented")
 }
-func (UnimplementedPluginServer) Session(grpc.BidiStreamingServer[SessionUp, SessionDown]) error {
-	return status.Error(codes.Unimplemented, "method Session not implemented")
+func (UnimplementedPluginServer) Sessions(grpc.BidiStreamingServer[SessionUp, SessionDown]) error {
+	return status.Error(codes.Unimplemented, "method Sessions not implemented")
 }
 func (UnimplementedPluginServer) Close(context.Context, *ClosePluginRequest) (*ClosePluginResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Close not implemented")
@@ -381,12 +402,12 @@ func _Plugin_CloseEvents_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Plugin_Session_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(PluginServer).Session(&grpc.GenericServerStream[SessionUp, SessionDown]{ServerStream: stream})
+func _Plugin_Sessions_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PluginServer).Sessions(&grpc.GenericServerStream[SessionUp, SessionDown]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Plugin_SessionServer = grpc.BidiStreamingServer[SessionUp, SessionDown]
+type Plugin_SessionsServer = grpc.BidiStreamingServer[SessionUp, SessionDown]
 
 func _Plugin_Close_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ClosePluginRequest)
@@ -410,7 +431,7 @@ func _Plugin_Close_Handler(srv interface{}, ctx context.Context, dec func(interf
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var Plugin_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "reso.plugin.v2.Plugin",
+	ServiceName: "reso.plugin.v3.Plugin",
 	HandlerType: (*PluginServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -448,8 +469,8 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 			ServerStreams: true,
 		},
 		{
-			StreamName:    "Session",
-			Handler:       _Plugin_Session_Handler,
+			StreamName:    "Sessions",
+			Handler:       _Plugin_Sessions_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},
@@ -458,13 +479,13 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Host_Setting_FullMethodName        = "/reso.plugin.v2.Host/Setting"
-	Host_SetSetting_FullMethodName     = "/reso.plugin.v2.Host/SetSetting"
-	Host_ReadBody_FullMethodName       = "/reso.plugin.v2.Host/ReadBody"
-	Host_TreeConnect_FullMethodName    = "/reso.plugin.v2.Host/TreeConnect"
-	Host_TreeExec_FullMethodName       = "/reso.plugin.v2.Host/TreeExec"
-	Host_TreeDisconnect_FullMethodName = "/reso.plugin.v2.Host/TreeDisconnect"
-	Host_TreeCall_FullMethodName       = "/reso.plugin.v2.Host/TreeCall"
+	Host_Setting_FullMethodName        = "/reso.plugin.v3.Host/Setting"
+	Host_SetSetting_FullMethodName     = "/reso.plugin.v3.Host/SetSetting"
+	Host_ReadBody_FullMethodName       = "/reso.plugin.v3.Host/ReadBody"
+	Host_Trees_FullMethodName          = "/reso.plugin.v3.Host/Trees"
+	Host_TreeExec_FullMethodName       = "/reso.plugin.v3.Host/TreeExec"
+	Host_TreeDisconnect_FullMethodName = "/reso.plugin.v3.Host/TreeDisconnect"
+	Host_TreeCall_FullMethodName       = "/reso.plugin.v3.Host/TreeCall"
 )
 
 // HostClient is the client API for Host service.
@@ -483,16 +504,25 @@ type HostClient interface {
 	// The resource tree (plugins.Tree), offered when the capabilities name
 	// "tree". Frames and messages pass through as bytes, unchanged.
 	//
-	// TreeConnect attaches a client to the tree and streams what the tree
-	// queues for it. The first message acknowledges the connect (error set
-	// when it failed; the call then ends). Each later one holds the frames
-	// of one read of the client's queue, in order; the last holds gone when
-	// the tree disconnected the client. The call's end (the plugin cancels
-	// it, or its process dies) disconnects the client.
-	TreeConnect(ctx context.Context, in *TreeConnectRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TreeFrames], error)
-	// TreeExec executes one message of a client attached with TreeConnect.
+	// Trees carries tree clients, many on one call: the plugin opens a few
+	// such calls and spreads its clients over them; every message names its
+	// client by a number the plugin chose, unique on the call. Up: connect
+	// (id, identity), answered by connected (error set when it failed); the
+	// plugin's credit for frames it has taken; release when it is done with
+	// the client (the host disconnects it). Down: connected, then frames,
+	// each message the frames of one read of the client's queue, in order,
+	// and gone, the client's last message, when the tree disconnected it.
+	// The host sends frames of a client only while the plugin's credit for
+	// it is positive (a message may overdraw it; it starts at TreeWindow):
+	// what waits for a plugin that does not read is the client's queue in
+	// the tree, bounded as any client's, and its overflow ends the client
+	// (gone, 1008 "slow consumer") without waiting for credit. The call's end
+	// (the plugin cancels it, or its process dies) disconnects all its
+	// clients.
+	Trees(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[TreeUp, TreeDown], error)
+	// TreeExec executes one message of a client attached on Trees.
 	TreeExec(ctx context.Context, in *TreeExecRequest, opts ...grpc.CallOption) (*TreeExecResponse, error)
-	// TreeDisconnect disconnects a client attached with TreeConnect.
+	// TreeDisconnect disconnects a client attached on Trees.
 	TreeDisconnect(ctx context.Context, in *TreeDisconnectRequest, opts ...grpc.CallOption) (*TreeDisconnectResponse, error)
 	// TreeCall executes one message for a caller without a client and
 	// returns its reply.
@@ -537,24 +567,18 @@ func (c *hostClient) ReadBody(ctx context.Context, in *ReadBodyRequest, opts ...
 	return out, nil
 }
 
-func (c *hostClient) TreeConnect(ctx context.Context, in *TreeConnectRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TreeFrames], error) {
+func (c *hostClient) Trees(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[TreeUp, TreeDown], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Host_ServiceDesc.Streams[0], Host_TreeConnect_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Host_ServiceDesc.Streams[0], Host_Trees_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[TreeConnectRequest, TreeFrames]{ClientStream: stream}
-	if err := x.ClientStream.SendMsg(in); err != nil {
-		return nil, err
-	}
-	if err := x.ClientStream.CloseSend(); err != nil {
-		return nil, err
-	}
+	x := &grpc.GenericClientStream[TreeUp, TreeDown]{ClientStream: stream}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Host_TreeConnectClient = grpc.ServerStreamingClient[TreeFrames]
+type Host_TreesClient = grpc.BidiStreamingClient[TreeUp, TreeDown]
 
 func (c *hostClient) TreeExec(ctx context.Context, in *TreeExecRequest, opts ...grpc.CallOption) (*TreeExecResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -602,16 +626,25 @@ type HostServer interface {
 	// The resource tree (plugins.Tree), offered when the capabilities name
 	// "tree". Frames and messages pass through as bytes, unchanged.
 	//
-	// TreeConnect attaches a client to the tree and streams what the tree
-	// queues for it. The first message acknowledges the connect (error set
-	// when it failed; the call then ends). Each later one holds the frames
-	// of one read of the client's queue, in order; the last holds gone when
-	// the tree disconnected the client. The call's end (the plugin cancels
-	// it, or its process dies) disconnects the client.
-	TreeConnect(*TreeConnectRequest, grpc.ServerStreamingServer[TreeFrames]) error
-	// TreeExec executes one message of a client attached with TreeConnect.
+	// Trees carries tree clients, many on one call: the plugin opens a few
+	// such calls and spreads its clients over them; every message names its
+	// client by a number the plugin chose, unique on the call. Up: connect
+	// (id, identity), answered by connected (error set when it failed); the
+	// plugin's credit for frames it has taken; release when it is done with
+	// the client (the host disconnects it). Down: connected, then frames,
+	// each message the frames of one read of the client's queue, in order,
+	// and gone, the client's last message, when the tree disconnected it.
+	// The host sends frames of a client only while the plugin's credit for
+	// it is positive (a message may overdraw it; it starts at TreeWindow):
+	// what waits for a plugin that does not read is the client's queue in
+	// the tree, bounded as any client's, and its overflow ends the client
+	// (gone, 1008 "slow consumer") without waiting for credit. The call's end
+	// (the plugin cancels it, or its process dies) disconnects all its
+	// clients.
+	Trees(grpc.BidiStreamingServer[TreeUp, TreeDown]) error
+	// TreeExec executes one message of a client attached on Trees.
 	TreeExec(context.Context, *TreeExecRequest) (*TreeExecResponse, error)
-	// TreeDisconnect disconnects a client attached with TreeConnect.
+	// TreeDisconnect disconnects a client attached on Trees.
 	TreeDisconnect(context.Context, *TreeDisconnectRequest) (*TreeDisconnectResponse, error)
 	// TreeCall executes one message for a caller without a client and
 	// returns its reply.
@@ -635,8 +668,8 @@ func (UnimplementedHostServer) SetSetting(context.Context, *SetSettingRequest) (
 func (UnimplementedHostServer) ReadBody(context.Context, *ReadBodyRequest) (*ReadBodyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReadBody not implemented")
 }
-func (UnimplementedHostServer) TreeConnect(*TreeConnectRequest, grpc.ServerStreamingServer[TreeFrames]) error {
-	return status.Error(codes.Unimplemented, "method TreeConnect not implemented")
+func (UnimplementedHostServer) Trees(grpc.BidiStreamingServer[TreeUp, TreeDown]) error {
+	return status.Error(codes.Unimplemented, "method Trees not implemented")
 }
 func (UnimplementedHostServer) TreeExec(context.Context, *TreeExecRequest) (*TreeExecResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method TreeExec not implemented")
@@ -722,16 +755,12 @@ func _Host_ReadBody_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Host_TreeConnect_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(TreeConnectRequest)
-	if err := stream.RecvMsg(m); err != nil {
-		return err
-	}
-	return srv.(HostServer).TreeConnect(m, &grpc.GenericServerStream[TreeConnectRequest, TreeFrames]{ServerStream: stream})
+func _Host_Trees_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(HostServer).Trees(&grpc.GenericServerStream[TreeUp, TreeDown]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Host_TreeConnectServer = grpc.ServerStreamingServer[TreeFrames]
+type Host_TreesServer = grpc.BidiStreamingServer[TreeUp, TreeDown]
 
 func _Host_TreeExec_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(TreeExecRequest)
@@ -791,7 +820,7 @@ func _Host_TreeCall_Handler(srv interface{}, ctx context.Context, dec func(inter
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var Host_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "reso.plugin.v2.Host",
+	ServiceName: "reso.plugin.v3.Host",
 	HandlerType: (*HostServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
@@ -821,9 +850,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 	},
 	Streams: []grpc.StreamDesc{
 		{
-			StreamName:    "TreeConnect",
-			Handler:       _Host_TreeConnect_Handler,
+			StreamName:    "Trees",
+			Handler:       _Host_Trees_Handler,
 			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "plugin.proto",

@@ -1,4 +1,4 @@
-// Protocol of reso's out-of-process plugins, version 2.
+// Protocol of reso's out-of-process plugins, version 3.
 //
 // The host (the reso server) starts a plugin process with hashicorp/go-plugin
 // (gRPC, AutoMTLS) and talks to the Plugin service. The host in turn offers
@@ -6,8 +6,15 @@
 // in RoutesRequest.host_broker_id. Generated code is committed: see
 // plugins/pluginrpc/README.md for the regeneration steps.
 //
-// A change that breaks old peers gets a new package (reso.plugin.v3) and a
+// A change that breaks old peers gets a new package (reso.plugin.v4) and a
 // new go-plugin protocol version.
+//
+// Version 3 differs from version 2 in how sessions and tree clients cross:
+// many on a few multiplexed streams (Plugin.Sessions, Host.Trees), each
+// frame tagged with its session's or client's number, with a credit window
+// per session and client in each direction, instead of one call each
+// (Plugin.Session, Host.TreeConnect, both gone). A version 2 peer is refused
+// at the handshake (go-plugin protocol version 3).
 //
 // Version 2 differs from version 1 in one rule: every field that carries
 // request or response data, or text a plugin or the host made (routes,
@@ -24,7 +31,7 @@
 // 	protoc        v3.21.12
 // source: plugin.proto
 
-package pluginv2
+package pluginv3
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -141,6 +148,110 @@ func (x Cause) Number() protoreflect.EnumNumber {
 // Deprecated: Use Cause.Descriptor instead.
 func (Cause) EnumDescriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{1}
+}
+
+// SessionWindow is the credit, in bytes, that each side of a session starts
+// with on Sessions; a message costs the length of its data plus
+// MessageCost.
+type SessionLimits int32
+
+const (
+	SessionLimits_SESSION_LIMITS_UNSPECIFIED SessionLimits = 0
+	SessionLimits_SESSION_WINDOW             SessionLimits = 131072
+	SessionLimits_MESSAGE_COST               SessionLimits = 64
+)
+
+// Enum value maps for SessionLimits.
+var (
+	SessionLimits_name = map[int32]string{
+		0:      "SESSION_LIMITS_UNSPECIFIED",
+		131072: "SESSION_WINDOW",
+		64:     "MESSAGE_COST",
+	}
+	SessionLimits_value = map[string]int32{
+		"SESSION_LIMITS_UNSPECIFIED": 0,
+		"SESSION_WINDOW":             131072,
+		"MESSAGE_COST":               64,
+	}
+)
+
+func (x SessionLimits) Enum() *SessionLimits {
+	p := new(SessionLimits)
+	*p = x
+	return p
+}
+
+func (x SessionLimits) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SessionLimits) Descriptor() protoreflect.EnumDescriptor {
+	return file_plugin_proto_enumTypes[2].Descriptor()
+}
+
+func (SessionLimits) Type() protoreflect.EnumType {
+	return &file_plugin_proto_enumTypes[2]
+}
+
+func (x SessionLimits) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SessionLimits.Descriptor instead.
+func (SessionLimits) EnumDescriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{2}
+}
+
+// TreeWindow is the credit, in bytes, that the host starts with for each
+// tree client on Trees; a frame costs the length of its data plus
+// FRAME_COST.
+type TreeLimits int32
+
+const (
+	TreeLimits_TREE_LIMITS_UNSPECIFIED TreeLimits = 0
+	TreeLimits_TREE_WINDOW             TreeLimits = 262144
+	TreeLimits_FRAME_COST              TreeLimits = 64
+)
+
+// Enum value maps for TreeLimits.
+var (
+	TreeLimits_name = map[int32]string{
+		0:      "TREE_LIMITS_UNSPECIFIED",
+		262144: "TREE_WINDOW",
+		64:     "FRAME_COST",
+	}
+	TreeLimits_value = map[string]int32{
+		"TREE_LIMITS_UNSPECIFIED": 0,
+		"TREE_WINDOW":             262144,
+		"FRAME_COST":              64,
+	}
+)
+
+func (x TreeLimits) Enum() *TreeLimits {
+	p := new(TreeLimits)
+	*p = x
+	return p
+}
+
+func (x TreeLimits) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TreeLimits) Descriptor() protoreflect.EnumDescriptor {
+	return file_plugin_proto_enumTypes[3].Descriptor()
+}
+
+func (TreeLimits) Type() protoreflect.EnumType {
+	return &file_plugin_proto_enumTypes[3]
+}
+
+func (x TreeLimits) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TreeLimits.Descriptor instead.
+func (TreeLimits) EnumDescriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 type RoutesRequest struct {
@@ -266,7 +377,7 @@ type Route struct {
 	Auth bool `protobuf:"varint,4,opt,name=auth,proto3" json:"auth,omitempty"`
 	// identity is the route's identity mode; NONE with auth set means
 	// REQUIRED (a peer that predates this field).
-	Identity IdentityMode `protobuf:"varint,6,opt,name=identity,proto3,enum=reso.plugin.v2.IdentityMode" json:"identity,omitempty"`
+	Identity IdentityMode `protobuf:"varint,6,opt,name=identity,proto3,enum=reso.plugin.v3.IdentityMode" json:"identity,omitempty"`
 	// has_handler is false for a rewrite-only route.
 	HasHandler bool `protobuf:"varint,5,opt,name=has_handler,json=hasHandler,proto3" json:"has_handler,omitempty"`
 	// has_session is true for a session route (plugins.Route.Session).
@@ -868,7 +979,7 @@ type Error struct {
 	Code          int32                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
 	Reason        []byte                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	Message       []byte                 `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
-	Cause         Cause                  `protobuf:"varint,4,opt,name=cause,proto3,enum=reso.plugin.v2.Cause" json:"cause,omitempty"`
+	Cause         Cause                  `protobuf:"varint,4,opt,name=cause,proto3,enum=reso.plugin.v3.Cause" json:"cause,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1990,14 +2101,18 @@ func (*CloseEventsResponse) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
-// SessionUp is what the host sends on a Session call.
+// SessionUp is what the host sends on a Sessions call.
 type SessionUp struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
+	// session is the session's number on the call.
+	Session uint64 `protobuf:"varint,1,opt,name=session,proto3" json:"session,omitempty"`
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*SessionUp_Open
 	//	*SessionUp_Message
 	//	*SessionUp_Closed
+	//	*SessionUp_Credit
+	//	*SessionUp_Cancel
 	Kind          isSessionUp_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2031,6 +2146,13 @@ func (x *SessionUp) ProtoReflect() protoreflect.Message {
 // Deprecated: Use SessionUp.ProtoReflect.Descriptor instead.
 func (*SessionUp) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *SessionUp) GetSession() uint64 {
+	if x != nil {
+		return x.Session
+	}
+	return 0
 }
 
 func (x *SessionUp) GetKind() isSessionUp_Kind {
@@ -2067,21 +2189,49 @@ func (x *SessionUp) GetClosed() *SessionClose {
 	return nil
 }
 
+func (x *SessionUp) GetCredit() *Credit {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionUp_Credit); ok {
+			return x.Credit
+		}
+	}
+	return nil
+}
+
+func (x *SessionUp) GetCancel() *SessionCancel {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionUp_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return nil
+}
+
 type isSessionUp_Kind interface {
 	isSessionUp_Kind()
 }
 
 type SessionUp_Open struct {
-	Open *SessionOpen `protobuf:"bytes,1,opt,name=open,proto3,oneof"`
+	Open *SessionOpen `protobuf:"bytes,2,opt,name=open,proto3,oneof"`
 }
 
 type SessionUp_Message struct {
-	Message *SessionMessage `protobuf:"bytes,2,opt,name=message,proto3,oneof"`
+	Message *SessionMessage `protobuf:"bytes,3,opt,name=message,proto3,oneof"`
 }
 
 type SessionUp_Closed struct {
 	// closed: the client closed the session.
-	Closed *SessionClose `protobuf:"bytes,3,opt,name=closed,proto3,oneof"`
+	Closed *SessionClose `protobuf:"bytes,4,opt,name=closed,proto3,oneof"`
+}
+
+type SessionUp_Credit struct {
+	// credit: the host wrote that many bytes of the handler's messages.
+	Credit *Credit `protobuf:"bytes,5,opt,name=credit,proto3,oneof"`
+}
+
+type SessionUp_Cancel struct {
+	// cancel: the host ended the session; the handler's context ends.
+	Cancel *SessionCancel `protobuf:"bytes,6,opt,name=cancel,proto3,oneof"`
 }
 
 func (*SessionUp_Open) isSessionUp_Kind() {}
@@ -2089,6 +2239,93 @@ func (*SessionUp_Open) isSessionUp_Kind() {}
 func (*SessionUp_Message) isSessionUp_Kind() {}
 
 func (*SessionUp_Closed) isSessionUp_Kind() {}
+
+func (*SessionUp_Credit) isSessionUp_Kind() {}
+
+func (*SessionUp_Cancel) isSessionUp_Kind() {}
+
+// Credit grants the peer that many more bytes of a session's or tree
+// client's messages.
+type Credit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Bytes         uint64                 `protobuf:"varint,1,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Credit) Reset() {
+	*x = Credit{}
+	mi := &file_plugin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Credit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Credit) ProtoMessage() {}
+
+func (x *Credit) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Credit.ProtoReflect.Descriptor instead.
+func (*Credit) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *Credit) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+// SessionCancel ends a session from the host's side.
+type SessionCancel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionCancel) Reset() {
+	*x = SessionCancel{}
+	mi := &file_plugin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionCancel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionCancel) ProtoMessage() {}
+
+func (x *SessionCancel) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionCancel.ProtoReflect.Descriptor instead.
+func (*SessionCancel) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{32}
+}
 
 // SessionOpen starts a session: the route, the request that opened it and
 // the id the host assigned.
@@ -2103,7 +2340,7 @@ type SessionOpen struct {
 
 func (x *SessionOpen) Reset() {
 	*x = SessionOpen{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2115,7 +2352,7 @@ func (x *SessionOpen) String() string {
 func (*SessionOpen) ProtoMessage() {}
 
 func (x *SessionOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2128,7 +2365,7 @@ func (x *SessionOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionOpen.ProtoReflect.Descriptor instead.
 func (*SessionOpen) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SessionOpen) GetRoute() uint32 {
@@ -2163,7 +2400,7 @@ type SessionMessage struct {
 
 func (x *SessionMessage) Reset() {
 	*x = SessionMessage{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2175,7 +2412,7 @@ func (x *SessionMessage) String() string {
 func (*SessionMessage) ProtoMessage() {}
 
 func (x *SessionMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2188,7 +2425,7 @@ func (x *SessionMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionMessage.ProtoReflect.Descriptor instead.
 func (*SessionMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SessionMessage) GetBinary() bool {
@@ -2216,7 +2453,7 @@ type SessionClose struct {
 
 func (x *SessionClose) Reset() {
 	*x = SessionClose{}
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +2465,7 @@ func (x *SessionClose) String() string {
 func (*SessionClose) ProtoMessage() {}
 
 func (x *SessionClose) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2478,7 @@ func (x *SessionClose) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionClose.ProtoReflect.Descriptor instead.
 func (*SessionClose) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SessionClose) GetCode() int32 {
@@ -2258,14 +2495,17 @@ func (x *SessionClose) GetReason() []byte {
 	return nil
 }
 
-// SessionDown is what the plugin sends on a Session call.
+// SessionDown is what the plugin sends on a Sessions call.
 type SessionDown struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
+	// session is the session's number on the call.
+	Session uint64 `protobuf:"varint,1,opt,name=session,proto3" json:"session,omitempty"`
 	// Types that are valid to be assigned to Kind:
 	//
 	//	*SessionDown_Message
 	//	*SessionDown_Close
 	//	*SessionDown_End
+	//	*SessionDown_Credit
 	Kind          isSessionDown_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2273,7 +2513,7 @@ type SessionDown struct {
 
 func (x *SessionDown) Reset() {
 	*x = SessionDown{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2285,7 +2525,7 @@ func (x *SessionDown) String() string {
 func (*SessionDown) ProtoMessage() {}
 
 func (x *SessionDown) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2298,7 +2538,14 @@ func (x *SessionDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDown.ProtoReflect.Descriptor instead.
 func (*SessionDown) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *SessionDown) GetSession() uint64 {
+	if x != nil {
+		return x.Session
+	}
+	return 0
 }
 
 func (x *SessionDown) GetKind() isSessionDown_Kind {
@@ -2335,22 +2582,36 @@ func (x *SessionDown) GetEnd() *SessionEnd {
 	return nil
 }
 
+func (x *SessionDown) GetCredit() *Credit {
+	if x != nil {
+		if x, ok := x.Kind.(*SessionDown_Credit); ok {
+			return x.Credit
+		}
+	}
+	return nil
+}
+
 type isSessionDown_Kind interface {
 	isSessionDown_Kind()
 }
 
 type SessionDown_Message struct {
-	Message *SessionMessage `protobuf:"bytes,1,opt,name=message,proto3,oneof"`
+	Message *SessionMessage `protobuf:"bytes,2,opt,name=message,proto3,oneof"`
 }
 
 type SessionDown_Close struct {
 	// close: the handler closed the session.
-	Close *SessionClose `protobuf:"bytes,2,opt,name=close,proto3,oneof"`
+	Close *SessionClose `protobuf:"bytes,3,opt,name=close,proto3,oneof"`
 }
 
 type SessionDown_End struct {
-	// end: the handler returned; the call ends after it.
-	End *SessionEnd `protobuf:"bytes,3,opt,name=end,proto3,oneof"`
+	// end: the handler returned; the session's last message.
+	End *SessionEnd `protobuf:"bytes,4,opt,name=end,proto3,oneof"`
+}
+
+type SessionDown_Credit struct {
+	// credit: the handler took that many bytes of the client's messages.
+	Credit *Credit `protobuf:"bytes,5,opt,name=credit,proto3,oneof"`
 }
 
 func (*SessionDown_Message) isSessionDown_Kind() {}
@@ -2358,6 +2619,8 @@ func (*SessionDown_Message) isSessionDown_Kind() {}
 func (*SessionDown_Close) isSessionDown_Kind() {}
 
 func (*SessionDown_End) isSessionDown_Kind() {}
+
+func (*SessionDown_Credit) isSessionDown_Kind() {}
 
 // SessionEnd is the handler's return: error unset for nil.
 type SessionEnd struct {
@@ -2369,7 +2632,7 @@ type SessionEnd struct {
 
 func (x *SessionEnd) Reset() {
 	*x = SessionEnd{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2381,7 +2644,7 @@ func (x *SessionEnd) String() string {
 func (*SessionEnd) ProtoMessage() {}
 
 func (x *SessionEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2394,7 +2657,7 @@ func (x *SessionEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEnd.ProtoReflect.Descriptor instead.
 func (*SessionEnd) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SessionEnd) GetError() *Error {
@@ -2412,7 +2675,7 @@ type ClosePluginRequest struct {
 
 func (x *ClosePluginRequest) Reset() {
 	*x = ClosePluginRequest{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2424,7 +2687,7 @@ func (x *ClosePluginRequest) String() string {
 func (*ClosePluginRequest) ProtoMessage() {}
 
 func (x *ClosePluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2437,7 +2700,7 @@ func (x *ClosePluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClosePluginRequest.ProtoReflect.Descriptor instead.
 func (*ClosePluginRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 type ClosePluginResponse struct {
@@ -2450,7 +2713,7 @@ type ClosePluginResponse struct {
 
 func (x *ClosePluginResponse) Reset() {
 	*x = ClosePluginResponse{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2462,7 +2725,7 @@ func (x *ClosePluginResponse) String() string {
 func (*ClosePluginResponse) ProtoMessage() {}
 
 func (x *ClosePluginResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2475,7 +2738,7 @@ func (x *ClosePluginResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClosePluginResponse.ProtoReflect.Descriptor instead.
 func (*ClosePluginResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ClosePluginResponse) GetError() *Error {
@@ -2496,7 +2759,7 @@ type TreeConnectRequest struct {
 
 func (x *TreeConnectRequest) Reset() {
 	*x = TreeConnectRequest{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2508,7 +2771,7 @@ func (x *TreeConnectRequest) String() string {
 func (*TreeConnectRequest) ProtoMessage() {}
 
 func (x *TreeConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2521,7 +2784,7 @@ func (x *TreeConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeConnectRequest.ProtoReflect.Descriptor instead.
 func (*TreeConnectRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TreeConnectRequest) GetId() []byte {
@@ -2538,22 +2801,321 @@ func (x *TreeConnectRequest) GetIdentity() []byte {
 	return nil
 }
 
-// TreeFrames is one message of a TreeConnect call.
+// TreeUp is what the plugin sends on a Trees call.
+type TreeUp struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// client is the client's number on the call.
+	Client uint64 `protobuf:"varint,1,opt,name=client,proto3" json:"client,omitempty"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*TreeUp_Connect
+	//	*TreeUp_Credit
+	//	*TreeUp_Release
+	Kind          isTreeUp_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeUp) Reset() {
+	*x = TreeUp{}
+	mi := &file_plugin_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeUp) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeUp) ProtoMessage() {}
+
+func (x *TreeUp) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeUp.ProtoReflect.Descriptor instead.
+func (*TreeUp) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *TreeUp) GetClient() uint64 {
+	if x != nil {
+		return x.Client
+	}
+	return 0
+}
+
+func (x *TreeUp) GetKind() isTreeUp_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *TreeUp) GetConnect() *TreeConnectRequest {
+	if x != nil {
+		if x, ok := x.Kind.(*TreeUp_Connect); ok {
+			return x.Connect
+		}
+	}
+	return nil
+}
+
+func (x *TreeUp) GetCredit() *Credit {
+	if x != nil {
+		if x, ok := x.Kind.(*TreeUp_Credit); ok {
+			return x.Credit
+		}
+	}
+	return nil
+}
+
+func (x *TreeUp) GetRelease() *TreeRelease {
+	if x != nil {
+		if x, ok := x.Kind.(*TreeUp_Release); ok {
+			return x.Release
+		}
+	}
+	return nil
+}
+
+type isTreeUp_Kind interface {
+	isTreeUp_Kind()
+}
+
+type TreeUp_Connect struct {
+	Connect *TreeConnectRequest `protobuf:"bytes,2,opt,name=connect,proto3,oneof"`
+}
+
+type TreeUp_Credit struct {
+	// credit: the plugin took that many bytes of the client's frames.
+	Credit *Credit `protobuf:"bytes,3,opt,name=credit,proto3,oneof"`
+}
+
+type TreeUp_Release struct {
+	// release: the plugin is done with the client; the host disconnects
+	// it and forgets its number.
+	Release *TreeRelease `protobuf:"bytes,4,opt,name=release,proto3,oneof"`
+}
+
+func (*TreeUp_Connect) isTreeUp_Kind() {}
+
+func (*TreeUp_Credit) isTreeUp_Kind() {}
+
+func (*TreeUp_Release) isTreeUp_Kind() {}
+
+// TreeRelease ends a client from the plugin's side.
+type TreeRelease struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeRelease) Reset() {
+	*x = TreeRelease{}
+	mi := &file_plugin_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeRelease) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeRelease) ProtoMessage() {}
+
+func (x *TreeRelease) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeRelease.ProtoReflect.Descriptor instead.
+func (*TreeRelease) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{42}
+}
+
+// TreeDown is what the host sends on a Trees call.
+type TreeDown struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// client is the client's number on the call.
+	Client uint64 `protobuf:"varint,1,opt,name=client,proto3" json:"client,omitempty"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*TreeDown_Connected
+	//	*TreeDown_Frames
+	//	*TreeDown_Gone
+	Kind          isTreeDown_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeDown) Reset() {
+	*x = TreeDown{}
+	mi := &file_plugin_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeDown) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeDown) ProtoMessage() {}
+
+func (x *TreeDown) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeDown.ProtoReflect.Descriptor instead.
+func (*TreeDown) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *TreeDown) GetClient() uint64 {
+	if x != nil {
+		return x.Client
+	}
+	return 0
+}
+
+func (x *TreeDown) GetKind() isTreeDown_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *TreeDown) GetConnected() *TreeConnected {
+	if x != nil {
+		if x, ok := x.Kind.(*TreeDown_Connected); ok {
+			return x.Connected
+		}
+	}
+	return nil
+}
+
+func (x *TreeDown) GetFrames() *TreeFrames {
+	if x != nil {
+		if x, ok := x.Kind.(*TreeDown_Frames); ok {
+			return x.Frames
+		}
+	}
+	return nil
+}
+
+func (x *TreeDown) GetGone() *TreeGone {
+	if x != nil {
+		if x, ok := x.Kind.(*TreeDown_Gone); ok {
+			return x.Gone
+		}
+	}
+	return nil
+}
+
+type isTreeDown_Kind interface {
+	isTreeDown_Kind()
+}
+
+type TreeDown_Connected struct {
+	// connected answers connect: error unset when the client is attached.
+	Connected *TreeConnected `protobuf:"bytes,2,opt,name=connected,proto3,oneof"`
+}
+
+type TreeDown_Frames struct {
+	// frames are the frames of one read of the client's queue, in order.
+	Frames *TreeFrames `protobuf:"bytes,3,opt,name=frames,proto3,oneof"`
+}
+
+type TreeDown_Gone struct {
+	// gone is why the tree disconnected the client; its last message.
+	Gone *TreeGone `protobuf:"bytes,4,opt,name=gone,proto3,oneof"`
+}
+
+func (*TreeDown_Connected) isTreeDown_Kind() {}
+
+func (*TreeDown_Frames) isTreeDown_Kind() {}
+
+func (*TreeDown_Gone) isTreeDown_Kind() {}
+
+// TreeConnected answers a connect.
+type TreeConnected struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeConnected) Reset() {
+	*x = TreeConnected{}
+	mi := &file_plugin_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeConnected) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeConnected) ProtoMessage() {}
+
+func (x *TreeConnected) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeConnected.ProtoReflect.Descriptor instead.
+func (*TreeConnected) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *TreeConnected) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// TreeFrames is one read of a client's queue.
 type TreeFrames struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Frames []*TreeFrame           `protobuf:"bytes,1,rep,name=frames,proto3" json:"frames,omitempty"`
-	// gone, when set, is why the tree disconnected the client; the call
-	// ends after it.
-	Gone *TreeGone `protobuf:"bytes,2,opt,name=gone,proto3" json:"gone,omitempty"`
-	// error, in the first message only, is the failure of the connect.
-	Error         *Error `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Frames        []*TreeFrame           `protobuf:"bytes,1,rep,name=frames,proto3" json:"frames,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TreeFrames) Reset() {
 	*x = TreeFrames{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +3127,7 @@ func (x *TreeFrames) String() string {
 func (*TreeFrames) ProtoMessage() {}
 
 func (x *TreeFrames) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,26 +3140,12 @@ func (x *TreeFrames) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeFrames.ProtoReflect.Descriptor instead.
 func (*TreeFrames) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TreeFrames) GetFrames() []*TreeFrame {
 	if x != nil {
 		return x.Frames
-	}
-	return nil
-}
-
-func (x *TreeFrames) GetGone() *TreeGone {
-	if x != nil {
-		return x.Gone
-	}
-	return nil
-}
-
-func (x *TreeFrames) GetError() *Error {
-	if x != nil {
-		return x.Error
 	}
 	return nil
 }
@@ -2613,7 +3161,7 @@ type TreeFrame struct {
 
 func (x *TreeFrame) Reset() {
 	*x = TreeFrame{}
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2625,7 +3173,7 @@ func (x *TreeFrame) String() string {
 func (*TreeFrame) ProtoMessage() {}
 
 func (x *TreeFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2638,7 +3186,7 @@ func (x *TreeFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeFrame.ProtoReflect.Descriptor instead.
 func (*TreeFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{40}
+	return file_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TreeFrame) GetSeq() uint64 {
@@ -2666,7 +3214,7 @@ type TreeGone struct {
 
 func (x *TreeGone) Reset() {
 	*x = TreeGone{}
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2678,7 +3226,7 @@ func (x *TreeGone) String() string {
 func (*TreeGone) ProtoMessage() {}
 
 func (x *TreeGone) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2691,7 +3239,7 @@ func (x *TreeGone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeGone.ProtoReflect.Descriptor instead.
 func (*TreeGone) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{41}
+	return file_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TreeGone) GetCode() int32 {
@@ -2718,7 +3266,7 @@ type TreeExecRequest struct {
 
 func (x *TreeExecRequest) Reset() {
 	*x = TreeExecRequest{}
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2730,7 +3278,7 @@ func (x *TreeExecRequest) String() string {
 func (*TreeExecRequest) ProtoMessage() {}
 
 func (x *TreeExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2743,7 +3291,7 @@ func (x *TreeExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeExecRequest.ProtoReflect.Descriptor instead.
 func (*TreeExecRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{42}
+	return file_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TreeExecRequest) GetId() []byte {
@@ -2771,7 +3319,7 @@ type TreeExecResponse struct {
 
 func (x *TreeExecResponse) Reset() {
 	*x = TreeExecResponse{}
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2783,7 +3331,7 @@ func (x *TreeExecResponse) String() string {
 func (*TreeExecResponse) ProtoMessage() {}
 
 func (x *TreeExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2796,7 +3344,7 @@ func (x *TreeExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeExecResponse.ProtoReflect.Descriptor instead.
 func (*TreeExecResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{43}
+	return file_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TreeExecResponse) GetError() *Error {
@@ -2815,7 +3363,7 @@ type TreeDisconnectRequest struct {
 
 func (x *TreeDisconnectRequest) Reset() {
 	*x = TreeDisconnectRequest{}
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2827,7 +3375,7 @@ func (x *TreeDisconnectRequest) String() string {
 func (*TreeDisconnectRequest) ProtoMessage() {}
 
 func (x *TreeDisconnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2840,7 +3388,7 @@ func (x *TreeDisconnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDisconnectRequest.ProtoReflect.Descriptor instead.
 func (*TreeDisconnectRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{44}
+	return file_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TreeDisconnectRequest) GetId() []byte {
@@ -2858,7 +3406,7 @@ type TreeDisconnectResponse struct {
 
 func (x *TreeDisconnectResponse) Reset() {
 	*x = TreeDisconnectResponse{}
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2870,7 +3418,7 @@ func (x *TreeDisconnectResponse) String() string {
 func (*TreeDisconnectResponse) ProtoMessage() {}
 
 func (x *TreeDisconnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2883,7 +3431,7 @@ func (x *TreeDisconnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDisconnectResponse.ProtoReflect.Descriptor instead.
 func (*TreeDisconnectResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{45}
+	return file_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 type TreeCallRequest struct {
@@ -2897,7 +3445,7 @@ type TreeCallRequest struct {
 
 func (x *TreeCallRequest) Reset() {
 	*x = TreeCallRequest{}
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2909,7 +3457,7 @@ func (x *TreeCallRequest) String() string {
 func (*TreeCallRequest) ProtoMessage() {}
 
 func (x *TreeCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2922,7 +3470,7 @@ func (x *TreeCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeCallRequest.ProtoReflect.Descriptor instead.
 func (*TreeCallRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{46}
+	return file_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TreeCallRequest) GetFrom() []byte {
@@ -2957,7 +3505,7 @@ type TreeCallResponse struct {
 
 func (x *TreeCallResponse) Reset() {
 	*x = TreeCallResponse{}
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2969,7 +3517,7 @@ func (x *TreeCallResponse) String() string {
 func (*TreeCallResponse) ProtoMessage() {}
 
 func (x *TreeCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2982,7 +3530,7 @@ func (x *TreeCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeCallResponse.ProtoReflect.Descriptor instead.
 func (*TreeCallResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{47}
+	return file_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *TreeCallResponse) GetReply() []byte {
@@ -3003,41 +3551,41 @@ var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\fplugin.proto\x12\x0ereso.plugin.v2\"Y\n" +
+	"\fplugin.proto\x12\x0ereso.plugin.v3\"Y\n" +
 	"\rRoutesRequest\x12$\n" +
 	"\x0ehost_broker_id\x18\x01 \x01(\rR\fhostBrokerId\x12\"\n" +
 	"\fcapabilities\x18\x14 \x03(\fR\fcapabilities\"l\n" +
 	"\x0eRoutesResponse\x12-\n" +
-	"\x06routes\x18\x01 \x03(\v2\x15.reso.plugin.v2.RouteR\x06routes\x12+\n" +
-	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"\xdf\x01\n" +
+	"\x06routes\x18\x01 \x03(\v2\x15.reso.plugin.v3.RouteR\x06routes\x12+\n" +
+	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"\xdf\x01\n" +
 	"\x05Route\x12\x14\n" +
 	"\x05match\x18\x01 \x01(\fR\x05match\x12\x18\n" +
 	"\arewrite\x18\x02 \x01(\fR\arewrite\x12\x16\n" +
 	"\x06assign\x18\x03 \x03(\fR\x06assign\x12\x12\n" +
 	"\x04auth\x18\x04 \x01(\bR\x04auth\x128\n" +
-	"\bidentity\x18\x06 \x01(\x0e2\x1c.reso.plugin.v2.IdentityModeR\bidentity\x12\x1f\n" +
+	"\bidentity\x18\x06 \x01(\x0e2\x1c.reso.plugin.v3.IdentityModeR\bidentity\x12\x1f\n" +
 	"\vhas_handler\x18\x05 \x01(\bR\n" +
 	"hasHandler\x12\x1f\n" +
 	"\vhas_session\x18\x14 \x01(\bR\n" +
 	"hasSession\"X\n" +
 	"\rHandleRequest\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\rR\x05route\x121\n" +
-	"\arequest\x18\x02 \x01(\v2\x17.reso.plugin.v2.RequestR\arequest\"\xc7\x02\n" +
+	"\arequest\x18\x02 \x01(\v2\x17.reso.plugin.v3.RequestR\arequest\"\xc7\x02\n" +
 	"\aRequest\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\fR\x06method\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\fR\x04path\x12\x1a\n" +
 	"\bconsumed\x18\x03 \x01(\fR\bconsumed\x12\x14\n" +
 	"\x05query\x18\x04 \x01(\fR\x05query\x12'\n" +
-	"\x04vars\x18\x05 \x03(\v2\x13.reso.plugin.v2.VarR\x04vars\x12.\n" +
-	"\x06header\x18\x06 \x03(\v2\x16.reso.plugin.v2.HeaderR\x06header\x12%\n" +
+	"\x04vars\x18\x05 \x03(\v2\x13.reso.plugin.v3.VarR\x04vars\x12.\n" +
+	"\x06header\x18\x06 \x03(\v2\x16.reso.plugin.v3.HeaderR\x06header\x12%\n" +
 	"\x0econtent_length\x18\a \x01(\x03R\rcontentLength\x12(\n" +
-	"\x04body\x18\b \x01(\v2\x14.reso.plugin.v2.BodyR\x04body\x124\n" +
-	"\bidentity\x18\t \x01(\v2\x18.reso.plugin.v2.IdentityR\bidentity\"{\n" +
+	"\x04body\x18\b \x01(\v2\x14.reso.plugin.v3.BodyR\x04body\x124\n" +
+	"\bidentity\x18\t \x01(\v2\x18.reso.plugin.v3.IdentityR\bidentity\"{\n" +
 	"\x04Body\x12\x18\n" +
 	"\apresent\x18\x01 \x01(\bR\apresent\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x14\n" +
 	"\x05token\x18\x03 \x01(\x04R\x05token\x12/\n" +
-	"\x05error\x18\x04 \x01(\v2\x19.reso.plugin.v2.BodyErrorR\x05error\"M\n" +
+	"\x05error\x18\x04 \x01(\v2\x19.reso.plugin.v3.BodyErrorR\x05error\"M\n" +
 	"\tBodyError\x12&\n" +
 	"\x0ftoo_large_limit\x18\x01 \x01(\x03R\rtooLargeLimit\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\fR\amessage\"/\n" +
@@ -3051,20 +3599,20 @@ const file_plugin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x14\n" +
 	"\x05email\x18\x02 \x01(\fR\x05email\"s\n" +
 	"\x0eHandleResponse\x124\n" +
-	"\bresponse\x18\x01 \x01(\v2\x18.reso.plugin.v2.ResponseR\bresponse\x12+\n" +
-	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"z\n" +
+	"\bresponse\x18\x01 \x01(\v2\x18.reso.plugin.v3.ResponseR\bresponse\x12+\n" +
+	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"z\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\fR\x06reason\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\fR\amessage\x12+\n" +
-	"\x05cause\x18\x04 \x01(\x0e2\x15.reso.plugin.v2.CauseR\x05cause\"\x9a\x02\n" +
+	"\x05cause\x18\x04 \x01(\x0e2\x15.reso.plugin.v3.CauseR\x05cause\"\x9a\x02\n" +
 	"\bResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\fR\x06reason\x12.\n" +
-	"\x06header\x18\x03 \x03(\v2\x16.reso.plugin.v2.HeaderR\x06header\x120\n" +
-	"\acookies\x18\x04 \x03(\v2\x16.reso.plugin.v2.CookieR\acookies\x12\x12\n" +
+	"\x06header\x18\x03 \x03(\v2\x16.reso.plugin.v3.HeaderR\x06header\x120\n" +
+	"\acookies\x18\x04 \x03(\v2\x16.reso.plugin.v3.CookieR\acookies\x12\x12\n" +
 	"\x04body\x18\x05 \x01(\fR\x04body\x121\n" +
-	"\acontent\x18\x06 \x01(\v2\x17.reso.plugin.v2.ContentR\acontent\x12!\n" +
+	"\acontent\x18\x06 \x01(\v2\x17.reso.plugin.v3.ContentR\acontent\x12!\n" +
 	"\fcontent_type\x18\a \x01(\fR\vcontentType\x12\x16\n" +
 	"\x06stream\x18\x14 \x01(\x04R\x06stream\"\x82\x03\n" +
 	"\x06Cookie\x12\x12\n" +
@@ -3073,7 +3621,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06quoted\x18\x03 \x01(\bR\x06quoted\x12\x12\n" +
 	"\x04path\x18\x04 \x01(\fR\x04path\x12\x16\n" +
 	"\x06domain\x18\x05 \x01(\fR\x06domain\x12.\n" +
-	"\aexpires\x18\x06 \x01(\v2\x14.reso.plugin.v2.TimeR\aexpires\x12\x1f\n" +
+	"\aexpires\x18\x06 \x01(\v2\x14.reso.plugin.v3.TimeR\aexpires\x12\x1f\n" +
 	"\vraw_expires\x18\a \x01(\fR\n" +
 	"rawExpires\x12\x17\n" +
 	"\amax_age\x18\b \x01(\x05R\x06maxAge\x12\x16\n" +
@@ -3090,7 +3638,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\aContent\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\fR\x04name\x12/\n" +
-	"\bmod_time\x18\x03 \x01(\v2\x14.reso.plugin.v2.TimeR\amodTime\x12\x12\n" +
+	"\bmod_time\x18\x03 \x01(\v2\x14.reso.plugin.v3.TimeR\amodTime\x12\x12\n" +
 	"\x04size\x18\x04 \x01(\x03R\x04size\"U\n" +
 	"\vReadRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\x16\n" +
@@ -3105,19 +3653,19 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\fR\x04name\"T\n" +
 	"\x0fSettingResponse\x12\x14\n" +
 	"\x05value\x18\x01 \x01(\fR\x05value\x12+\n" +
-	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"=\n" +
+	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"=\n" +
 	"\x11SetSettingRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\fR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\"A\n" +
 	"\x12SetSettingResponse\x12+\n" +
-	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"9\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"9\n" +
 	"\x0fReadBodyRequest\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\x04R\x05token\x12\x10\n" +
 	"\x03max\x18\x02 \x01(\x05R\x03max\"i\n" +
 	"\x10ReadBodyResponse\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x10\n" +
 	"\x03eof\x18\x02 \x01(\bR\x03eof\x12/\n" +
-	"\x05error\x18\x03 \x01(\v2\x19.reso.plugin.v2.BodyErrorR\x05error\"'\n" +
+	"\x05error\x18\x03 \x01(\v2\x19.reso.plugin.v3.BodyErrorR\x05error\"'\n" +
 	"\rEventsRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\"F\n" +
 	"\fEventMessage\x12\x0e\n" +
@@ -3126,41 +3674,62 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04data\x18\x03 \x01(\fR\x04data\",\n" +
 	"\x12CloseEventsRequest\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\"\x15\n" +
-	"\x13CloseEventsResponse\"\xba\x01\n" +
-	"\tSessionUp\x121\n" +
-	"\x04open\x18\x01 \x01(\v2\x1b.reso.plugin.v2.SessionOpenH\x00R\x04open\x12:\n" +
-	"\amessage\x18\x02 \x01(\v2\x1e.reso.plugin.v2.SessionMessageH\x00R\amessage\x126\n" +
-	"\x06closed\x18\x03 \x01(\v2\x1c.reso.plugin.v2.SessionCloseH\x00R\x06closedB\x06\n" +
-	"\x04kind\"f\n" +
+	"\x13CloseEventsResponse\"\xbf\x02\n" +
+	"\tSessionUp\x12\x18\n" +
+	"\asession\x18\x01 \x01(\x04R\asession\x121\n" +
+	"\x04open\x18\x02 \x01(\v2\x1b.reso.plugin.v3.SessionOpenH\x00R\x04open\x12:\n" +
+	"\amessage\x18\x03 \x01(\v2\x1e.reso.plugin.v3.SessionMessageH\x00R\amessage\x126\n" +
+	"\x06closed\x18\x04 \x01(\v2\x1c.reso.plugin.v3.SessionCloseH\x00R\x06closed\x120\n" +
+	"\x06credit\x18\x05 \x01(\v2\x16.reso.plugin.v3.CreditH\x00R\x06credit\x127\n" +
+	"\x06cancel\x18\x06 \x01(\v2\x1d.reso.plugin.v3.SessionCancelH\x00R\x06cancelB\x06\n" +
+	"\x04kind\"\x1e\n" +
+	"\x06Credit\x12\x14\n" +
+	"\x05bytes\x18\x01 \x01(\x04R\x05bytes\"\x0f\n" +
+	"\rSessionCancel\"f\n" +
 	"\vSessionOpen\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\rR\x05route\x121\n" +
-	"\arequest\x18\x02 \x01(\v2\x17.reso.plugin.v2.RequestR\arequest\x12\x0e\n" +
+	"\arequest\x18\x02 \x01(\v2\x17.reso.plugin.v3.RequestR\arequest\x12\x0e\n" +
 	"\x02id\x18\x03 \x01(\fR\x02id\"<\n" +
 	"\x0eSessionMessage\x12\x16\n" +
 	"\x06binary\x18\x01 \x01(\bR\x06binary\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\":\n" +
 	"\fSessionClose\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\fR\x06reason\"\xb7\x01\n" +
-	"\vSessionDown\x12:\n" +
-	"\amessage\x18\x01 \x01(\v2\x1e.reso.plugin.v2.SessionMessageH\x00R\amessage\x124\n" +
-	"\x05close\x18\x02 \x01(\v2\x1c.reso.plugin.v2.SessionCloseH\x00R\x05close\x12.\n" +
-	"\x03end\x18\x03 \x01(\v2\x1a.reso.plugin.v2.SessionEndH\x00R\x03endB\x06\n" +
+	"\x06reason\x18\x02 \x01(\fR\x06reason\"\x83\x02\n" +
+	"\vSessionDown\x12\x18\n" +
+	"\asession\x18\x01 \x01(\x04R\asession\x12:\n" +
+	"\amessage\x18\x02 \x01(\v2\x1e.reso.plugin.v3.SessionMessageH\x00R\amessage\x124\n" +
+	"\x05close\x18\x03 \x01(\v2\x1c.reso.plugin.v3.SessionCloseH\x00R\x05close\x12.\n" +
+	"\x03end\x18\x04 \x01(\v2\x1a.reso.plugin.v3.SessionEndH\x00R\x03end\x120\n" +
+	"\x06credit\x18\x05 \x01(\v2\x16.reso.plugin.v3.CreditH\x00R\x06creditB\x06\n" +
 	"\x04kind\"9\n" +
 	"\n" +
 	"SessionEnd\x12+\n" +
-	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"\x14\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"\x14\n" +
 	"\x12ClosePluginRequest\"B\n" +
 	"\x13ClosePluginResponse\x12+\n" +
-	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"@\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"@\n" +
 	"\x12TreeConnectRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\fR\x02id\x12\x1a\n" +
-	"\bidentity\x18\x02 \x01(\fR\bidentity\"\x9a\x01\n" +
+	"\bidentity\x18\x02 \x01(\fR\bidentity\"\xd3\x01\n" +
+	"\x06TreeUp\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\x04R\x06client\x12>\n" +
+	"\aconnect\x18\x02 \x01(\v2\".reso.plugin.v3.TreeConnectRequestH\x00R\aconnect\x120\n" +
+	"\x06credit\x18\x03 \x01(\v2\x16.reso.plugin.v3.CreditH\x00R\x06credit\x127\n" +
+	"\arelease\x18\x04 \x01(\v2\x1b.reso.plugin.v3.TreeReleaseH\x00R\areleaseB\x06\n" +
+	"\x04kind\"\r\n" +
+	"\vTreeRelease\"\xcf\x01\n" +
+	"\bTreeDown\x12\x16\n" +
+	"\x06client\x18\x01 \x01(\x04R\x06client\x12=\n" +
+	"\tconnected\x18\x02 \x01(\v2\x1d.reso.plugin.v3.TreeConnectedH\x00R\tconnected\x124\n" +
+	"\x06frames\x18\x03 \x01(\v2\x1a.reso.plugin.v3.TreeFramesH\x00R\x06frames\x12.\n" +
+	"\x04gone\x18\x04 \x01(\v2\x18.reso.plugin.v3.TreeGoneH\x00R\x04goneB\x06\n" +
+	"\x04kind\"<\n" +
+	"\rTreeConnected\x12+\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"?\n" +
 	"\n" +
 	"TreeFrames\x121\n" +
-	"\x06frames\x18\x01 \x03(\v2\x19.reso.plugin.v2.TreeFrameR\x06frames\x12,\n" +
-	"\x04gone\x18\x02 \x01(\v2\x18.reso.plugin.v2.TreeGoneR\x04gone\x12+\n" +
-	"\x05error\x18\x03 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"1\n" +
+	"\x06frames\x18\x01 \x03(\v2\x19.reso.plugin.v3.TreeFrameR\x06frames\"1\n" +
 	"\tTreeFrame\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\"6\n" +
@@ -3171,7 +3740,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\fR\x02id\x12\x10\n" +
 	"\x03msg\x18\x02 \x01(\fR\x03msg\"?\n" +
 	"\x10TreeExecResponse\x12+\n" +
-	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error\"'\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"'\n" +
 	"\x15TreeDisconnectRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\fR\x02id\"\x18\n" +
 	"\x16TreeDisconnectResponse\"S\n" +
@@ -3181,7 +3750,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03msg\x18\x03 \x01(\fR\x03msg\"U\n" +
 	"\x10TreeCallResponse\x12\x14\n" +
 	"\x05reply\x18\x01 \x01(\fR\x05reply\x12+\n" +
-	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v2.ErrorR\x05error*^\n" +
+	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error*^\n" +
 	"\fIdentityMode\x12\x16\n" +
 	"\x12IDENTITY_MODE_NONE\x10\x00\x12\x1a\n" +
 	"\x16IDENTITY_MODE_OPTIONAL\x10\x01\x12\x1a\n" +
@@ -3190,25 +3759,35 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"CAUSE_NONE\x10\x00\x12\x12\n" +
 	"\x0eCAUSE_CANCELED\x10\x01\x12\x1b\n" +
-	"\x17CAUSE_DEADLINE_EXCEEDED\x10\x022\xf7\x04\n" +
-	"\x06Plugin\x12G\n" +
-	"\x06Routes\x12\x1d.reso.plugin.v2.RoutesRequest\x1a\x1e.reso.plugin.v2.RoutesResponse\x12M\n" +
-	"\bExchange\x12\x1d.reso.plugin.v2.HandleRequest\x1a\x1e.reso.plugin.v2.HandleResponse(\x010\x01\x12@\n" +
-	"\x04Read\x12\x1b.reso.plugin.v2.ReadRequest\x1a\x19.reso.plugin.v2.ReadChunk0\x01\x12Y\n" +
-	"\fCloseContent\x12#.reso.plugin.v2.CloseContentRequest\x1a$.reso.plugin.v2.CloseContentResponse\x12G\n" +
-	"\x06Events\x12\x1d.reso.plugin.v2.EventsRequest\x1a\x1c.reso.plugin.v2.EventMessage0\x01\x12V\n" +
-	"\vCloseEvents\x12\".reso.plugin.v2.CloseEventsRequest\x1a#.reso.plugin.v2.CloseEventsResponse\x12E\n" +
-	"\aSession\x12\x19.reso.plugin.v2.SessionUp\x1a\x1b.reso.plugin.v2.SessionDown(\x010\x01\x12P\n" +
-	"\x05Close\x12\".reso.plugin.v2.ClosePluginRequest\x1a#.reso.plugin.v2.ClosePluginResponse2\xc6\x04\n" +
-	"\x04Host\x12J\n" +
-	"\aSetting\x12\x1e.reso.plugin.v2.SettingRequest\x1a\x1f.reso.plugin.v2.SettingResponse\x12S\n" +
+	"\x17CAUSE_DEADLINE_EXCEEDED\x10\x02*W\n" +
+	"\rSessionLimits\x12\x1e\n" +
+	"\x1aSESSION_LIMITS_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x0eSESSION_WINDOW\x10\x80\x80\b\x12\x10\n" +
+	"\fMESSAGE_COST\x10@*L\n" +
 	"\n" +
-	"SetSetting\x12!.reso.plugin.v2.SetSettingRequest\x1a\".reso.plugin.v2.SetSettingResponse\x12M\n" +
-	"\bReadBody\x12\x1f.reso.plugin.v2.ReadBodyRequest\x1a .reso.plugin.v2.ReadBodyResponse\x12O\n" +
-	"\vTreeConnect\x12\".reso.plugin.v2.TreeConnectRequest\x1a\x1a.reso.plugin.v2.TreeFrames0\x01\x12M\n" +
-	"\bTreeExec\x12\x1f.reso.plugin.v2.TreeExecRequest\x1a .reso.plugin.v2.TreeExecResponse\x12_\n" +
-	"\x0eTreeDisconnect\x12%.reso.plugin.v2.TreeDisconnectRequest\x1a&.reso.plugin.v2.TreeDisconnectResponse\x12M\n" +
-	"\bTreeCall\x12\x1f.reso.plugin.v2.TreeCallRequest\x1a .reso.plugin.v2.TreeCallResponseB9Z7github.com/reso-project/reso/plugins/pluginrpc/pluginv2b\x06proto3"
+	"TreeLimits\x12\x1b\n" +
+	"\x17TREE_LIMITS_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\vTREE_WINDOW\x10\x80\x80\x10\x12\x0e\n" +
+	"\n" +
+	"FRAME_COST\x10@2\xf8\x04\n" +
+	"\x06Plugin\x12G\n" +
+	"\x06Routes\x12\x1d.reso.plugin.v3.RoutesRequest\x1a\x1e.reso.plugin.v3.RoutesResponse\x12M\n" +
+	"\bExchange\x12\x1d.reso.plugin.v3.HandleRequest\x1a\x1e.reso.plugin.v3.HandleResponse(\x010\x01\x12@\n" +
+	"\x04Read\x12\x1b.reso.plugin.v3.ReadRequest\x1a\x19.reso.plugin.v3.ReadChunk0\x01\x12Y\n" +
+	"\fCloseContent\x12#.reso.plugin.v3.CloseContentRequest\x1a$.reso.plugin.v3.CloseContentResponse\x12G\n" +
+	"\x06Events\x12\x1d.reso.plugin.v3.EventsRequest\x1a\x1c.reso.plugin.v3.EventMessage0\x01\x12V\n" +
+	"\vCloseEvents\x12\".reso.plugin.v3.CloseEventsRequest\x1a#.reso.plugin.v3.CloseEventsResponse\x12F\n" +
+	"\bSessions\x12\x19.reso.plugin.v3.SessionUp\x1a\x1b.reso.plugin.v3.SessionDown(\x010\x01\x12P\n" +
+	"\x05Close\x12\".reso.plugin.v3.ClosePluginRequest\x1a#.reso.plugin.v3.ClosePluginResponse2\xb4\x04\n" +
+	"\x04Host\x12J\n" +
+	"\aSetting\x12\x1e.reso.plugin.v3.SettingRequest\x1a\x1f.reso.plugin.v3.SettingResponse\x12S\n" +
+	"\n" +
+	"SetSetting\x12!.reso.plugin.v3.SetSettingRequest\x1a\".reso.plugin.v3.SetSettingResponse\x12M\n" +
+	"\bReadBody\x12\x1f.reso.plugin.v3.ReadBodyRequest\x1a .reso.plugin.v3.ReadBodyResponse\x12=\n" +
+	"\x05Trees\x12\x16.reso.plugin.v3.TreeUp\x1a\x18.reso.plugin.v3.TreeDown(\x010\x01\x12M\n" +
+	"\bTreeExec\x12\x1f.reso.plugin.v3.TreeExecRequest\x1a .reso.plugin.v3.TreeExecResponse\x12_\n" +
+	"\x0eTreeDisconnect\x12%.reso.plugin.v3.TreeDisconnectRequest\x1a&.reso.plugin.v3.TreeDisconnectResponse\x12M\n" +
+	"\bTreeCall\x12\x1f.reso.plugin.v3.TreeCallRequest\x1a .reso.plugin.v3.TreeCallResponseB9Z7github.com/reso-project/reso/plugins/pluginrpc/pluginv3b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -3222,130 +3801,146 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 48)
+var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_plugin_proto_goTypes = []any{
-	(IdentityMode)(0),              // 0: reso.plugin.v2.IdentityMode
-	(Cause)(0),                     // 1: reso.plugin.v2.Cause
-	(*RoutesRequest)(nil),          // 2: reso.plugin.v2.RoutesRequest
-	(*RoutesResponse)(nil),         // 3: reso.plugin.v2.RoutesResponse
-	(*Route)(nil),                  // 4: reso.plugin.v2.Route
-	(*HandleRequest)(nil),          // 5: reso.plugin.v2.HandleRequest
-	(*Request)(nil),                // 6: reso.plugin.v2.Request
-	(*Body)(nil),                   // 7: reso.plugin.v2.Body
-	(*BodyError)(nil),              // 8: reso.plugin.v2.BodyError
-	(*Var)(nil),                    // 9: reso.plugin.v2.Var
-	(*Header)(nil),                 // 10: reso.plugin.v2.Header
-	(*Identity)(nil),               // 11: reso.plugin.v2.Identity
-	(*HandleResponse)(nil),         // 12: reso.plugin.v2.HandleResponse
-	(*Error)(nil),                  // 13: reso.plugin.v2.Error
-	(*Response)(nil),               // 14: reso.plugin.v2.Response
-	(*Cookie)(nil),                 // 15: reso.plugin.v2.Cookie
-	(*Time)(nil),                   // 16: reso.plugin.v2.Time
-	(*Content)(nil),                // 17: reso.plugin.v2.Content
-	(*ReadRequest)(nil),            // 18: reso.plugin.v2.ReadRequest
-	(*ReadChunk)(nil),              // 19: reso.plugin.v2.ReadChunk
-	(*CloseContentRequest)(nil),    // 20: reso.plugin.v2.CloseContentRequest
-	(*CloseContentResponse)(nil),   // 21: reso.plugin.v2.CloseContentResponse
-	(*SettingRequest)(nil),         // 22: reso.plugin.v2.SettingRequest
-	(*SettingResponse)(nil),        // 23: reso.plugin.v2.SettingResponse
-	(*SetSettingRequest)(nil),      // 24: reso.plugin.v2.SetSettingRequest
-	(*SetSettingResponse)(nil),     // 25: reso.plugin.v2.SetSettingResponse
-	(*ReadBodyRequest)(nil),        // 26: reso.plugin.v2.ReadBodyRequest
-	(*ReadBodyResponse)(nil),       // 27: reso.plugin.v2.ReadBodyResponse
-	(*EventsRequest)(nil),          // 28: reso.plugin.v2.EventsRequest
-	(*EventMessage)(nil),           // 29: reso.plugin.v2.EventMessage
-	(*CloseEventsRequest)(nil),     // 30: reso.plugin.v2.CloseEventsRequest
-	(*CloseEventsResponse)(nil),    // 31: reso.plugin.v2.CloseEventsResponse
-	(*SessionUp)(nil),              // 32: reso.plugin.v2.SessionUp
-	(*SessionOpen)(nil),            // 33: reso.plugin.v2.SessionOpen
-	(*SessionMessage)(nil),         // 34: reso.plugin.v2.SessionMessage
-	(*SessionClose)(nil),           // 35: reso.plugin.v2.SessionClose
-	(*SessionDown)(nil),            // 36: reso.plugin.v2.SessionDown
-	(*SessionEnd)(nil),             // 37: reso.plugin.v2.SessionEnd
-	(*ClosePluginRequest)(nil),     // 38: reso.plugin.v2.ClosePluginRequest
-	(*ClosePluginResponse)(nil),    // 39: reso.plugin.v2.ClosePluginResponse
-	(*TreeConnectRequest)(nil),     // 40: reso.plugin.v2.TreeConnectRequest
-	(*TreeFrames)(nil),             // 41: reso.plugin.v2.TreeFrames
-	(*TreeFrame)(nil),              // 42: reso.plugin.v2.TreeFrame
-	(*TreeGone)(nil),               // 43: reso.plugin.v2.TreeGone
-	(*TreeExecRequest)(nil),        // 44: reso.plugin.v2.TreeExecRequest
-	(*TreeExecResponse)(nil),       // 45: reso.plugin.v2.TreeExecResponse
-	(*TreeDisconnectRequest)(nil),  // 46: reso.plugin.v2.TreeDisconnectRequest
-	(*TreeDisconnectResponse)(nil), // 47: reso.plugin.v2.TreeDisconnectResponse
-	(*TreeCallRequest)(nil),        // 48: reso.plugin.v2.TreeCallRequest
-	(*TreeCallResponse)(nil),       // 49: reso.plugin.v2.TreeCallResponse
+	(IdentityMode)(0),              // 0: reso.plugin.v3.IdentityMode
+	(Cause)(0),                     // 1: reso.plugin.v3.Cause
+	(SessionLimits)(0),             // 2: reso.plugin.v3.SessionLimits
+	(TreeLimits)(0),                // 3: reso.plugin.v3.TreeLimits
+	(*RoutesRequest)(nil),          // 4: reso.plugin.v3.RoutesRequest
+	(*RoutesResponse)(nil),         // 5: reso.plugin.v3.RoutesResponse
+	(*Route)(nil),                  // 6: reso.plugin.v3.Route
+	(*HandleRequest)(nil),          // 7: reso.plugin.v3.HandleRequest
+	(*Request)(nil),                // 8: reso.plugin.v3.Request
+	(*Body)(nil),                   // 9: reso.plugin.v3.Body
+	(*BodyError)(nil),              // 10: reso.plugin.v3.BodyError
+	(*Var)(nil),                    // 11: reso.plugin.v3.Var
+	(*Header)(nil),                 // 12: reso.plugin.v3.Header
+	(*Identity)(nil),               // 13: reso.plugin.v3.Identity
+	(*HandleResponse)(nil),         // 14: reso.plugin.v3.HandleResponse
+	(*Error)(nil),                  // 15: reso.plugin.v3.Error
+	(*Response)(nil),               // 16: reso.plugin.v3.Response
+	(*Cookie)(nil),                 // 17: reso.plugin.v3.Cookie
+	(*Time)(nil),                   // 18: reso.plugin.v3.Time
+	(*Content)(nil),                // 19: reso.plugin.v3.Content
+	(*ReadRequest)(nil),            // 20: reso.plugin.v3.ReadRequest
+	(*ReadChunk)(nil),              // 21: reso.plugin.v3.ReadChunk
+	(*CloseContentRequest)(nil),    // 22: reso.plugin.v3.CloseContentRequest
+	(*CloseContentResponse)(nil),   // 23: reso.plugin.v3.CloseContentResponse
+	(*SettingRequest)(nil),         // 24: reso.plugin.v3.SettingRequest
+	(*SettingResponse)(nil),        // 25: reso.plugin.v3.SettingResponse
+	(*SetSettingRequest)(nil),      // 26: reso.plugin.v3.SetSettingRequest
+	(*SetSettingResponse)(nil),     // 27: reso.plugin.v3.SetSettingResponse
+	(*ReadBodyRequest)(nil),        // 28: reso.plugin.v3.ReadBodyRequest
+	(*ReadBodyResponse)(nil),       // 29: reso.plugin.v3.ReadBodyResponse
+	(*EventsRequest)(nil),          // 30: reso.plugin.v3.EventsRequest
+	(*EventMessage)(nil),           // 31: reso.plugin.v3.EventMessage
+	(*CloseEventsRequest)(nil),     // 32: reso.plugin.v3.CloseEventsRequest
+	(*CloseEventsResponse)(nil),    // 33: reso.plugin.v3.CloseEventsResponse
+	(*SessionUp)(nil),              // 34: reso.plugin.v3.SessionUp
+	(*Credit)(nil),                 // 35: reso.plugin.v3.Credit
+	(*SessionCancel)(nil),          // 36: reso.plugin.v3.SessionCancel
+	(*SessionOpen)(nil),            // 37: reso.plugin.v3.SessionOpen
+	(*SessionMessage)(nil),         // 38: reso.plugin.v3.SessionMessage
+	(*SessionClose)(nil),           // 39: reso.plugin.v3.SessionClose
+	(*SessionDown)(nil),            // 40: reso.plugin.v3.SessionDown
+	(*SessionEnd)(nil),             // 41: reso.plugin.v3.SessionEnd
+	(*ClosePluginRequest)(nil),     // 42: reso.plugin.v3.ClosePluginRequest
+	(*ClosePluginResponse)(nil),    // 43: reso.plugin.v3.ClosePluginResponse
+	(*TreeConnectRequest)(nil),     // 44: reso.plugin.v3.TreeConnectRequest
+	(*TreeUp)(nil),                 // 45: reso.plugin.v3.TreeUp
+	(*TreeRelease)(nil),            // 46: reso.plugin.v3.TreeRelease
+	(*TreeDown)(nil),               // 47: reso.plugin.v3.TreeDown
+	(*TreeConnected)(nil),          // 48: reso.plugin.v3.TreeConnected
+	(*TreeFrames)(nil),             // 49: reso.plugin.v3.TreeFrames
+	(*TreeFrame)(nil),              // 50: reso.plugin.v3.TreeFrame
+	(*TreeGone)(nil),               // 51: reso.plugin.v3.TreeGone
+	(*TreeExecRequest)(nil),        // 52: reso.plugin.v3.TreeExecRequest
+	(*TreeExecResponse)(nil),       // 53: reso.plugin.v3.TreeExecResponse
+	(*TreeDisconnectRequest)(nil),  // 54: reso.plugin.v3.TreeDisconnectRequest
+	(*TreeDisconnectResponse)(nil), // 55: reso.plugin.v3.TreeDisconnectResponse
+	(*TreeCallRequest)(nil),        // 56: reso.plugin.v3.TreeCallRequest
+	(*TreeCallResponse)(nil),       // 57: reso.plugin.v3.TreeCallResponse
 }
 var file_plugin_proto_depIdxs = []int32{
-	4,  // 0: reso.plugin.v2.RoutesResponse.routes:type_name -> reso.plugin.v2.Route
-	13, // 1: reso.plugin.v2.RoutesResponse.error:type_name -> reso.plugin.v2.Error
-	0,  // 2: reso.plugin.v2.Route.identity:type_name -> reso.plugin.v2.IdentityMode
-	6,  // 3: reso.plugin.v2.HandleRequest.request:type_name -> reso.plugin.v2.Request
-	9,  // 4: reso.plugin.v2.Request.vars:type_name -> reso.plugin.v2.Var
-	10, // 5: reso.plugin.v2.Request.header:type_name -> reso.plugin.v2.Header
-	7,  // 6: reso.plugin.v2.Request.body:type_name -> reso.plugin.v2.Body
-	11, // 7: reso.plugin.v2.Request.identity:type_name -> reso.plugin.v2.Identity
-	8,  // 8: reso.plugin.v2.Body.error:type_name -> reso.plugin.v2.BodyError
-	14, // 9: reso.plugin.v2.HandleResponse.response:type_name -> reso.plugin.v2.Response
-	13, // 10: reso.plugin.v2.HandleResponse.error:type_name -> reso.plugin.v2.Error
-	1,  // 11: reso.plugin.v2.Error.cause:type_name -> reso.plugin.v2.Cause
-	10, // 12: reso.plugin.v2.Response.header:type_name -> reso.plugin.v2.Header
-	15, // 13: reso.plugin.v2.Response.cookies:type_name -> reso.plugin.v2.Cookie
-	17, // 14: reso.plugin.v2.Response.content:type_name -> reso.plugin.v2.Content
-	16, // 15: reso.plugin.v2.Cookie.expires:type_name -> reso.plugin.v2.Time
-	16, // 16: reso.plugin.v2.Content.mod_time:type_name -> reso.plugin.v2.Time
-	13, // 17: reso.plugin.v2.SettingResponse.error:type_name -> reso.plugin.v2.Error
-	13, // 18: reso.plugin.v2.SetSettingResponse.error:type_name -> reso.plugin.v2.Error
-	8,  // 19: reso.plugin.v2.ReadBodyResponse.error:type_name -> reso.plugin.v2.BodyError
-	33, // 20: reso.plugin.v2.SessionUp.open:type_name -> reso.plugin.v2.SessionOpen
-	34, // 21: reso.plugin.v2.SessionUp.message:type_name -> reso.plugin.v2.SessionMessage
-	35, // 22: reso.plugin.v2.SessionUp.closed:type_name -> reso.plugin.v2.SessionClose
-	6,  // 23: reso.plugin.v2.SessionOpen.request:type_name -> reso.plugin.v2.Request
-	34, // 24: reso.plugin.v2.SessionDown.message:type_name -> reso.plugin.v2.SessionMessage
-	35, // 25: reso.plugin.v2.SessionDown.close:type_name -> reso.plugin.v2.SessionClose
-	37, // 26: reso.plugin.v2.SessionDown.end:type_name -> reso.plugin.v2.SessionEnd
-	13, // 27: reso.plugin.v2.SessionEnd.error:type_name -> reso.plugin.v2.Error
-	13, // 28: reso.plugin.v2.ClosePluginResponse.error:type_name -> reso.plugin.v2.Error
-	42, // 29: reso.plugin.v2.TreeFrames.frames:type_name -> reso.plugin.v2.TreeFrame
-	43, // 30: reso.plugin.v2.TreeFrames.gone:type_name -> reso.plugin.v2.TreeGone
-	13, // 31: reso.plugin.v2.TreeFrames.error:type_name -> reso.plugin.v2.Error
-	13, // 32: reso.plugin.v2.TreeExecResponse.error:type_name -> reso.plugin.v2.Error
-	13, // 33: reso.plugin.v2.TreeCallResponse.error:type_name -> reso.plugin.v2.Error
-	2,  // 34: reso.plugin.v2.Plugin.Routes:input_type -> reso.plugin.v2.RoutesRequest
-	5,  // 35: reso.plugin.v2.Plugin.Exchange:input_type -> reso.plugin.v2.HandleRequest
-	18, // 36: reso.plugin.v2.Plugin.Read:input_type -> reso.plugin.v2.ReadRequest
-	20, // 37: reso.plugin.v2.Plugin.CloseContent:input_type -> reso.plugin.v2.CloseContentRequest
-	28, // 38: reso.plugin.v2.Plugin.Events:input_type -> reso.plugin.v2.EventsRequest
-	30, // 39: reso.plugin.v2.Plugin.CloseEvents:input_type -> reso.plugin.v2.CloseEventsRequest
-	32, // 40: reso.plugin.v2.Plugin.Session:input_type -> reso.plugin.v2.SessionUp
-	38, // 41: reso.plugin.v2.Plugin.Close:input_type -> reso.plugin.v2.ClosePluginRequest
-	22, // 42: reso.plugin.v2.Host.Setting:input_type -> reso.plugin.v2.SettingRequest
-	24, // 43: reso.plugin.v2.Host.SetSetting:input_type -> reso.plugin.v2.SetSettingRequest
-	26, // 44: reso.plugin.v2.Host.ReadBody:input_type -> reso.plugin.v2.ReadBodyRequest
-	40, // 45: reso.plugin.v2.Host.TreeConnect:input_type -> reso.plugin.v2.TreeConnectRequest
-	44, // 46: reso.plugin.v2.Host.TreeExec:input_type -> reso.plugin.v2.TreeExecRequest
-	46, // 47: reso.plugin.v2.Host.TreeDisconnect:input_type -> reso.plugin.v2.TreeDisconnectRequest
-	48, // 48: reso.plugin.v2.Host.TreeCall:input_type -> reso.plugin.v2.TreeCallRequest
-	3,  // 49: reso.plugin.v2.Plugin.Routes:output_type -> reso.plugin.v2.RoutesResponse
-	12, // 50: reso.plugin.v2.Plugin.Exchange:output_type -> reso.plugin.v2.HandleResponse
-	19, // 51: reso.plugin.v2.Plugin.Read:output_type -> reso.plugin.v2.ReadChunk
-	21, // 52: reso.plugin.v2.Plugin.CloseContent:output_type -> reso.plugin.v2.CloseContentResponse
-	29, // 53: reso.plugin.v2.Plugin.Events:output_type -> reso.plugin.v2.EventMessage
-	31, // 54: reso.plugin.v2.Plugin.CloseEvents:output_type -> reso.plugin.v2.CloseEventsResponse
-	36, // 55: reso.plugin.v2.Plugin.Session:output_type -> reso.plugin.v2.SessionDown
-	39, // 56: reso.plugin.v2.Plugin.Close:output_type -> reso.plugin.v2.ClosePluginResponse
-	23, // 57: reso.plugin.v2.Host.Setting:output_type -> reso.plugin.v2.SettingResponse
-	25, // 58: reso.plugin.v2.Host.SetSetting:output_type -> reso.plugin.v2.SetSettingResponse
-	27, // 59: reso.plugin.v2.Host.ReadBody:output_type -> reso.plugin.v2.ReadBodyResponse
-	41, // 60: reso.plugin.v2.Host.TreeConnect:output_type -> reso.plugin.v2.TreeFrames
-	45, // 61: reso.plugin.v2.Host.TreeExec:output_type -> reso.plugin.v2.TreeExecResponse
-	47, // 62: reso.plugin.v2.Host.TreeDisconnect:output_type -> reso.plugin.v2.TreeDisconnectResponse
-	49, // 63: reso.plugin.v2.Host.TreeCall:output_type -> reso.plugin.v2.TreeCallResponse
-	49, // [49:64] is the sub-list for method output_type
-	34, // [34:49] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	6,  // 0: reso.plugin.v3.RoutesResponse.routes:type_name -> reso.plugin.v3.Route
+	15, // 1: reso.plugin.v3.RoutesResponse.error:type_name -> reso.plugin.v3.Error
+	0,  // 2: reso.plugin.v3.Route.identity:type_name -> reso.plugin.v3.IdentityMode
+	8,  // 3: reso.plugin.v3.HandleRequest.request:type_name -> reso.plugin.v3.Request
+	11, // 4: reso.plugin.v3.Request.vars:type_name -> reso.plugin.v3.Var
+	12, // 5: reso.plugin.v3.Request.header:type_name -> reso.plugin.v3.Header
+	9,  // 6: reso.plugin.v3.Request.body:type_name -> reso.plugin.v3.Body
+	13, // 7: reso.plugin.v3.Request.identity:type_name -> reso.plugin.v3.Identity
+	10, // 8: reso.plugin.v3.Body.error:type_name -> reso.plugin.v3.BodyError
+	16, // 9: reso.plugin.v3.HandleResponse.response:type_name -> reso.plugin.v3.Response
+	15, // 10: reso.plugin.v3.HandleResponse.error:type_name -> reso.plugin.v3.Error
+	1,  // 11: reso.plugin.v3.Error.cause:type_name -> reso.plugin.v3.Cause
+	12, // 12: reso.plugin.v3.Response.header:type_name -> reso.plugin.v3.Header
+	17, // 13: reso.plugin.v3.Response.cookies:type_name -> reso.plugin.v3.Cookie
+	19, // 14: reso.plugin.v3.Response.content:type_name -> reso.plugin.v3.Content
+	18, // 15: reso.plugin.v3.Cookie.expires:type_name -> reso.plugin.v3.Time
+	18, // 16: reso.plugin.v3.Content.mod_time:type_name -> reso.plugin.v3.Time
+	15, // 17: reso.plugin.v3.SettingResponse.error:type_name -> reso.plugin.v3.Error
+	15, // 18: reso.plugin.v3.SetSettingResponse.error:type_name -> reso.plugin.v3.Error
+	10, // 19: reso.plugin.v3.ReadBodyResponse.error:type_name -> reso.plugin.v3.BodyError
+	37, // 20: reso.plugin.v3.SessionUp.open:type_name -> reso.plugin.v3.SessionOpen
+	38, // 21: reso.plugin.v3.SessionUp.message:type_name -> reso.plugin.v3.SessionMessage
+	39, // 22: reso.plugin.v3.SessionUp.closed:type_name -> reso.plugin.v3.SessionClose
+	35, // 23: reso.plugin.v3.SessionUp.credit:type_name -> reso.plugin.v3.Credit
+	36, // 24: reso.plugin.v3.SessionUp.cancel:type_name -> reso.plugin.v3.SessionCancel
+	8,  // 25: reso.plugin.v3.SessionOpen.request:type_name -> reso.plugin.v3.Request
+	38, // 26: reso.plugin.v3.SessionDown.message:type_name -> reso.plugin.v3.SessionMessage
+	39, // 27: reso.plugin.v3.SessionDown.close:type_name -> reso.plugin.v3.SessionClose
+	41, // 28: reso.plugin.v3.SessionDown.end:type_name -> reso.plugin.v3.SessionEnd
+	35, // 29: reso.plugin.v3.SessionDown.credit:type_name -> reso.plugin.v3.Credit
+	15, // 30: reso.plugin.v3.SessionEnd.error:type_name -> reso.plugin.v3.Error
+	15, // 31: reso.plugin.v3.ClosePluginResponse.error:type_name -> reso.plugin.v3.Error
+	44, // 32: reso.plugin.v3.TreeUp.connect:type_name -> reso.plugin.v3.TreeConnectRequest
+	35, // 33: reso.plugin.v3.TreeUp.credit:type_name -> reso.plugin.v3.Credit
+	46, // 34: reso.plugin.v3.TreeUp.release:type_name -> reso.plugin.v3.TreeRelease
+	48, // 35: reso.plugin.v3.TreeDown.connected:type_name -> reso.plugin.v3.TreeConnected
+	49, // 36: reso.plugin.v3.TreeDown.frames:type_name -> reso.plugin.v3.TreeFrames
+	51, // 37: reso.plugin.v3.TreeDown.gone:type_name -> reso.plugin.v3.TreeGone
+	15, // 38: reso.plugin.v3.TreeConnected.error:type_name -> reso.plugin.v3.Error
+	50, // 39: reso.plugin.v3.TreeFrames.frames:type_name -> reso.plugin.v3.TreeFrame
+	15, // 40: reso.plugin.v3.TreeExecResponse.error:type_name -> reso.plugin.v3.Error
+	15, // 41: reso.plugin.v3.TreeCallResponse.error:type_name -> reso.plugin.v3.Error
+	4,  // 42: reso.plugin.v3.Plugin.Routes:input_type -> reso.plugin.v3.RoutesRequest
+	7,  // 43: reso.plugin.v3.Plugin.Exchange:input_type -> reso.plugin.v3.HandleRequest
+	20, // 44: reso.plugin.v3.Plugin.Read:input_type -> reso.plugin.v3.ReadRequest
+	22, // 45: reso.plugin.v3.Plugin.CloseContent:input_type -> reso.plugin.v3.CloseContentRequest
+	30, // 46: reso.plugin.v3.Plugin.Events:input_type -> reso.plugin.v3.EventsRequest
+	32, // 47: reso.plugin.v3.Plugin.CloseEvents:input_type -> reso.plugin.v3.CloseEventsRequest
+	34, // 48: reso.plugin.v3.Plugin.Sessions:input_type -> reso.plugin.v3.SessionUp
+	42, // 49: reso.plugin.v3.Plugin.Close:input_type -> reso.plugin.v3.ClosePluginRequest
+	24, // 50: reso.plugin.v3.Host.Setting:input_type -> reso.plugin.v3.SettingRequest
+	26, // 51: reso.plugin.v3.Host.SetSetting:input_type -> reso.plugin.v3.SetSettingRequest
+	28, // 52: reso.plugin.v3.Host.ReadBody:input_type -> reso.plugin.v3.ReadBodyRequest
+	45, // 53: reso.plugin.v3.Host.Trees:input_type -> reso.plugin.v3.TreeUp
+	52, // 54: reso.plugin.v3.Host.TreeExec:input_type -> reso.plugin.v3.TreeExecRequest
+	54, // 55: reso.plugin.v3.Host.TreeDisconnect:input_type -> reso.plugin.v3.TreeDisconnectRequest
+	56, // 56: reso.plugin.v3.Host.TreeCall:input_type -> reso.plugin.v3.TreeCallRequest
+	5,  // 57: reso.plugin.v3.Plugin.Routes:output_type -> reso.plugin.v3.RoutesResponse
+	14, // 58: reso.plugin.v3.Plugin.Exchange:output_type -> reso.plugin.v3.HandleResponse
+	21, // 59: reso.plugin.v3.Plugin.Read:output_type -> reso.plugin.v3.ReadChunk
+	23, // 60: reso.plugin.v3.Plugin.CloseContent:output_type -> reso.plugin.v3.CloseContentResponse
+	31, // 61: reso.plugin.v3.Plugin.Events:output_type -> reso.plugin.v3.EventMessage
+	33, // 62: reso.plugin.v3.Plugin.CloseEvents:output_type -> reso.plugin.v3.CloseEventsResponse
+	40, // 63: reso.plugin.v3.Plugin.Sessions:output_type -> reso.plugin.v3.SessionDown
+	43, // 64: reso.plugin.v3.Plugin.Close:output_type -> reso.plugin.v3.ClosePluginResponse
+	25, // 65: reso.plugin.v3.Host.Setting:output_type -> reso.plugin.v3.SettingResponse
+	27, // 66: reso.plugin.v3.Host.SetSetting:output_type -> reso.plugin.v3.SetSettingResponse
+	29, // 67: reso.plugin.v3.Host.ReadBody:output_type -> reso.plugin.v3.ReadBodyResponse
+	47, // 68: reso.plugin.v3.Host.Trees:output_type -> reso.plugin.v3.TreeDown
+	53, // 69: reso.plugin.v3.Host.TreeExec:output_type -> reso.plugin.v3.TreeExecResponse
+	55, // 70: reso.plugin.v3.Host.TreeDisconnect:output_type -> reso.plugin.v3.TreeDisconnectResponse
+	57, // 71: reso.plugin.v3.Host.TreeCall:output_type -> reso.plugin.v3.TreeCallResponse
+	57, // [57:72] is the sub-list for method output_type
+	42, // [42:57] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3357,19 +3952,32 @@ func file_plugin_proto_init() {
 		(*SessionUp_Open)(nil),
 		(*SessionUp_Message)(nil),
 		(*SessionUp_Closed)(nil),
+		(*SessionUp_Credit)(nil),
+		(*SessionUp_Cancel)(nil),
 	}
-	file_plugin_proto_msgTypes[34].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[36].OneofWrappers = []any{
 		(*SessionDown_Message)(nil),
 		(*SessionDown_Close)(nil),
 		(*SessionDown_End)(nil),
+		(*SessionDown_Credit)(nil),
+	}
+	file_plugin_proto_msgTypes[41].OneofWrappers = []any{
+		(*TreeUp_Connect)(nil),
+		(*TreeUp_Credit)(nil),
+		(*TreeUp_Release)(nil),
+	}
+	file_plugin_proto_msgTypes[43].OneofWrappers = []any{
+		(*TreeDown_Connected)(nil),
+		(*TreeDown_Frames)(nil),
+		(*TreeDown_Gone)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   48,
+			NumEnums:      4,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
