@@ -20,6 +20,9 @@ type Client struct {
 	pend  *batch // of the last change it proposed, until its end
 	subs  map[string]struct{}
 	owned map[*node]struct{}
+	// pipelined counts its changes in batches whose replies are not
+	// queued yet (see pipelining); written with the tree's lock held.
+	pipelined atomic.Int32
 	// member memoizes whether identity is in group, the last group it was
 	// judged against at a delivery (groups are never changed, only
 	// replaced), so that a fan-out looks each subscriber up once per

@@ -54,9 +54,36 @@ type batch struct {
 	// ancestors of the paths the changes are about (their rules were
 	// judged); notes the resources the changes notify about.
 	hot, kids, below, notes map[string]struct{}
-	done                    chan struct{}
-	err                     error
+	// replies are those of the changes of connections that did not wait
+	// for the batch (see pipelining), queued once it is applied or
+	// dropped; finished is set then, under the lock.
+	replies  []pendingReply
+	finished bool
+	done     chan struct{}
+	err      error
 }
+
+// pendingReply is the reply to a connection's change that is queued once
+// its batch is applied (ok, nil for a message without msg_id) or
+// dropped.
+type pendingReply struct {
+	c     *Client
+	ok    []byte
+	msgID []byte
+}
+
+// Pipelining: a connection's change that joins a batch does not wait for
+// it; the connection's next message runs meanwhile, and the reply is
+// queued once the batch is applied, after its notifications, so that one
+// connection has up to pipelineDepth changes in the batches being saved
+// (and a batch carries many changes of each connection). A message of a
+// connection with a change in a batch that is not applied yet runs at
+// once only when it is itself a change that joins a batch (the marks of
+// the batches keep it apart from what the earlier change touches, and
+// the seqs of a later batch are higher); anything else (a read, a change
+// applied at once, a failure) waits for that batch first, so that the
+// connection's messages behave as if run one after the other and its
+// replies come in their order.
 
 // outcome is what one attempt of an operation under the lock gives: its
 // reply or failure reason, or what it must wait for before it starts
@@ -66,6 +93,9 @@ type outcome struct {
 	reason string
 	wait   <-chan struct{}
 	b      *batch
+	// deferred: the change joined b and its reply is queued with it (see
+	// pipelining).
+	deferred bool
 }
 
 // fail returns the outcome of a failed operation.
@@ -82,6 +112,11 @@ func (t *Tree) run(cl *caller, attempt func() outcome) ([]byte, string) {
 			t.counts.waits.Add(1)
 			<-out.wait
 			continue
+		}
+		if out.deferred {
+			t.kickCommitter()
+			cl.deferred = true
+			return nil, ""
 		}
 		if out.b != nil {
 			t.kickCommitter()
@@ -107,7 +142,45 @@ func (t *Tree) attempt(cl *caller, attempt func() outcome) outcome {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return attempt()
+	c := cl.c
+	if cl.pipe && c.unapplied() && c.pipelined.Load() >= pipelineDepth {
+		return outcome{wait: c.pend.done}
+	}
+	out := attempt()
+	if cl.pipe && out.b != nil {
+		r := pendingReply{c: c, msgID: cl.msgID}
+		if cl.msgID != nil {
+			r.ok = out.reply
+			if r.ok == nil {
+				r.ok = successReply(cl.msgID)
+			}
+		}
+		out.b.replies = append(out.b.replies, r)
+		c.pipelined.Add(1)
+		out.deferred = true
+	}
+	return out
+}
+
+// unapplied reports whether the last change c proposed is in a batch not
+// yet applied or dropped. Called with the lock.
+func (c *Client) unapplied() bool { return c.pend != nil && !c.pend.finished }
+
+// settle waits until the changes c pipelined are applied or dropped, and
+// their replies queued (see pipelining).
+func (t *Tree) settle(c *Client) {
+	if c.pipelined.Load() == 0 {
+		return
+	}
+	var w <-chan struct{}
+	t.mu.Lock()
+	if c.unapplied() {
+		w = c.pend.done
+	}
+	t.mu.Unlock()
+	if w != nil {
+		<-w
+	}
 }
 
 // propose adds a change about path to the pending batch: recs are
@@ -334,9 +407,20 @@ func (t *Tree) commit(final bool) bool {
 			t.seq = first // none handed out since: as if the batch never came
 		}
 		t.saving = nil
-		// Only done and err are read from now on (a client keeps its
-		// last batch until its end): let go of the rest.
-		b.changes, b.hot, b.kids, b.below, b.notes = nil, nil, nil, nil, nil
+		b.finished = true
+		for _, r := range b.replies {
+			r.c.pipelined.Add(-1)
+			switch {
+			case r.msgID == nil:
+			case err == nil:
+				r.c.push(Frame{Data: r.ok})
+			default:
+				r.c.push(Frame{Data: failedReply(r.msgID, reasonStore)})
+			}
+		}
+		// Only done, err and finished are read from now on (a client
+		// keeps its last batch until its end): let go of the rest.
+		b.changes, b.hot, b.kids, b.below, b.notes, b.replies = nil, nil, nil, nil, nil, nil
 	}
 	waited := t.roomCh != nil
 	if waited {
