@@ -262,6 +262,7 @@ func (c *Client) Exec(ctx context.Context, msg []byte) {
 // with the usual DELETE and UPDATE notifications. Next then returns the
 // frames still queued and *Gone{Code: 1000, Reason: "disconnected"}.
 func (c *Client) Disconnect() {
+	c.t.settle(c) // the replies of its pipelined changes come first
 	c.end(&Gone{Code: 1000, Reason: "disconnected"})
 }
 

@@ -179,6 +179,7 @@ func (t *Tree) settle(c *Client) {
 	}
 	t.mu.Unlock()
 	if w != nil {
+		t.counts.waits.Add(1)
 		<-w
 	}
 }

@@ -2,6 +2,7 @@ package channel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -194,5 +195,48 @@ func TestPipelineDepth(t *testing.T) {
 	await(t, more, "the Exec past pipelineDepth once the store is free")
 	if got := nextN(t, c, pipelineDepth+1); got[len(got)-1] != `{"msg_id":-1,"code":"success"}` {
 		t.Fatalf("last reply %s", got[len(got)-1])
+	}
+}
+
+// TestPipelineDisconnect checks that a connection that disconnects with
+// pipelined changes under way gets their replies before its end.
+func TestPipelineDisconnect(t *testing.T) {
+	st := newMemStore()
+	tr := newTree(t, st, Options{Pipeline: true})
+	c := connect(t, tr, "c", "")
+	mustReply(t, c, `{"method":"PUT","resource":"/x","persistent":true,"msg_id":0}`)
+	entered, release := holdStore(t, st)
+	await(t, execAll(c,
+		`{"method":"PUT","resource":"/x/1","persistent":true,"msg_id":1}`,
+		`{"method":"PUT","resource":"/x/2","persistent":true,"msg_id":2}`,
+	), "the Execs while a Save is held")
+	<-entered
+	waits := tr.counts.waits.Load()
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		c.Disconnect()
+	}()
+	until(t, tr, "the Disconnect waits for the store or ends the client", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return tr.counts.waits.Load() > waits || c.gone != nil
+	})
+	release()
+	await(t, gone, "the Disconnect")
+	want := `{"msg_id":1,"code":"success"}` + "\n" + `{"msg_id":2,"code":"success"}`
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	fs, err := c.Next(ctx, nil)
+	var got []string
+	for _, f := range fs {
+		got = append(got, string(f.Data))
+	}
+	if strings.Join(got, "\n") != want || err != nil {
+		t.Fatalf("got %q, %v; want\n%s", got, err, want)
+	}
+	var g *Gone
+	if _, err := c.Next(ctx, nil); !errors.As(err, &g) || g.Code != 1000 {
+		t.Fatalf("after the replies: %v, want the end", err)
 	}
 }
