@@ -85,6 +85,14 @@ type pendingReply struct {
 // connection's messages behave as if run one after the other and its
 // replies come in their order.
 
+// batchSize is how many changes and marks a batch had, up to
+// maxBatchSize each (see propose).
+type batchSize struct{ changes, hot, kids, below, notes int }
+
+// maxBatchSize bounds the sizes a batch starts with: one after a burst
+// does not take its size.
+const maxBatchSize = 4096
+
 // outcome is what one attempt of an operation under the lock gives: its
 // reply or failure reason, or what it must wait for before it starts
 // over (wait), or the batch its change joined (b).
@@ -192,10 +200,14 @@ func (t *Tree) settle(c *Client) {
 func (t *Tree) propose(path string, recs journal, emits bool, by *Client, apply func(seq uint64)) *batch {
 	b := t.pend
 	if b == nil {
+		// Sized as the last batch's, so that a steady load does not grow
+		// them change by change.
+		sz := &t.batchSize
 		b = &batch{
-			hot: make(map[string]struct{}), kids: make(map[string]struct{}),
-			below: make(map[string]struct{}), notes: make(map[string]struct{}),
-			done: make(chan struct{}),
+			hot: make(map[string]struct{}, sz.hot), kids: make(map[string]struct{}, sz.kids),
+			below: make(map[string]struct{}, sz.below), notes: make(map[string]struct{}, sz.notes),
+			changes: make([]change, 0, sz.changes),
+			done:    make(chan struct{}),
 		}
 		t.pend = b
 	}
@@ -365,9 +377,18 @@ func (t *Tree) commit(final bool) bool {
 	t.mu.Lock()
 	b := t.pend
 	t.pend, t.saving = nil, b
-	recs := journal{}
+	if b != nil {
+		c := func(n int) int { return min(n, maxBatchSize) }
+		t.batchSize = batchSize{c(len(b.changes)), c(len(b.hot)), c(len(b.kids)), c(len(b.below)), c(len(b.notes))}
+	}
+	var recs journal
 	first := t.seq
 	if b != nil {
+		n := 0
+		for i := range b.changes {
+			n += len(b.changes[i].recs)
+		}
+		recs = make(journal, n)
 		for i := range b.changes {
 			ch := &b.changes[i]
 			if ch.emits {
@@ -442,16 +463,22 @@ func (t *Tree) commit(final bool) bool {
 // split returns the records of j to put and the paths to delete, parents
 // before children in a stable order, for stores that care.
 func (j journal) split() ([]Record, []string) {
+	paths := make([]string, 0, len(j))
+	for p := range j {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths) // the paths, not the records: less to move
 	var puts []Record
 	var dels []string
-	for p, r := range j {
-		if r == nil {
+	for _, p := range paths {
+		if r := j[p]; r == nil {
 			dels = append(dels, p)
 		} else {
+			if puts == nil {
+				puts = make([]Record, 0, len(paths))
+			}
 			puts = append(puts, *r)
 		}
 	}
-	sort.Slice(puts, func(i, j int) bool { return puts[i].Path < puts[j].Path })
-	sort.Strings(dels)
 	return puts, dels
 }

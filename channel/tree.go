@@ -81,6 +81,9 @@ type Tree struct {
 	clients map[string]*Client
 	leases  map[*node]struct{}
 	hist    history
+	// batchSize is the size of the last batch saved, which the next
+	// one's maps start with.
+	batchSize batchSize
 	// pend gathers the changes proposed while saving is being saved (see
 	// propose); roomCh is closed when the committer has tried to save a
 	// new mark.
