@@ -89,8 +89,10 @@ type pendingReply struct {
 // maxBatchSize each (see propose).
 type batchSize struct{ changes, hot, kids, below, notes int }
 
-// maxBatchSize bounds the sizes a batch starts with: one after a burst
-// does not take its size.
+// maxBatchSize bounds the changes that pipelined connections add to a
+// batch (a connection that waits for its change adds one more at most),
+// and the sizes a batch starts with: one after a burst does not take its
+// size.
 const maxBatchSize = 4096
 
 // outcome is what one attempt of an operation under the lock gives: its
@@ -153,6 +155,9 @@ func (t *Tree) attempt(cl *caller, attempt func() outcome) outcome {
 	c := cl.c
 	if cl.pipe && c.unapplied() && c.pipelined.Load() >= pipelineDepth {
 		return outcome{wait: c.pend.done}
+	}
+	if cl.pipe && t.pend != nil && len(t.pend.changes) >= maxBatchSize {
+		return outcome{wait: t.pend.done} // the batch is full: the next one
 	}
 	out := attempt()
 	if cl.pipe && out.b != nil {

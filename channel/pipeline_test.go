@@ -240,3 +240,44 @@ func TestPipelineDisconnect(t *testing.T) {
 		t.Fatalf("after the replies: %v, want the end", err)
 	}
 }
+
+// TestPipelineBatchBound checks that pipelined changes fill a batch up to
+// maxBatchSize; the next one waits for it.
+func TestPipelineBatchBound(t *testing.T) {
+	st := newMemStore()
+	tr := newTree(t, st, Options{Pipeline: true})
+	first := connect(t, tr, "first", "")
+	mustReply(t, first, `{"method":"PUT","resource":"/b","persistent":true,"msg_id":0}`)
+	entered, release := holdStore(t, st)
+	await(t, execAll(first, `{"method":"PUT","resource":"/b/held","persistent":true,"msg_id":0}`), "a first Exec")
+	<-entered // saving; the next batch gathers
+	for i := 0; i < maxBatchSize/pipelineDepth; i++ {
+		c := connect(t, tr, fmt.Sprint("c", i), "")
+		msgs := make([]string, pipelineDepth)
+		for j := range msgs {
+			msgs[j] = fmt.Sprintf(`{"method":"PUT","resource":"/b/%d-%d","persistent":true}`, i, j)
+		}
+		await(t, execAll(c, msgs...), "filling the batch")
+	}
+	waits := tr.counts.waits.Load()
+	over := connect(t, tr, "over", "")
+	more := execAll(over, `{"method":"PUT","resource":"/b/over","persistent":true,"msg_id":1}`)
+	until(t, tr, "the change past a full batch waits", func() bool { return tr.counts.waits.Load() > waits })
+	tr.mu.Lock()
+	n := len(tr.pend.changes)
+	tr.mu.Unlock()
+	if n != maxBatchSize {
+		t.Fatalf("%d changes in the batch, want %d", n, maxBatchSize)
+	}
+	release()
+	await(t, more, "the change past the full batch")
+	mustReplyFrame(t, over, `{"msg_id":1,"code":"success"}`)
+}
+
+// mustReplyFrame waits for the next frame of c and checks it is want.
+func mustReplyFrame(t *testing.T, c *Client, want string) {
+	t.Helper()
+	if got := nextN(t, c, 1); len(got) != 1 || got[0] != want {
+		t.Fatalf("got %q, want %s", got, want)
+	}
+}
