@@ -145,6 +145,7 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 		HistoryBytes:  c.historyBytes,
 		HistoryAge:    c.historyAge,
 		Rules:         rules,
+		Pipeline:      true,
 	}
 	if cfg.nats != nil {
 		return setupFleetChannel(ctx, cfg, opt, host, a, logger)

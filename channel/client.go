@@ -20,6 +20,9 @@ type Client struct {
 	pend  *batch // of the last change it proposed, until its end
 	subs  subSet
 	owned map[*node]struct{}
+	// pipelined counts its changes in batches whose replies are not
+	// queued yet (see pipelining); written with the tree's lock held.
+	pipelined atomic.Int32
 	// member memoizes whether identity is in group, the last group it was
 	// judged against at a delivery (groups are never changed, only
 	// replaced), so that a fan-out looks each subscriber up once per
@@ -271,6 +274,7 @@ func (c *Client) Exec(ctx context.Context, msg []byte) {
 // with the usual DELETE and UPDATE notifications. Next then returns the
 // frames still queued and *Gone{Code: 1000, Reason: "disconnected"}.
 func (c *Client) Disconnect() {
+	c.t.settle(c) // the replies of its pipelined changes come first
 	c.end(&Gone{Code: 1000, Reason: "disconnected"})
 }
 

@@ -54,9 +54,46 @@ type batch struct {
 	// ancestors of the paths the changes are about (their rules were
 	// judged); notes the resources the changes notify about.
 	hot, kids, below, notes map[string]struct{}
-	done                    chan struct{}
-	err                     error
+	// replies are those of the changes of connections that did not wait
+	// for the batch (see pipelining), queued once it is applied or
+	// dropped; finished is set then, under the lock.
+	replies  []pendingReply
+	finished bool
+	done     chan struct{}
+	err      error
 }
+
+// pendingReply is the reply to a connection's change that is queued once
+// its batch is applied (ok, nil for a message without msg_id) or
+// dropped.
+type pendingReply struct {
+	c     *Client
+	ok    []byte
+	msgID []byte
+}
+
+// Pipelining: a connection's change that joins a batch does not wait for
+// it; the connection's next message runs meanwhile, and the reply is
+// queued once the batch is applied, after its notifications, so that one
+// connection has up to pipelineDepth changes in the batches being saved
+// (and a batch carries many changes of each connection). A message of a
+// connection with a change in a batch that is not applied yet runs at
+// once only when it is itself a change that joins a batch (the marks of
+// the batches keep it apart from what the earlier change touches, and
+// the seqs of a later batch are higher); anything else (a read, a change
+// applied at once, a failure) waits for that batch first, so that the
+// connection's messages behave as if run one after the other and its
+// replies come in their order.
+
+// batchSize is how many changes and marks a batch had, up to
+// maxBatchSize each (see propose).
+type batchSize struct{ changes, hot, kids, below, notes int }
+
+// maxBatchSize bounds the changes that pipelined connections add to a
+// batch (a connection that waits for its change adds one more at most),
+// and the sizes a batch starts with: one after a burst does not take its
+// size.
+const maxBatchSize = 4096
 
 // outcome is what one attempt of an operation under the lock gives: its
 // reply or failure reason, or what it must wait for before it starts
@@ -66,6 +103,9 @@ type outcome struct {
 	reason string
 	wait   <-chan struct{}
 	b      *batch
+	// deferred: the change joined b and its reply is queued with it (see
+	// pipelining).
+	deferred bool
 }
 
 // fail returns the outcome of a failed operation.
@@ -82,6 +122,11 @@ func (t *Tree) run(cl *caller, attempt func() outcome) ([]byte, string) {
 			t.counts.waits.Add(1)
 			<-out.wait
 			continue
+		}
+		if out.deferred {
+			t.kickCommitter()
+			cl.deferred = true
+			return nil, ""
 		}
 		if out.b != nil {
 			t.kickCommitter()
@@ -107,7 +152,49 @@ func (t *Tree) attempt(cl *caller, attempt func() outcome) outcome {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return attempt()
+	c := cl.c
+	if cl.pipe && c.unapplied() && c.pipelined.Load() >= pipelineDepth {
+		return outcome{wait: c.pend.done}
+	}
+	if cl.pipe && t.pend != nil && len(t.pend.changes) >= maxBatchSize {
+		return outcome{wait: t.pend.done} // the batch is full: the next one
+	}
+	out := attempt()
+	if cl.pipe && out.b != nil {
+		r := pendingReply{c: c, msgID: cl.msgID}
+		if cl.msgID != nil {
+			r.ok = out.reply
+			if r.ok == nil {
+				r.ok = successReply(cl.msgID)
+			}
+		}
+		out.b.replies = append(out.b.replies, r)
+		c.pipelined.Add(1)
+		out.deferred = true
+	}
+	return out
+}
+
+// unapplied reports whether the last change c proposed is in a batch not
+// yet applied or dropped. Called with the lock.
+func (c *Client) unapplied() bool { return c.pend != nil && !c.pend.finished }
+
+// settle waits until the changes c pipelined are applied or dropped, and
+// their replies queued (see pipelining).
+func (t *Tree) settle(c *Client) {
+	if c.pipelined.Load() == 0 {
+		return
+	}
+	var w <-chan struct{}
+	t.mu.Lock()
+	if c.unapplied() {
+		w = c.pend.done
+	}
+	t.mu.Unlock()
+	if w != nil {
+		t.counts.waits.Add(1)
+		<-w
+	}
 }
 
 // propose adds a change about path to the pending batch: recs are
@@ -118,10 +205,14 @@ func (t *Tree) attempt(cl *caller, attempt func() outcome) outcome {
 func (t *Tree) propose(path string, recs journal, emits bool, by *Client, apply func(seq uint64)) *batch {
 	b := t.pend
 	if b == nil {
+		// Sized as the last batch's, so that a steady load does not grow
+		// them change by change.
+		sz := &t.batchSize
 		b = &batch{
-			hot: make(map[string]struct{}), kids: make(map[string]struct{}),
-			below: make(map[string]struct{}), notes: make(map[string]struct{}),
-			done: make(chan struct{}),
+			hot: make(map[string]struct{}, sz.hot), kids: make(map[string]struct{}, sz.kids),
+			below: make(map[string]struct{}, sz.below), notes: make(map[string]struct{}, sz.notes),
+			changes: make([]change, 0, sz.changes),
+			done:    make(chan struct{}),
 		}
 		t.pend = b
 	}
@@ -291,9 +382,18 @@ func (t *Tree) commit(final bool) bool {
 	t.mu.Lock()
 	b := t.pend
 	t.pend, t.saving = nil, b
-	recs := journal{}
+	if b != nil {
+		c := func(n int) int { return min(n, maxBatchSize) }
+		t.batchSize = batchSize{c(len(b.changes)), c(len(b.hot)), c(len(b.kids)), c(len(b.below)), c(len(b.notes))}
+	}
+	var recs journal
 	first := t.seq
 	if b != nil {
+		n := 0
+		for i := range b.changes {
+			n += len(b.changes[i].recs)
+		}
+		recs = make(journal, n)
 		for i := range b.changes {
 			ch := &b.changes[i]
 			if ch.emits {
@@ -334,9 +434,20 @@ func (t *Tree) commit(final bool) bool {
 			t.seq = first // none handed out since: as if the batch never came
 		}
 		t.saving = nil
-		// Only done and err are read from now on (a client keeps its
-		// last batch until its end): let go of the rest.
-		b.changes, b.hot, b.kids, b.below, b.notes = nil, nil, nil, nil, nil
+		b.finished = true
+		for _, r := range b.replies {
+			r.c.pipelined.Add(-1)
+			switch {
+			case r.msgID == nil:
+			case err == nil:
+				r.c.push(Frame{Data: r.ok})
+			default:
+				r.c.push(Frame{Data: failedReply(r.msgID, reasonStore)})
+			}
+		}
+		// Only done, err and finished are read from now on (a client
+		// keeps its last batch until its end): let go of the rest.
+		b.changes, b.hot, b.kids, b.below, b.notes, b.replies = nil, nil, nil, nil, nil, nil
 	}
 	waited := t.roomCh != nil
 	if waited {
@@ -357,16 +468,22 @@ func (t *Tree) commit(final bool) bool {
 // split returns the records of j to put and the paths to delete, parents
 // before children in a stable order, for stores that care.
 func (j journal) split() ([]Record, []string) {
+	paths := make([]string, 0, len(j))
+	for p := range j {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths) // the paths, not the records: less to move
 	var puts []Record
 	var dels []string
-	for p, r := range j {
-		if r == nil {
+	for _, p := range paths {
+		if r := j[p]; r == nil {
 			dels = append(dels, p)
 		} else {
+			if puts == nil {
+				puts = make([]Record, 0, len(paths))
+			}
 			puts = append(puts, *r)
 		}
 	}
-	sort.Slice(puts, func(i, j int) bool { return puts[i].Path < puts[j].Path })
-	sort.Strings(dels)
 	return puts, dels
 }

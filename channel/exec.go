@@ -21,6 +21,12 @@ type caller struct {
 	// unreached: an offer of a fleet that no node would deliver, refused
 	// on the proposing node without entering the log.
 	unreached bool
+	// pipe: a connection's PUT, POST or DELETE, whose change may join a
+	// batch without waiting for it (see pipelining), msgID its msg_id;
+	// deferred is set when it did, and its reply is queued with the batch.
+	pipe     bool
+	msgID    []byte
+	deferred bool
 }
 
 // freshID returns the i-th candidate for the id of a POST without one:
@@ -45,10 +51,27 @@ const maxLease = 365 * 24 * time.Hour
 // propose), so the reply follows the notifications it caused.
 func (t *Tree) exec(cl *caller, data []byte, call bool) []byte {
 	m, reason := parseMessage(data)
+	if t.opt.Pipeline && cl.c != nil && !call && !cl.held && t.st != nil {
+		// See pipelining: only a change that joins a batch runs before
+		// the connection's earlier changes are applied.
+		switch m.Method {
+		case "PUT", "POST", "DELETE":
+			cl.pipe, cl.msgID = reason == "", m.MsgID
+		}
+		if !cl.pipe {
+			t.settle(cl.c)
+		}
+	}
 	if reason != "" {
 		return failedReply(m.MsgID, reason)
 	}
 	reply, reason := t.dispatch(cl, m, call)
+	if cl.deferred {
+		return nil
+	}
+	if cl.pipe {
+		t.settle(cl.c)
+	}
 	if m.MsgID == nil && !call {
 		return nil
 	}

@@ -112,7 +112,11 @@ func (s *lexer) plainString() ([]byte, bool) {
 func (s *lexer) field(m *message, key []byte) bool {
 	switch string(key) {
 	case "method":
-		return s.stringTo(&m.Method)
+		v, ok := s.plainString()
+		if ok {
+			m.Method = methodName(v)
+		}
+		return ok
 	case "resource":
 		return s.stringTo(&m.Resource)
 	case "type":
@@ -178,6 +182,31 @@ func (s *lexer) field(m *message, key []byte) bool {
 	}
 	var skip json.RawMessage
 	return s.raw(&skip)
+}
+
+// methodName returns v as a string, one of the package's constants when
+// it is a method name, so that the method of a message costs no
+// allocation.
+func methodName(v []byte) string {
+	switch string(v) {
+	case "GET":
+		return "GET"
+	case "PUT":
+		return "PUT"
+	case "POST":
+		return "POST"
+	case "DELETE":
+		return "DELETE"
+	case "SUBSCRIBE":
+		return "SUBSCRIBE"
+	case "UNSUBSCRIBE":
+		return "UNSUBSCRIBE"
+	case "NOTIFY":
+		return "NOTIFY"
+	case "RULES":
+		return "RULES"
+	}
+	return string(v)
 }
 
 func (s *lexer) stringTo(dst *string) bool {

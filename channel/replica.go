@@ -112,8 +112,9 @@ func (t *Tree) readFleet(ctx context.Context, cl *caller, m *message, data []byt
 	return t.exec(cl, data, call)
 }
 
-// pipelineDepth bounds the writes of one connection of a fleet under
-// way at once: the next one waits (the door reads no further meanwhile).
+// pipelineDepth bounds the writes of one connection under way at once
+// (of a fleet, or with Options.Pipeline): the next one waits (the door
+// reads no further meanwhile).
 const pipelineDepth = 64
 
 // execConn runs a message of connection c in a fleet and queues its

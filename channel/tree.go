@@ -27,6 +27,16 @@ type Options struct {
 	// store: the log is its store.
 	Log  Log
 	Node string
+	// Pipeline lets a connection's changes that the store keeps run
+	// without waiting for the store: [Client.Exec] returns once such a
+	// change joined a batch, and its reply is queued once the batch is
+	// stored and applied, so that a connection has up to 64 of them under
+	// way and a batch carries many of each connection. The connection's
+	// replies keep the order of its messages, and a message other than
+	// such a change waits for its earlier ones, as when they run one after
+	// the other. Off, Exec returns once the reply is queued. A tree with a
+	// Log pipelines its writes anyway.
+	Pipeline bool
 	// Epoch is the epoch of the tree's history
 	// (docs/channel.md#replay-after-a-reconnect) when neither its store
 	// nor its log has one ([Epocher]); "" draws a random one at New, so
@@ -71,6 +81,9 @@ type Tree struct {
 	clients map[string]*Client
 	leases  map[*node]struct{}
 	hist    history
+	// batchSize is the size of the last batch saved, which the next
+	// one's maps start with.
+	batchSize batchSize
 	// pend gathers the changes proposed while saving is being saved (see
 	// propose); roomCh is closed when the committer has tried to save a
 	// new mark.

@@ -131,6 +131,9 @@ func (t *Tree) commitOrApply(path string, recs journal, by *Client, apply func(s
 	if t.keeps(recs) {
 		return outcome{b: t.propose(path, recs, true, by, apply)}
 	}
+	if by != nil && by.unapplied() { // its earlier change first (see pipelining)
+		return outcome{wait: by.pend.done}
+	}
 	if w := t.behind(path, true); w != nil {
 		return outcome{wait: w}
 	}

@@ -7,7 +7,7 @@
 //	channel idle    -url ws://H:P/channel [-pid PID] [-debug H:P] [-n 10000]
 //	channel fanout  -url ws://H:P/channel [-pid PID] [-s 1000] [-window 32] [-d 5s]
 //	channel channels -url ws://H:P/channel [-pid PID] [-n 1000] [-s 1] [-window 4] [-d 5s]
-//	channel writes  -url ws://H:P/channel [-pid PID] [-phases notify@32,persistent@32,...] [-d 3s]
+//	channel writes  -url ws://H:P/channel [-pid PID] [-phases notify@32,persistent@32,...] [-d 3s] [-sqlite DIR]
 //	channel hygiene -url ws://H:P/channel -debug H:P [-pid PID] [-k 10000] [-conc 64] [-wait 60s]
 //	channel rules   -url ws://H:P/channel -login EMAIL:PASSWORD -admin-token-file FILE [-pid PID] [-s 1000] [-rounds 10] [-d 500ms]
 //	channel soak    -url ws://H:P/channel[,...] -pid PID[,...] -debug H:P[,...] [-c 8] [-warmup 1m] [-d 10m] [-every 15s]
@@ -134,6 +134,7 @@ func run(args []string) error {
 		fs.DurationVar(&cfg.dur, "d", 3*time.Second, "measured time per phase (at most 60s)")
 		fs.Int64Var(&cfg.maxOps, "max", 5_000_000, "most requests per phase (at most 50,000,000)")
 		pause := fs.Duration("pause", time.Second, "pause between phases (at most 30s)")
+		floorDir := fs.String("sqlite", "", "DIR: also measure plain SQLite inserts in a new directory in DIR (on the disk of reso's -db), autocommit and 512 per transaction, for -d each: the store's floor")
 		var ps []phase
 		checks = append(checks,
 			func() error { return inRange("window", cfg.window, 1, 1024) },
@@ -146,7 +147,7 @@ func run(args []string) error {
 		do = func(d *dialer, p *probe) error {
 			cfg.dialConc, cfg.timeout, cfg.readBuf = *dialConc, *timeout, *readBuf
 			run := fmt.Sprintf("%x", time.Now().UnixNano())
-			fmt.Printf("writes: window %d per connection, %.1fs measured per phase after %.1fs warm-up; keys %d (0: each PUT creates); targets: persistent 10,000/s, transient 50,000/s\n",
+			fmt.Printf("writes: window %d per connection, %.1fs measured per phase after %.1fs warm-up; keys %d (0: each PUT creates); targets: persistent 30,000/s, transient 100,000/s\n",
 				cfg.window, cfg.dur.Seconds(), cfg.warmup.Seconds(), cfg.keys)
 			var base *writesResult
 			for i, ph := range ps {
@@ -163,6 +164,9 @@ func run(args []string) error {
 					continue
 				}
 				res.print(os.Stdout, base)
+			}
+			if *floorDir != "" {
+				return sqliteFloor(os.Stdout, *floorDir, cfg.dur)
 			}
 			return nil
 		}

@@ -46,3 +46,42 @@ func BenchmarkPersistentPut(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "puts/s")
 }
+
+// BenchmarkSave saves batches of new records (32 writers, each appending
+// to its own parent, as bench/channel-writes.sh does) into an SQLite file
+// and reports the time and allocations per record (an op is one record).
+// A batch of 32 is what the committer gathers from 32 connections with one
+// write each in the tree; 512 one with 16 each.
+func BenchmarkSave(b *testing.B) {
+	for _, size := range []int{4, 32, 512} {
+		b.Run(fmt.Sprint("batch=", size), func(b *testing.B) { benchSave(b, size) })
+	}
+}
+
+func benchSave(b *testing.B, size int) {
+	st, err := Open(filepath.Join(b.TempDir(), "reso.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	puts := make([]channel.Record, size)
+	entity := []byte(`{"n":12345}`)
+	var seq uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += size {
+		b.StopTimer() // the records are the caller's
+		for i := range puts {
+			seq++
+			puts[i] = channel.Record{
+				Path: fmt.Sprintf("/bench/p1/c%d/%d", seq%32, seq), Type: "application/json",
+				Entity: entity, Created: seq,
+			}
+		}
+		b.StartTimer()
+		if err := st.Save(ctx, seq+1<<16, puts, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

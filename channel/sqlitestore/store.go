@@ -26,6 +26,16 @@ import (
 // connection (the login store's, on the same file) before SQLITE_BUSY.
 const busyTimeoutMS = 5000
 
+// checkpointPages is the size of the write-ahead log, in pages of 4 KiB,
+// past which a commit copies it into the database (SQLite's default is
+// 1,000). Under a steady load of writes to many places, the log holds the
+// same few pages many times over; a longer one has each copied once per
+// checkpoint, with the checkpoint's two fsyncs, for ten times as many
+// records: about a fifth less CPU per record saved in batches of 512
+// and a tenth of the fsyncs (BenchmarkSave), for a log file of up to
+// 40 MiB.
+const checkpointPages = 10000
+
 // columnsAdded are the columns a table made by an older reso lacks, added
 // at Open: the permissions of a resource (the rule text, and the group as
 // a JSON array of e-mails, NULL for none).
@@ -73,7 +83,8 @@ func Open(path string) (*Store, error) {
 		}
 		dsn = "file:" + escapeURIPath(abs) + "?_txlock=immediate" +
 			"&_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
-			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+			"&_pragma=wal_autocheckpoint(" + fmt.Sprint(checkpointPages) + ")"
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {

@@ -187,3 +187,20 @@ func TestRulesColumns(t *testing.T) {
 		t.Fatalf("after restart:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestCheckpointPages checks that the store's connection copies the
+// write-ahead log into the database only past checkpointPages.
+func TestCheckpointPages(t *testing.T) {
+	st, err := Open(filepath.Join(t.TempDir(), "reso.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var pages int
+	if err := st.db.QueryRow("PRAGMA wal_autocheckpoint").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if pages != checkpointPages {
+		t.Fatalf("wal_autocheckpoint %d, want %d", pages, checkpointPages)
+	}
+}
