@@ -23,8 +23,8 @@ const maxReason = 123
 //
 // One goroutine reads (Recv, or the closing goroutine once Recv is done),
 // holding rmu; writers of messages take wmu; control frames may be written
-// at any time (the library serializes them with messages, conn gathers
-// them into a batch being written). The first end of the session, by
+// at any time (conn serializes them with the batches of messages it
+// frames and writes). The first end of the session, by
 // either side, wins: it sets err, and one closing goroutine then sends the
 // close frame if it is due, waits (bounded) for the peer's close frame and
 // closes the TCP connection.
@@ -188,7 +188,8 @@ func (s *session) Send(ctx context.Context, m core.Message) error {
 	return s.SendBatch(ctx, []core.Message{m})
 }
 
-// SendBatch sends ms in order in one write to the network (see Send).
+// SendBatch sends ms in order in one write to the network (see Send),
+// framed by conn rather than the library: no allocation per message.
 func (s *session) SendBatch(ctx context.Context, ms []core.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -198,20 +199,7 @@ func (s *session) SendBatch(ctx context.Context, ms []core.Message) error {
 	if err := s.closed(); err != nil {
 		return err
 	}
-	s.nc.cork()
-	var err error
-	for _, m := range ms {
-		typ := websocket.TextMessage
-		if m.Binary {
-			typ = websocket.BinaryMessage
-		}
-		if err = s.ws.WriteMessage(typ, m.Data); err != nil {
-			break
-		}
-	}
-	if uerr := s.nc.uncork(); err == nil {
-		err = uerr
-	}
+	err := s.nc.sendFrames(ms)
 	if err != nil {
 		if ce := s.closed(); ce != nil {
 			return ce
