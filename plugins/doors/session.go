@@ -20,10 +20,11 @@ const CloseTooBig = 1009
 // text message to the tree, waiting while a goroutine shared by all
 // sessions works on it (see execPool); what the tree queues for the
 // client (replies and notifications, in order) is written all at once
-// when the transport can. When the client is a [readier] (the tree in process) a
-// goroutine is started to write when there is something to write, so an
-// idle session costs one goroutine; otherwise one pump goroutine waits in
-// Next for the session's whole life. A binary message is ignored: the
+// when the transport can. When the client is a [readier] (the tree in
+// process) a goroutine of a pool shared by all sessions (see drainPool)
+// writes when there is something to write, so an idle session costs one
+// goroutine; otherwise one pump goroutine waits in Next for the session's
+// whole life. A binary message is ignored: the
 // convention's messages are text. When the tree disconnects the client
 // (1008 "slow consumer", ...) the session is closed with its code and
 // reason; however the session ends, the client is disconnected (its
@@ -94,8 +95,9 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 }
 
 // drainer writes the frames of a readier client to its session from
-// a goroutine started when the tree has queued some, which returns once
-// the queue is empty: an idle session keeps no goroutine for writing.
+// a goroutine of drainPool, taken when the tree has queued some and given
+// back once the queue is empty: an idle session keeps no goroutine for
+// writing.
 type drainer struct {
 	ctx context.Context
 	r   readier
@@ -126,7 +128,7 @@ func (d *drainer) wake() {
 	}
 	d.running = true
 	d.wg.Add(1)
-	go d.drain()
+	startDrain(d)
 }
 
 // drain writes what is queued until the queue stays empty; a wake that
