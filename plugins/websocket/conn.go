@@ -32,6 +32,8 @@ type conn struct {
 	// after which nothing more is written (a frame may be cut short).
 	closeSent bool
 	broken    error
+	// deadline is the write deadline set last (see write).
+	deadline time.Time
 }
 
 // frameBuffers holds the buffers of batches between writes, so an idle
@@ -66,12 +68,19 @@ func (c *conn) Write(p []byte) (int, error) {
 	return c.write(p)
 }
 
-// write sends p with the write deadline; c.mu is held. A failed write
-// breaks the connection.
+// write sends p within the write timeout; c.mu is held. A failed write
+// breaks the connection. The deadline is moved only when less than the
+// timeout is left, to an eighth of it beyond: each write has at least the
+// timeout and at most an eighth more, and setting a deadline (a timer of
+// the runtime) costs a busy connection one write in many rather than
+// every write.
 func (c *conn) write(p []byte) (int, error) {
-	if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
-		c.broken = err
-		return 0, err
+	if now := time.Now(); c.deadline.Sub(now) < c.timeout {
+		c.deadline = now.Add(c.timeout + c.timeout/8)
+		if err := c.Conn.SetWriteDeadline(c.deadline); err != nil {
+			c.broken = err
+			return 0, err
+		}
 	}
 	n, err := c.Conn.Write(p)
 	if err != nil {

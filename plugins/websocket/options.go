@@ -50,7 +50,8 @@ type Options struct {
 	PongTimeout time.Duration
 
 	// WriteTimeout bounds one write to a client (default 10 s): a client
-	// that does not take the bytes in time has its connection closed.
+	// that does not take the bytes in time has its connection closed. A
+	// write is given at least WriteTimeout and at most an eighth more.
 	WriteTimeout time.Duration
 
 	// CloseTimeout bounds the wait for the peer's close frame after a
