@@ -44,8 +44,8 @@ type Options struct {
 	PingInterval time.Duration
 
 	// PongTimeout is how long a peer may stay silent (no message, pong
-	// or ping) before its connection is closed as dead (default 60 s);
-	// negative never. When pings are on it is kept above PingInterval
+	// or ping) before its connection is closed as dead (default 60 s;
+	// it is given at most an eighth more); negative never. When pings are on it is kept above PingInterval
 	// (raised to twice PingInterval if it is not).
 	PongTimeout time.Duration
 

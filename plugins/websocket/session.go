@@ -6,7 +6,9 @@ import (
 	"io"
 	"math"
 	"net"
+	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -38,8 +40,18 @@ type session struct {
 	rmu sync.Mutex // held by the one reader
 	wmu sync.Mutex // held by the one writer of messages
 
+	// The reader's registration on the context of Recv, which interrupts
+	// a read when the context ends: kept from one Recv to the next while
+	// the context is the same pointer (see watch). Guarded by rmu; reading
+	// is set while Recv reads.
+	watchCtx  context.Context
+	watchStop func() bool
+	reading   atomic.Bool
+
 	mu  sync.Mutex
 	err *core.CloseError // how the session ended; nil while open
+	// readDeadline is the read deadline alive set last.
+	readDeadline time.Time
 }
 
 func newSession(t *Transport, id string, ws *websocket.Conn, nc *conn) *session {
@@ -66,15 +78,22 @@ func newSession(t *Transport, id string, ws *websocket.Conn, nc *conn) *session 
 func (s *session) ID() string { return s.id }
 
 // alive pushes the read deadline back: the peer just sent a frame. Once
-// the session is ending the closing deadline stands.
+// the session is ending the closing deadline stands. The deadline moves
+// only when less than PongTimeout is left, to an eighth of it beyond: the
+// peer is given at least PongTimeout and at most an eighth more, and a
+// busy connection sets a deadline (a timer of the runtime) once in many
+// frames rather than at every one.
 func (s *session) alive() {
-	if s.t.opt.PongTimeout < 0 {
+	timeout := s.t.opt.PongTimeout
+	if timeout < 0 {
 		return
 	}
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err == nil {
-		_ = s.nc.SetReadDeadline(time.Now().Add(s.t.opt.PongTimeout))
+	if s.err == nil && s.readDeadline.Sub(now) < timeout {
+		s.readDeadline = now.Add(timeout + timeout/8)
+		_ = s.nc.SetReadDeadline(s.readDeadline)
 	}
 }
 
@@ -122,12 +141,17 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 	if err := s.closed(); err != nil {
 		return core.Message{}, err
 	}
+	s.reading.Store(true)
 	if err := ctx.Err(); err != nil {
+		s.reading.Store(false)
 		return core.Message{}, err
 	}
-	stop := context.AfterFunc(ctx, func() { _ = s.nc.SetReadDeadline(time.Now()) })
+	stop := s.watch(ctx)
 	typ, data, err := s.ws.ReadMessage()
-	stop()
+	s.reading.Store(false)
+	if stop != nil {
+		stop()
+	}
 	if err == nil {
 		if ce := s.closed(); ce != nil {
 			// Closed by this side while the message came in.
@@ -146,6 +170,41 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 		return core.Message{}, ctx.Err()
 	}
 	return core.Message{}, s.readFailed(err)
+}
+
+// watch makes sure that ctx ending interrupts the read of Recv (the read
+// deadline is set to now while reading is set); rmu is held. A context
+// that is a pointer (as the standard library's cancelable ones are) keeps
+// its registration from one Recv to the next, until another context comes
+// or the session finishes: a registration per message cost an allocation
+// and the context's lock. For any other context watch registers for this
+// read only and returns the function that ends the registration.
+func (s *session) watch(ctx context.Context) (stop func() bool) {
+	if reflect.TypeOf(ctx).Kind() != reflect.Pointer {
+		return context.AfterFunc(ctx, s.interrupt)
+	}
+	if ctx != s.watchCtx {
+		s.unwatch()
+		s.watchCtx, s.watchStop = ctx, context.AfterFunc(ctx, s.interrupt)
+	}
+	return nil
+}
+
+// unwatch ends the registration watch kept; rmu is held.
+func (s *session) unwatch() {
+	if s.watchStop != nil {
+		s.watchStop()
+	}
+	s.watchCtx, s.watchStop = nil, nil
+}
+
+// interrupt ends the read under way, if any, when the context of Recv
+// ended: Recv sets reading before it looks at the context, so a Recv
+// that starts after the context ended sees it without a read.
+func (s *session) interrupt() {
+	if s.reading.Load() {
+		_ = s.nc.SetReadDeadline(time.Now())
+	}
 }
 
 // readFailed ends the session after the read error err and returns how it
@@ -256,6 +315,7 @@ func (s *session) finish(ce *core.CloseError, frame, raw bool) {
 	}
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
+	s.unwatch() // no Recv reads any more: let the context go
 	if raw {
 		_, _ = io.Copy(io.Discard, io.LimitReader(s.nc.Conn, int64(s.t.opt.ReadLimit)*4))
 	} else {

@@ -535,3 +535,48 @@ func TestSendBatchFrameLengths(t *testing.T) {
 		t.Fatalf("after the close frame the client read %v, want the close frame", err)
 	}
 }
+
+// TestRecvContextKept checks the registration Recv keeps on a context
+// from one message to the next: the messages read under one cancelable
+// context come through, the context ending during a later Recv still
+// interrupts it (close 1001), and the finished session lets the context
+// go.
+func TestRecvContextKept(t *testing.T) {
+	srv, ch := served(t, New(Options{}))
+	c := mustDial(t, srv)
+	s := recvSession(t, ch)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 3 {
+		if err := c.WriteMessage(websocket.TextMessage, []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Recv(ctx)
+		if err != nil || string(m.Data) != fmt.Sprint(i) {
+			t.Fatalf("message %d: %q, %v", i, m.Data, err)
+		}
+	}
+	got := make(chan error, 1)
+	go func() { _, err := s.Recv(ctx); got <- err }()
+	eventually(t, "Recv reading", func() bool { return s.(*session).reading.Load() })
+	cancel()
+	select {
+	case err := <-got:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Recv: %v, want context.Canceled", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Recv did not return after its context ended")
+	}
+	if _, _, err := c.ReadMessage(); closeCode(err) != core.CloseGoingAway {
+		t.Errorf("client read: %v, want close 1001", err)
+	}
+	eventually(t, "the context let go once the session finished", func() bool {
+		ws := s.(*session)
+		if !ws.rmu.TryLock() {
+			return false
+		}
+		defer ws.rmu.Unlock()
+		return ws.watchCtx == nil && ws.watchStop == nil
+	})
+}
