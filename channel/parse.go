@@ -112,7 +112,11 @@ func (s *lexer) plainString() ([]byte, bool) {
 func (s *lexer) field(m *message, key []byte) bool {
 	switch string(key) {
 	case "method":
-		return s.stringTo(&m.Method)
+		v, ok := s.plainString()
+		if ok {
+			m.Method = methodName(v)
+		}
+		return ok
 	case "resource":
 		return s.stringTo(&m.Resource)
 	case "type":
@@ -130,7 +134,9 @@ func (s *lexer) field(m *message, key []byte) bool {
 	case "entity":
 		return s.raw(&m.Entity)
 	case "data":
-		return s.raw(&m.Data)
+		// Not copied: a NOTIFY's data is read only while the message
+		// is executed (it is copied into the notification).
+		return s.rawShared(&m.Data)
 	case "group":
 		return s.raw(&m.Group)
 	case "persistent":
@@ -230,6 +236,46 @@ func (s *lexer) raw(dst *json.RawMessage) bool {
 	}
 	*dst = bytes.Clone(v)
 	return true
+}
+
+// rawShared reads any JSON value into dst without copying it: dst shares
+// the message's bytes, so it may only be read while the message is
+// executed.
+func (s *lexer) rawShared(dst *json.RawMessage) bool {
+	start := s.i
+	if !s.skip() {
+		return false
+	}
+	v := s.b[start:s.i]
+	if !json.Valid(v) {
+		return false
+	}
+	*dst = v
+	return true
+}
+
+// methodName returns the method v names, without allocating for the
+// methods of the convention.
+func methodName(v []byte) string {
+	switch string(v) {
+	case "GET":
+		return "GET"
+	case "PUT":
+		return "PUT"
+	case "POST":
+		return "POST"
+	case "DELETE":
+		return "DELETE"
+	case "SUBSCRIBE":
+		return "SUBSCRIBE"
+	case "UNSUBSCRIBE":
+		return "UNSUBSCRIBE"
+	case "NOTIFY":
+		return "NOTIFY"
+	case "RULES":
+		return "RULES"
+	}
+	return string(v)
 }
 
 // skip moves past one value, without checking it beyond its extent.

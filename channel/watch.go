@@ -79,10 +79,18 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	if r.hasAttr || r.hasQuery {
 		return nil, reasonInvalidRes
 	}
-	data, ok := prepare(m.Data, "null")
-	if !ok {
+	// The data is passed on as the sender wrote it, compacted, private
+	// fields and all; the notification is encoded here, outside the
+	// lock, but for its seq.
+	data := []byte(m.Data)
+	if data == nil {
+		data = []byte("null")
+	}
+	data, err := compactValid(data)
+	if err != nil {
 		return nil, reasonInvalidEntity
 	}
+	head := notifyHead(r.path, data, cl.from)
 	sent := 0
 	_, reason := t.run(cl, func() outcome {
 		if reason := t.mayListen(cl, r.path, false, true); reason != "" {
@@ -102,7 +110,7 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 			return outcome{wait: t.roomWait()}
 		}
 		seq := t.takeSeq()
-		sent = t.emit(r.path, r.path, nil, notifyNote(r.path, data.full, cl.from, seq), seq)
+		sent = t.emit(r.path, r.path, nil, withSeq(head, seq), seq)
 		return outcome{}
 	})
 	if reason != "" {
