@@ -40,3 +40,32 @@ func BenchmarkSendBatch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecv reads messages of about 150 bytes that a client writes
+// over a real connection, and reports the allocations of one: its copy of
+// the message's size (and what the library takes per message).
+func BenchmarkRecv(b *testing.B) {
+	srv, ch := served(b, New(Options{}))
+	c, _, err := dial(b, srv, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := recvSession(b, ch)
+	msg := bytes.Repeat([]byte("y"), 150)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if c.WriteMessage(1, msg) != nil {
+				return
+			}
+		}
+	}()
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := s.Recv(ctx)
+		if err != nil || len(m.Data) != len(msg) {
+			b.Fatalf("Recv: %d bytes, %v", len(m.Data), err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -147,7 +148,7 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 		return core.Message{}, err
 	}
 	stop := s.watch(ctx)
-	typ, data, err := s.ws.ReadMessage()
+	typ, data, err := s.readMessage()
 	s.reading.Store(false)
 	if stop != nil {
 		stop()
@@ -171,6 +172,50 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 	}
 	return core.Message{}, s.readFailed(err)
 }
+
+// readMessage is the library's ReadMessage, but for the message's bytes:
+// they are read into a pooled buffer and returned in a copy of their
+// size, not in a buffer of 512 bytes or more grown by io.ReadAll: most
+// messages of the channel are far smaller, and every one was garbage to
+// collect.
+func (s *session) readMessage() (int, []byte, error) {
+	typ, r, err := s.ws.NextReader()
+	if err != nil {
+		return typ, nil, err
+	}
+	bp := readBuffers.Get().(*[]byte)
+	buf := (*bp)[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		var n int
+		n, err = r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			break
+		}
+	}
+	var data []byte
+	if err == io.EOF {
+		data, err = bytes.Clone(buf), nil
+		if data == nil {
+			data = []byte{}
+		}
+	}
+	if cap(buf) <= maxPooledRead {
+		*bp = buf[:0]
+		readBuffers.Put(bp)
+	}
+	return typ, data, err
+}
+
+// readBuffers hold messages being read, between reads: an idle
+// connection holds none.
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// maxPooledRead is the largest buffer put back in readBuffers.
+const maxPooledRead = 64 << 10
 
 // watch makes sure that ctx ending interrupts the read of Recv (the read
 // deadline is set to now while reading is set); rmu is held. A context
