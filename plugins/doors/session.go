@@ -18,7 +18,8 @@ const CloseTooBig = 1009
 //
 // The handler's goroutine reads the client's messages and passes each
 // text message to the tree, waiting while a goroutine shared by all
-// sessions works on it (see execPool); what the tree queues for the
+// sessions works on it (see execPool), or, once the session has sent
+// many (hotAfter), working on it itself; what the tree queues for the
 // client (replies and notifications, in order) is written all at once
 // when the transport can. When the client is a [readier] (the tree in
 // process) a goroutine of a pool shared by all sessions (see drainPool)
@@ -69,7 +70,7 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	if limit <= 0 {
 		limit = DefaultMaxMessage
 	}
-	for {
+	for sent := 1; ; sent++ {
 		m, err := s.Recv(ctx)
 		if err != nil {
 			break
@@ -81,7 +82,11 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 			_ = s.Close(CloseTooBig, "message too big")
 			break
 		}
-		if err := exec(ctx, c, m.Data); err != nil {
+		run := exec
+		if sent > hotAfter {
+			run = execHere
+		}
+		if err := run(ctx, c, m.Data); err != nil {
 			break
 		}
 	}
