@@ -120,15 +120,32 @@ func updateNote(parent, key, name, typ string, entity []byte, seq uint64) []byte
 // notifyNote returns the notification of a NOTIFY:
 // {"notify":"NOTIFY","resource","data","from","seq"}.
 func notifyNote(path string, data []byte, from string, seq uint64) []byte {
-	b := make([]byte, 0, 64+len(path)+len(data)+len(from))
+	return withSeq(notifyHead(path, data, from), seq)
+}
+
+// maxSeqDigits is the most digits a seq takes, and the closing brace.
+const maxSeqDigits = 20 + 1
+
+// notifyHead returns the notification of a NOTIFY up to its seq:
+// {"notify":"NOTIFY","resource","data","from","seq": with room for the
+// seq and the closing brace, which withSeq appends without allocating.
+// It is encoded before the tree's lock is taken, the seq under it.
+func notifyHead(path string, data []byte, from string) []byte {
+	b := make([]byte, 0, 64+len(path)+len(data)+len(from)+maxSeqDigits)
 	b = append(b, `{"notify":"NOTIFY","resource":`...)
 	b = AppendString(b, path)
 	b = append(b, `,"data":`...)
 	b = appendRaw(b, data)
 	b = append(b, `,"from":`...)
 	b = appendNullString(b, from)
-	b = append(b, `,"seq":`...)
-	b = strconv.AppendUint(b, seq, 10)
+	return append(b, `,"seq":`...)
+}
+
+// withSeq completes a head of notifyHead with seq. The head may be
+// completed again (an attempt that waited): each completion overwrites
+// the last, which nothing kept.
+func withSeq(head []byte, seq uint64) []byte {
+	b := strconv.AppendUint(head, seq, 10)
 	return append(b, '}')
 }
 

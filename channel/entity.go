@@ -30,6 +30,16 @@ func compactJSON(raw []byte) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// compactValid is compactJSON for raw known to be valid JSON (read by
+// parseMessage): compact raw is returned as it is, without a second pass
+// to check it.
+func compactValid(raw []byte) ([]byte, error) {
+	if isCompact(raw) {
+		return raw, nil
+	}
+	return compactJSON(raw)
+}
+
 // isCompact reports whether raw holds no white space outside strings.
 func isCompact(raw []byte) bool {
 	in := false

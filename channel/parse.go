@@ -134,7 +134,9 @@ func (s *lexer) field(m *message, key []byte) bool {
 	case "entity":
 		return s.raw(&m.Entity)
 	case "data":
-		return s.raw(&m.Data)
+		// Not copied: a NOTIFY's data is read only while the message
+		// is executed (it is copied into the notification).
+		return s.rawShared(&m.Data)
 	case "group":
 		return s.raw(&m.Group)
 	case "persistent":
@@ -258,6 +260,22 @@ func (s *lexer) raw(dst *json.RawMessage) bool {
 		return false
 	}
 	*dst = bytes.Clone(v)
+	return true
+}
+
+// rawShared reads any JSON value into dst without copying it: dst shares
+// the message's bytes, so it may only be read while the message is
+// executed.
+func (s *lexer) rawShared(dst *json.RawMessage) bool {
+	start := s.i
+	if !s.skip() {
+		return false
+	}
+	v := s.b[start:s.i]
+	if !json.Valid(v) {
+		return false
+	}
+	*dst = v
 	return true
 }
 

@@ -16,7 +16,7 @@ func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string)
 	c := cl.c
 	recovered := false
 	t.mu.Lock()
-	if reason := t.mayListen(cl, r.path, m.Stream, false); reason != "" {
+	if reason := t.mayListen(cl, r.path, m.Stream); reason != "" {
 		t.mu.Unlock()
 		return nil, reason
 	}
@@ -79,13 +79,22 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	if r.hasAttr || r.hasQuery {
 		return nil, reasonInvalidRes
 	}
-	data, ok := prepare(m.Data, "null")
-	if !ok {
+	// The data is passed on as the sender wrote it, compacted, private
+	// fields and all; the notification is encoded here, outside the
+	// lock, but for its seq.
+	data := []byte(m.Data)
+	if data == nil {
+		data = []byte("null")
+	}
+	data, err := compactValid(data)
+	if err != nil {
 		return nil, reasonInvalidEntity
 	}
+	head := notifyHead(r.path, data, cl.from)
 	sent := 0
 	_, reason := t.run(cl, func() outcome {
-		if reason := t.mayListen(cl, r.path, false, true); reason != "" {
+		var a access // found once, for the judgment and for emit
+		if reason := t.mayNotify(cl, &a, r.path); reason != "" {
 			return fail(reason)
 		}
 		// In a fleet the proposer asked every node before the offer
@@ -102,7 +111,7 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 			return outcome{wait: t.roomWait()}
 		}
 		seq := t.takeSeq()
-		sent = t.emit(r.path, r.path, nil, notifyNote(r.path, data.full, cl.from, seq), seq)
+		sent = t.emit(r.path, r.path, &a, withSeq(head, seq), seq)
 		return outcome{}
 	})
 	if reason != "" {
@@ -117,15 +126,13 @@ func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
 	return append(b, '}'), ""
 }
 
-// mayListen returns why cl may not subscribe to path or NOTIFY it ("" when
-// it may), t.mu held. A SUBSCRIBE (notify false) is judged as a read
-// would be (see seen): on a resource the caller may not read it answers
-// what it answers where no resource is, and then delivers nothing about
-// it (each notification is judged at delivery). It needs the subscribe
-// right there, or for a stream (a GET kept open) the read right, denied
-// as a read is. NOTIFY passes data to the resource's subscribers: it
-// needs the subscribe right at the resource itself, like a write.
-func (t *Tree) mayListen(cl *caller, path string, stream, notify bool) string {
+// mayListen returns why cl may not subscribe to path ("" when it may),
+// t.mu held. A SUBSCRIBE is judged as a read would be (see seen): on a
+// resource the caller may not read it answers what it answers where no
+// resource is, and then delivers nothing about it (each notification is
+// judged at delivery). It needs the subscribe right there, or for a
+// stream (a GET kept open) the read right, denied as a read is.
+func (t *Tree) mayListen(cl *caller, path string, stream bool) string {
 	if reason := t.usable(cl); reason != "" {
 		return reason
 	}
@@ -133,13 +140,6 @@ func (t *Tree) mayListen(cl *caller, path string, stream, notify bool) string {
 		return ""
 	}
 	var a access
-	if notify {
-		t.accessAt(&a, path)
-		if !a.allows(cl.identity, OpSubscribe) {
-			return reasonForbidden
-		}
-		return ""
-	}
 	read := t.seen(&a, cl.identity, path)
 	switch {
 	case stream && (read || a.allows(cl.identity, OpRead)):
@@ -148,4 +148,19 @@ func (t *Tree) mayListen(cl *caller, path string, stream, notify bool) string {
 		return ""
 	}
 	return reasonForbidden
+}
+
+// mayNotify returns why cl may not NOTIFY path ("" when it may), t.mu
+// held, and fills a with the access at path, which emit takes. NOTIFY
+// passes data to the resource's subscribers: it needs the subscribe right
+// at the resource itself, like a write.
+func (t *Tree) mayNotify(cl *caller, a *access, path string) string {
+	if reason := t.usable(cl); reason != "" {
+		return reason
+	}
+	t.accessAt(a, path)
+	if cl.identity != Admin && !a.allows(cl.identity, OpSubscribe) {
+		return reasonForbidden
+	}
+	return ""
 }

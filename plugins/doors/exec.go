@@ -66,6 +66,26 @@ func exec(ctx context.Context, c plugins.TreeClient, data []byte) error {
 	return err
 }
 
+// hotAfter is how many messages a session sends before the tree's work
+// of its messages runs on its own goroutine (execHere) rather than the
+// pool's: a session that sends that many keeps sending (a publisher),
+// and the hand-over to the pool and back cost it two goroutine switches
+// per message; its stack grows once, and shrinks again at a collection
+// once it is idle. A session that subscribes and listens never gets
+// there, and so keeps its shallow stack.
+const hotAfter = 64
+
+// execHere calls c.Exec(ctx, data) on the caller's goroutine, with the
+// pool's handling of a panic: it is raised again as a *core.PanicError.
+func execHere(ctx context.Context, c plugins.TreeClient, data []byte) error {
+	defer func() {
+		if v := recover(); v != nil {
+			panic(core.NewPanicError(v))
+		}
+	}()
+	return c.Exec(ctx, data)
+}
+
 // run calls Exec and signals the job done.
 func (j *execJob) run() {
 	defer func() {

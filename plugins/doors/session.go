@@ -18,13 +18,15 @@ const CloseTooBig = 1009
 //
 // The handler's goroutine reads the client's messages and passes each
 // text message to the tree, waiting while a goroutine shared by all
-// sessions works on it (see execPool); what the tree queues for the
+// sessions works on it (see execPool), or, once the session has sent
+// many (hotAfter), working on it itself; what the tree queues for the
 // client (replies and notifications, in order) is written all at once
 // when the transport can. When the client is a [readier] (the tree in
-// process, or an isolated plugin's tree over pluginrpc) a
-// goroutine is started to write when there is something to write, so an
-// idle session costs one goroutine; otherwise one pump goroutine waits in
-// Next for the session's whole life. A binary message is ignored: the
+// process, or an isolated plugin's tree over pluginrpc) a goroutine of a
+// pool shared by all sessions (see drainPool) writes when there is
+// something to write, so an idle session costs one goroutine; otherwise
+// one pump goroutine waits in Next for the session's whole life. A binary
+// message is ignored: the
 // convention's messages are text. When the tree disconnects the client
 // (1008 "slow consumer", ...) the session is closed with its code and
 // reason; however the session ends, the client is disconnected (its
@@ -75,7 +77,7 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	if limit <= 0 {
 		limit = DefaultMaxMessage
 	}
-	for {
+	for sent := 1; ; sent++ {
 		m, err := s.Recv(rctx)
 		if err != nil {
 			break
@@ -87,7 +89,11 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 			_ = s.Close(CloseTooBig, "message too big")
 			break
 		}
-		if err := exec(ctx, c, m.Data); err != nil {
+		run := exec
+		if sent > hotAfter {
+			run = execHere
+		}
+		if err := run(ctx, c, m.Data); err != nil {
 			break
 		}
 	}
@@ -101,8 +107,9 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 }
 
 // drainer writes the frames of a readier client to its session from
-// a goroutine started when the tree has queued some, which returns once
-// the queue is empty: an idle session keeps no goroutine for writing.
+// a goroutine of drainPool, taken when the tree has queued some and given
+// back once the queue is empty: an idle session keeps no goroutine for
+// writing.
 type drainer struct {
 	ctx context.Context
 	r   readier
@@ -133,7 +140,7 @@ func (d *drainer) wake() {
 	}
 	d.running = true
 	d.wg.Add(1)
-	go d.drain()
+	startDrain(d)
 }
 
 // drain writes what is queued until the queue stays empty; a wake that

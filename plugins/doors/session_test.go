@@ -264,12 +264,23 @@ func (c panickyClient) Exec(ctx context.Context, msg []byte) error {
 }
 
 // TestSessionTreePanics checks that a panic of the tree, which runs on a
-// goroutine of its own, ends the session with 1011 and not the server.
+// goroutine of the pool (the first message) or on the session's own (a
+// session that sent many), ends the session with 1011 and not the server.
 func TestSessionTreePanics(t *testing.T) {
+	for _, before := range []int{0, 100} {
+		t.Run(fmt.Sprint(before, " messages before"), func(t *testing.T) { testSessionTreePanics(t, before) })
+	}
+}
+
+func testSessionTreePanics(t *testing.T, before int) {
 	s := newServerOn(t, panickyTree{treetest.New()}, doors.New())
 	a, doneA := s.session(t)
 	send(t, a, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
 	expect(t, a, `{"msg_id":1,"code":"success","epoch":"`+treetest.Epoch+`"}`)
+	for i := range before {
+		send(t, a, fmt.Sprintf(`{"method":"UNSUBSCRIBE","resource":"/x","msg_id":%d}`, i+10))
+		expect(t, a, fmt.Sprintf(`{"msg_id":%d,"code":"success"}`, i+10))
+	}
 	send(t, a, `{"method":"NOTIFY","resource":"/panic","msg_id":2}`)
 	_, err := a.Recv(context.WithoutCancel(t.Context()))
 	if code, _ := core.CloseStatus(err); code != core.CloseInternal {

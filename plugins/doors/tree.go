@@ -104,6 +104,9 @@ func (c *channelClient) take(buf []plugins.TreeFrame, fs []channel.Frame, err er
 // goneOf turns the tree's *channel.Gone into the contract's
 // *plugins.TreeGone; other errors (nil, a context's) pass as they are.
 func goneOf(err error) error {
+	if err == nil {
+		return nil // the common case, without errors.As's reflection
+	}
 	var gone *channel.Gone
 	if errors.As(err, &gone) {
 		return &plugins.TreeGone{Code: gone.Code, Reason: gone.Reason}

@@ -2,10 +2,13 @@ package websocket
 
 import (
 	"bufio"
+	"encoding/binary"
 	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/core"
 )
@@ -13,25 +16,36 @@ import (
 // conn is the TCP connection under a WebSocket, as the library sees it. It
 // owns the write side: every write to the network goes through it, under
 // its lock and with its own deadline (the library's deadlines are
-// ignored), and while it is corked the library's frames are gathered in a
-// pooled buffer that uncork sends in one write. A batch of messages thus
-// costs one system call, and a control frame the library writes meanwhile
-// (a pong) joins the batch instead of racing it.
+// ignored). The library writes the handshake and the control frames
+// (ping, pong, close); messages are framed here (sendFrames), a batch of
+// them in a pooled buffer sent in one write: a batch costs one system
+// call and no allocation, and a control frame the library writes
+// meanwhile waits for the batch instead of racing it.
 type conn struct {
 	net.Conn
 	timeout time.Duration // for one write
 	frames  frames        // what the peer sent, as far as the library hides it
 
-	mu     sync.Mutex
-	corked *[]byte // the frames gathered while corked; nil when not
+	mu sync.Mutex
+	// closeSent is set once a close frame was written: no message may
+	// follow it (RFC 6455 §5.5.1). broken is the error of a failed write,
+	// after which nothing more is written (a frame may be cut short).
+	closeSent bool
+	broken    error
+	// deadline is the write deadline set last (see write).
+	deadline time.Time
 }
 
-// corkBuffers holds the buffers of batches between writes, so an idle
+// frameBuffers holds the buffers of batches between writes, so an idle
 // connection holds none.
-var corkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+var frameBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// maxPooledCork is the largest buffer put back in corkBuffers.
-const maxPooledCork = 64 << 10
+// maxPooledFrames is the largest buffer put back in frameBuffers.
+const maxPooledFrames = 64 << 10
+
+// closeFrameHead is the first byte of a close frame (FIN, opcode 8), as
+// the library writes it in one Write with its payload.
+const closeFrameHead = 0x80 | websocket.CloseMessage
 
 // Read reads from the peer, following the frames read.
 func (c *conn) Read(p []byte) (int, error) {
@@ -40,23 +54,39 @@ func (c *conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Write sends p, or gathers it while corked.
+// Write sends p: the handshake's answer or a control frame of the
+// library, each written in one Write.
 func (c *conn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.corked != nil {
-		*c.corked = append(*c.corked, p...)
-		return len(p), nil
+	if c.broken != nil {
+		return 0, c.broken
+	}
+	if len(p) > 0 && p[0] == closeFrameHead {
+		c.closeSent = true
 	}
 	return c.write(p)
 }
 
-// write sends p with the write deadline; c.mu is held.
+// write sends p within the write timeout; c.mu is held. A failed write
+// breaks the connection. The deadline is moved only when less than the
+// timeout is left, to an eighth of it beyond: each write has at least the
+// timeout and at most an eighth more, and setting a deadline (a timer of
+// the runtime) costs a busy connection one write in many rather than
+// every write.
 func (c *conn) write(p []byte) (int, error) {
-	if err := c.Conn.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
-		return 0, err
+	if now := time.Now(); c.deadline.Sub(now) < c.timeout {
+		c.deadline = now.Add(c.timeout + c.timeout/8)
+		if err := c.Conn.SetWriteDeadline(c.deadline); err != nil {
+			c.broken = err
+			return 0, err
+		}
 	}
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.broken = err
+	}
+	return n, err
 }
 
 // SetWriteDeadline does nothing: conn sets the deadline of each write.
@@ -65,34 +95,50 @@ func (c *conn) SetWriteDeadline(time.Time) error { return nil }
 // SetDeadline sets the read deadline only (see SetWriteDeadline).
 func (c *conn) SetDeadline(t time.Time) error { return c.Conn.SetReadDeadline(t) }
 
-// cork starts gathering writes.
-func (c *conn) cork() {
+// sendFrames sends ms in order, each message one final unmasked frame as
+// a server sends it (RFC 6455 §5.2, the bytes the library's WriteMessage
+// writes without compression), all in one write. It fails with
+// websocket.ErrCloseSent once a close frame was written.
+func (c *conn) sendFrames(ms []core.Message) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.corked == nil {
-		b := corkBuffers.Get().(*[]byte)
-		*b = (*b)[:0]
-		c.corked = b
+	if c.broken != nil {
+		return c.broken
 	}
-}
-
-// uncork sends what was gathered in one write and stops gathering.
-func (c *conn) uncork() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b := c.corked
-	if b == nil {
-		return nil
+	if c.closeSent {
+		return websocket.ErrCloseSent
 	}
-	c.corked = nil
-	var err error
-	if len(*b) > 0 {
-		_, err = c.write(*b)
+	b := frameBuffers.Get().(*[]byte)
+	buf := (*b)[:0]
+	for _, m := range ms {
+		buf = appendFrame(buf, m)
 	}
-	if cap(*b) <= maxPooledCork {
-		corkBuffers.Put(b)
+	_, err := c.write(buf)
+	if cap(buf) <= maxPooledFrames {
+		*b = buf[:0]
+		frameBuffers.Put(b)
 	}
 	return err
+}
+
+// appendFrame appends m as one final, unmasked data frame: text, or
+// binary when m.Binary.
+func appendFrame(b []byte, m core.Message) []byte {
+	op := byte(websocket.TextMessage)
+	if m.Binary {
+		op = websocket.BinaryMessage
+	}
+	n := len(m.Data)
+	switch {
+	case n < 126:
+		b = append(b, 0x80|op, byte(n))
+	case n <= 0xffff:
+		b = append(b, 0x80|op, 126, byte(n>>8), byte(n))
+	default:
+		b = append(b, 0x80|op, 127)
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
+	}
+	return append(b, m.Data...)
 }
 
 // hijacker hands the library the connection of a response wrapped in a

@@ -20,7 +20,7 @@ const wait = 30 * time.Second
 // server starts a test server whose every request goes through tr.Accept;
 // each session goes to sessions, and the handler returns (as the host's
 // does) when the session's serve function does.
-func server(t *testing.T, tr *Transport, serve func(s core.Session)) *httptest.Server {
+func server(t testing.TB, tr *Transport, serve func(s core.Session)) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s, err := tr.Accept(w, r, "test")
@@ -49,7 +49,7 @@ func echo(s core.Session) {
 }
 
 // dial opens a client connection to srv with header h.
-func dial(t *testing.T, srv *httptest.Server, h http.Header) (*websocket.Conn, *http.Response, error) {
+func dial(t testing.TB, srv *httptest.Server, h http.Header) (*websocket.Conn, *http.Response, error) {
 	t.Helper()
 	d := websocket.Dialer{HandshakeTimeout: wait}
 	c, resp, err := d.Dial("ws"+strings.TrimPrefix(srv.URL, "http"), h)

@@ -44,13 +44,14 @@ type Options struct {
 	PingInterval time.Duration
 
 	// PongTimeout is how long a peer may stay silent (no message, pong
-	// or ping) before its connection is closed as dead (default 60 s);
-	// negative never. When pings are on it is kept above PingInterval
+	// or ping) before its connection is closed as dead (default 60 s;
+	// it is given at most an eighth more); negative never. When pings are on it is kept above PingInterval
 	// (raised to twice PingInterval if it is not).
 	PongTimeout time.Duration
 
 	// WriteTimeout bounds one write to a client (default 10 s): a client
-	// that does not take the bytes in time has its connection closed.
+	// that does not take the bytes in time has its connection closed. A
+	// write is given at least WriteTimeout and at most an eighth more.
 	WriteTimeout time.Duration
 
 	// CloseTimeout bounds the wait for the peer's close frame after a

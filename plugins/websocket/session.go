@@ -1,12 +1,15 @@
 package websocket
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"math"
 	"net"
+	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -23,8 +26,8 @@ const maxReason = 123
 //
 // One goroutine reads (Recv, or the closing goroutine once Recv is done),
 // holding rmu; writers of messages take wmu; control frames may be written
-// at any time (the library serializes them with messages, conn gathers
-// them into a batch being written). The first end of the session, by
+// at any time (conn serializes them with the batches of messages it
+// frames and writes). The first end of the session, by
 // either side, wins: it sets err, and one closing goroutine then sends the
 // close frame if it is due, waits (bounded) for the peer's close frame and
 // closes the TCP connection.
@@ -38,8 +41,18 @@ type session struct {
 	rmu sync.Mutex // held by the one reader
 	wmu sync.Mutex // held by the one writer of messages
 
+	// The reader's registration on the context of Recv, which interrupts
+	// a read when the context ends: kept from one Recv to the next while
+	// the context is the same pointer (see watch). Guarded by rmu; reading
+	// is set while Recv reads.
+	watchCtx  context.Context
+	watchStop func() bool
+	reading   atomic.Bool
+
 	mu  sync.Mutex
 	err *core.CloseError // how the session ended; nil while open
+	// readDeadline is the read deadline alive set last.
+	readDeadline time.Time
 }
 
 func newSession(t *Transport, id string, ws *websocket.Conn, nc *conn) *session {
@@ -66,15 +79,22 @@ func newSession(t *Transport, id string, ws *websocket.Conn, nc *conn) *session 
 func (s *session) ID() string { return s.id }
 
 // alive pushes the read deadline back: the peer just sent a frame. Once
-// the session is ending the closing deadline stands.
+// the session is ending the closing deadline stands. The deadline moves
+// only when less than PongTimeout is left, to an eighth of it beyond: the
+// peer is given at least PongTimeout and at most an eighth more, and a
+// busy connection sets a deadline (a timer of the runtime) once in many
+// frames rather than at every one.
 func (s *session) alive() {
-	if s.t.opt.PongTimeout < 0 {
+	timeout := s.t.opt.PongTimeout
+	if timeout < 0 {
 		return
 	}
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err == nil {
-		_ = s.nc.SetReadDeadline(time.Now().Add(s.t.opt.PongTimeout))
+	if s.err == nil && s.readDeadline.Sub(now) < timeout {
+		s.readDeadline = now.Add(timeout + timeout/8)
+		_ = s.nc.SetReadDeadline(s.readDeadline)
 	}
 }
 
@@ -122,18 +142,17 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 	if err := s.closed(); err != nil {
 		return core.Message{}, err
 	}
+	s.reading.Store(true)
 	if err := ctx.Err(); err != nil {
+		s.reading.Store(false)
 		return core.Message{}, err
 	}
-	// A context that never ends (Done is nil) needs no watch: what
-	// AfterFunc registers lives as long as the read, which for an idle
-	// connection is its whole life.
-	stop := noStop
-	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { _ = s.nc.SetReadDeadline(time.Now()) })
+	stop := s.watch(ctx)
+	typ, data, err := s.readMessage()
+	s.reading.Store(false)
+	if stop != nil {
+		stop()
 	}
-	typ, data, err := s.ws.ReadMessage()
-	stop()
 	if err == nil {
 		if ce := s.closed(); ce != nil {
 			// Closed by this side while the message came in.
@@ -154,8 +173,90 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 	return core.Message{}, s.readFailed(err)
 }
 
-// noStop is the stop function of a context that never ends.
-func noStop() bool { return false }
+// readMessage is the library's ReadMessage, but for the message's bytes:
+// they are read into a pooled buffer and returned in a copy of their
+// size, not in a buffer of 512 bytes or more grown by io.ReadAll: most
+// messages of the channel are far smaller, and every one was garbage to
+// collect.
+func (s *session) readMessage() (int, []byte, error) {
+	typ, r, err := s.ws.NextReader()
+	if err != nil {
+		return typ, nil, err
+	}
+	bp := readBuffers.Get().(*[]byte)
+	buf := (*bp)[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		var n int
+		n, err = r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			break
+		}
+	}
+	var data []byte
+	if err == io.EOF {
+		data, err = bytes.Clone(buf), nil
+		if data == nil {
+			data = []byte{}
+		}
+	}
+	if cap(buf) <= maxPooledRead {
+		*bp = buf[:0]
+		readBuffers.Put(bp)
+	}
+	return typ, data, err
+}
+
+// readBuffers hold messages being read, between reads: an idle
+// connection holds none.
+var readBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// maxPooledRead is the largest buffer put back in readBuffers.
+const maxPooledRead = 64 << 10
+
+// watch makes sure that ctx ending interrupts the read of Recv (the read
+// deadline is set to now while reading is set); rmu is held. A context
+// that is a pointer (as the standard library's cancelable ones are) keeps
+// its registration from one Recv to the next, until another context comes
+// or the session finishes: a registration per message cost an allocation
+// and the context's lock. For any other context watch registers for this
+// read only and returns the function that ends the registration. A
+// context that never ends (Done is nil) gets no watch at all.
+func (s *session) watch(ctx context.Context) (stop func() bool) {
+	if ctx.Done() == nil {
+		// A context that never ends needs no watch: what AfterFunc
+		// registers would live as long as the session.
+		return nil
+	}
+	if reflect.TypeOf(ctx).Kind() != reflect.Pointer {
+		return context.AfterFunc(ctx, s.interrupt)
+	}
+	if ctx != s.watchCtx {
+		s.unwatch()
+		s.watchCtx, s.watchStop = ctx, context.AfterFunc(ctx, s.interrupt)
+	}
+	return nil
+}
+
+// unwatch ends the registration watch kept; rmu is held.
+func (s *session) unwatch() {
+	if s.watchStop != nil {
+		s.watchStop()
+	}
+	s.watchCtx, s.watchStop = nil, nil
+}
+
+// interrupt ends the read under way, if any, when the context of Recv
+// ended: Recv sets reading before it looks at the context, so a Recv
+// that starts after the context ended sees it without a read.
+func (s *session) interrupt() {
+	if s.reading.Load() {
+		_ = s.nc.SetReadDeadline(time.Now())
+	}
+}
 
 // readFailed ends the session after the read error err and returns how it
 // ended.
@@ -197,7 +298,8 @@ func (s *session) Send(ctx context.Context, m core.Message) error {
 	return s.SendBatch(ctx, []core.Message{m})
 }
 
-// SendBatch sends ms in order in one write to the network (see Send).
+// SendBatch sends ms in order in one write to the network (see Send),
+// framed by conn rather than the library: no allocation per message.
 func (s *session) SendBatch(ctx context.Context, ms []core.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -207,20 +309,7 @@ func (s *session) SendBatch(ctx context.Context, ms []core.Message) error {
 	if err := s.closed(); err != nil {
 		return err
 	}
-	s.nc.cork()
-	var err error
-	for _, m := range ms {
-		typ := websocket.TextMessage
-		if m.Binary {
-			typ = websocket.BinaryMessage
-		}
-		if err = s.ws.WriteMessage(typ, m.Data); err != nil {
-			break
-		}
-	}
-	if uerr := s.nc.uncork(); err == nil {
-		err = uerr
-	}
+	err := s.nc.sendFrames(ms)
 	if err != nil {
 		if ce := s.closed(); ce != nil {
 			return ce
@@ -277,6 +366,7 @@ func (s *session) finish(ce *core.CloseError, frame, raw bool) {
 	}
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
+	s.unwatch() // no Recv reads any more: let the context go
 	if raw {
 		_, _ = io.Copy(io.Discard, io.LimitReader(s.nc.Conn, int64(s.t.opt.ReadLimit)*4))
 	} else {

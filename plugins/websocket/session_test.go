@@ -23,7 +23,7 @@ import (
 // served runs a test server with tr and hands each session to the test
 // through the returned channel; the session stays open until its handler
 // gets a value on done (or Recv fails, for handlers that read).
-func served(t *testing.T, tr *Transport) (*httptest.Server, <-chan core.Session) {
+func served(t testing.TB, tr *Transport) (*httptest.Server, <-chan core.Session) {
 	t.Helper()
 	ch := make(chan core.Session, 16)
 	done := make(chan struct{})
@@ -36,7 +36,7 @@ func served(t *testing.T, tr *Transport) (*httptest.Server, <-chan core.Session)
 	return srv, ch
 }
 
-func recvSession(t *testing.T, ch <-chan core.Session) core.Session {
+func recvSession(t testing.TB, ch <-chan core.Session) core.Session {
 	t.Helper()
 	select {
 	case s := <-ch:
@@ -496,4 +496,87 @@ func TestWriteTimeoutEndsAtOnce(t *testing.T) {
 			t.Fatalf("the peer's connection stays open: %v", err)
 		}
 	}
+}
+
+// TestSendBatchFrameLengths checks the frames conn writes for messages of
+// every length encoding (RFC 6455 §5.2: 7 bits, 16 bits, 64 bits) and
+// both types, as a client reads them, and that a message is refused once a
+// close frame was sent.
+func TestSendBatchFrameLengths(t *testing.T) {
+	srv, ch := served(t, New(Options{}))
+	c := mustDial(t, srv)
+	s := recvSession(t, ch)
+	var ms []core.Message
+	for i, n := range []int{0, 1, 125, 126, 127, 65535, 65536, 200000} {
+		ms = append(ms, core.Message{Binary: i%2 == 1, Data: bytes.Repeat([]byte{'a' + byte(i)}, n)})
+	}
+	if err := s.(core.BatchSender).SendBatch(context.Background(), ms); err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range ms {
+		typ, p, err := c.ReadMessage()
+		if err != nil {
+			t.Fatalf("message %d (%d bytes): %v", i, len(m.Data), err)
+		}
+		if !bytes.Equal(p, m.Data) || (typ == websocket.BinaryMessage) != m.Binary {
+			t.Fatalf("message %d: got type %d, %d bytes; want %d bytes binary=%v", i, typ, len(p), len(m.Data), m.Binary)
+		}
+	}
+	// A close frame written by the library (as on a read error) bars
+	// every message after it.
+	ws := s.(*session)
+	if err := ws.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(core.CloseNormal, ""), time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.nc.sendFrames([]core.Message{{Data: []byte("late")}}); !errors.Is(err, websocket.ErrCloseSent) {
+		t.Fatalf("a message after the close frame: %v, want ErrCloseSent", err)
+	}
+	if _, _, err := c.ReadMessage(); !websocket.IsCloseError(err, core.CloseNormal) {
+		t.Fatalf("after the close frame the client read %v, want the close frame", err)
+	}
+}
+
+// TestRecvContextKept checks the registration Recv keeps on a context
+// from one message to the next: the messages read under one cancelable
+// context come through, the context ending during a later Recv still
+// interrupts it (close 1001), and the finished session lets the context
+// go.
+func TestRecvContextKept(t *testing.T) {
+	srv, ch := served(t, New(Options{}))
+	c := mustDial(t, srv)
+	s := recvSession(t, ch)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 3 {
+		if err := c.WriteMessage(websocket.TextMessage, []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Recv(ctx)
+		if err != nil || string(m.Data) != fmt.Sprint(i) {
+			t.Fatalf("message %d: %q, %v", i, m.Data, err)
+		}
+	}
+	got := make(chan error, 1)
+	go func() { _, err := s.Recv(ctx); got <- err }()
+	eventually(t, "Recv reading", func() bool { return s.(*session).reading.Load() })
+	cancel()
+	select {
+	case err := <-got:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Recv: %v, want context.Canceled", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Recv did not return after its context ended")
+	}
+	if _, _, err := c.ReadMessage(); closeCode(err) != core.CloseGoingAway {
+		t.Errorf("client read: %v, want close 1001", err)
+	}
+	eventually(t, "the context let go once the session finished", func() bool {
+		ws := s.(*session)
+		if !ws.rmu.TryLock() {
+			return false
+		}
+		defer ws.rmu.Unlock()
+		return ws.watchCtx == nil && ws.watchStop == nil
+	})
 }
