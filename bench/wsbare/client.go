@@ -75,9 +75,15 @@ func readAll(r io.Reader, b []byte) ([]byte, error) {
 	}
 }
 
-// send queues b for the writer. A client whose queue would pass the
-// hub's byte bound is dropped instead (its reader then cleans up).
-func (c *client) send(b []byte) {
+// send queues the text message p for the writer (see sendFrame).
+func (c *client) send(p []byte) {
+	c.sendFrame(textFrame(p))
+}
+
+// sendFrame queues the frame b (header and payload, as textFrame makes
+// it) for the writer. A client whose queue would pass the hub's byte
+// bound is dropped instead (its reader then cleans up).
+func (c *client) sendFrame(b []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -104,7 +110,10 @@ func (c *client) close() {
 }
 
 // writeLoop writes what is queued, every frame queued at once in one
-// write, until the queue is empty or the client closed.
+// write, until the queue is empty or the client closed. The frames were
+// made once (a notification once for all its subscribers), as a
+// broadcaster does with the library's PreparedMessage, but without the
+// library's lock and buffer copy per frame.
 func (c *client) writeLoop() {
 	for {
 		c.mu.Lock()
@@ -117,16 +126,7 @@ func (c *client) writeLoop() {
 		c.q, c.spare = c.spare[:0], nil
 		c.qbytes = 0
 		c.mu.Unlock()
-		c.nc.cork()
-		var err error
-		for _, b := range batch {
-			if err = c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
-				break
-			}
-		}
-		if uerr := c.nc.uncork(); err == nil {
-			err = uerr
-		}
+		err := c.nc.writeFrames(batch)
 		clear(batch)
 		c.mu.Lock()
 		c.spare = batch[:0]

@@ -183,8 +183,9 @@ func (h *hub) notify(from *client, path string, data []byte) int {
 	b = append(b, `","seq":`...)
 	b = strconv.AppendUint(b, r.seq, 10)
 	b = append(b, '}')
+	f := textFrame(b)
 	for _, s := range r.subs {
-		s.send(b)
+		s.sendFrame(f)
 	}
 	return len(r.subs)
 }

@@ -19,8 +19,9 @@
 // UTF-8 (RFC 6455 §8.1). Each connection has one reader goroutine and a
 // queue bounded in bytes (a client that falls -queue-bytes behind is
 // disconnected); a writer goroutine runs while frames are queued (an idle
-// connection holds only its reader), takes every frame queued and writes
-// them in one system call (cork.go), with a write deadline. The
+// connection holds only its reader), takes every frame queued (each made
+// once: a notification once for all its subscribers) and writes
+// them in one system call (conn.go), with a write deadline. The
 // read and write buffers have reso's sizes (plugins/websocket): 512 bytes
 // to read, 4 KiB pooled buffers to write. There is no ping, no
 // authentication, no history and no store.

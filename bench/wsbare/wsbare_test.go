@@ -125,3 +125,23 @@ func TestSlowConsumer(t *testing.T) {
 		t.Errorf("%d rooms left, want 0", n)
 	}
 }
+
+// Notifications of every frame length encoding (7-bit, 16-bit and 64-bit:
+// the last notification is past 65,535 bytes, its NOTIFY within the read
+// limit of 64 KiB) arrive whole.
+func TestFrameLengths(t *testing.T) {
+	_, url := serve(t, 1<<20)
+	sub, pub := dial(t, url), dial(t, url)
+	roundTrip(t, sub, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
+	for i, n := range []int{1, 60, 200, 65_470} {
+		data := `"` + strings.Repeat("x", n) + `"`
+		want := fmt.Sprintf(`{"msg_id":%d,"code":"success","sent_count":1}`, i+2)
+		if got := roundTrip(t, pub, fmt.Sprintf(`{"method":"NOTIFY","resource":"/r","data":%s,"msg_id":%d}`, data, i+2)); got != want {
+			t.Fatalf("NOTIFY of %d bytes: %s, want %s", n, got, want)
+		}
+		got := next(t, sub)
+		if !strings.Contains(got, `"data":`+data+`,`) {
+			t.Fatalf("notification of %d bytes: %d bytes received, without the data", n, len(got))
+		}
+	}
+}

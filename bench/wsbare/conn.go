@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"net"
 	"net/http"
 	"sync"
@@ -12,28 +13,23 @@ import (
 const writeTimeout = 10 * time.Second
 
 // corkConn is the TCP connection under a WebSocket, as the library sees
-// it: while corked, the library's frames are gathered in a pooled buffer
-// that uncork sends in one write, with a deadline of its own (the
-// library's deadlines are ignored). A control frame the library writes
-// meanwhile joins the batch.
+// it: every write goes out under its lock with a deadline of its own (the
+// library's deadlines are ignored). The writer sends the frames queued
+// for a client in one write (writeFrames); a control frame the library
+// writes (a pong, a close) goes between two such writes, never inside one.
 type corkConn struct {
 	net.Conn
-	mu     sync.Mutex
-	corked *[]byte // nil when not corked
+	mu sync.Mutex
 }
 
 // corkBuffers hold the batches between writes, so an idle connection
 // holds none.
 var corkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
-// Write sends p, or gathers it while corked.
+// Write sends p.
 func (c *corkConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.corked != nil {
-		*c.corked = append(*c.corked, p...)
-		return len(p), nil
-	}
 	return c.write(p)
 }
 
@@ -50,36 +46,6 @@ func (c *corkConn) SetWriteDeadline(time.Time) error { return nil }
 
 // SetDeadline sets the read deadline only.
 func (c *corkConn) SetDeadline(t time.Time) error { return c.Conn.SetReadDeadline(t) }
-
-// cork starts gathering writes.
-func (c *corkConn) cork() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.corked == nil {
-		b := corkBuffers.Get().(*[]byte)
-		c.corked = b
-	}
-}
-
-// uncork sends what was gathered in one write.
-func (c *corkConn) uncork() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b := c.corked
-	if b == nil {
-		return nil
-	}
-	c.corked = nil
-	var err error
-	if len(*b) > 0 {
-		_, err = c.write(*b)
-	}
-	if cap(*b) <= 64<<10 {
-		*b = (*b)[:0]
-		corkBuffers.Put(b)
-	}
-	return err
-}
 
 // hijacker hands the library the request's connection wrapped in a
 // corkConn.
@@ -102,3 +68,37 @@ var (
 	_ net.Conn      = (*corkConn)(nil)
 	_ http.Hijacker = (*hijacker)(nil)
 )
+
+// writeFrames sends frames in one write.
+func (c *corkConn) writeFrames(frames [][]byte) error {
+	b := corkBuffers.Get().(*[]byte)
+	for _, f := range frames {
+		*b = append(*b, f...)
+	}
+	c.mu.Lock()
+	_, err := c.write(*b)
+	c.mu.Unlock()
+	if cap(*b) <= 64<<10 {
+		*b = (*b)[:0]
+		corkBuffers.Put(b)
+	}
+	return err
+}
+
+// textFrame returns p as a final, unmasked text frame (RFC 6455 §5.2),
+// the bytes a server sends.
+func textFrame(p []byte) []byte {
+	n := len(p)
+	var b []byte
+	switch {
+	case n < 126:
+		b = append(make([]byte, 0, 2+n), 0x81, byte(n))
+	case n <= 0xffff:
+		b = append(make([]byte, 0, 4+n), 0x81, 126)
+		b = binary.BigEndian.AppendUint16(b, uint16(n))
+	default:
+		b = append(make([]byte, 0, 10+n), 0x81, 127)
+		b = binary.BigEndian.AppendUint64(b, uint64(n))
+	}
+	return append(b, p...)
+}
