@@ -251,15 +251,10 @@ func (s *lexer) number() ([]byte, bool) {
 
 // raw reads any JSON value into dst, a copy of its bytes as sent.
 func (s *lexer) raw(dst *json.RawMessage) bool {
-	start := s.i
-	if !s.skip() {
+	if !s.rawShared(dst) {
 		return false
 	}
-	v := s.b[start:s.i]
-	if !json.Valid(v) {
-		return false
-	}
-	*dst = bytes.Clone(v)
+	*dst = bytes.Clone(*dst)
 	return true
 }
 
