@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -102,6 +104,45 @@ func BenchmarkHTTP(b *testing.B) {
 					resp.Body.Close()
 					if resp.StatusCode != 200 {
 						b.Fatal(resp.Status)
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkSession: a message of 100 bytes to the echo session and its
+// echo back, 16 sessions per CPU at once, in process and in a plugin
+// process, where the sessions share the few Sessions calls of protocol
+// version 3 (credit windows, one sender goroutine per call).
+func BenchmarkSession(b *testing.B) {
+	msg := core.Message{Data: []byte(strings.Repeat("m", 100))}
+	for _, bp := range benchPlugins(b) {
+		s := newTestServer(b, pluginhost.Entry{Name: bp.name, Plugin: bp.p})
+		b.Run(bp.name, func(b *testing.B) {
+			sessions := make([]core.Session, 16*runtime.GOMAXPROCS(0))
+			for i := range sessions {
+				sessions[i], _ = openSession(b, s, "/session/echo")
+			}
+			defer func() {
+				for _, c := range sessions {
+					c.Close(core.CloseNormal, "")
+				}
+			}()
+			var next atomic.Int64
+			b.ReportAllocs()
+			defer reportCPU(b, bp.p)()
+			b.SetParallelism(16)
+			b.RunParallel(func(pb *testing.PB) {
+				c := sessions[next.Add(1)-1]
+				for pb.Next() {
+					if err := c.Send(b.Context(), msg); err != nil {
+						b.Error(err)
+						return
+					}
+					if m, err := c.Recv(b.Context()); err != nil || len(m.Data) != len(msg.Data) {
+						b.Errorf("echo of %d bytes, %v", len(m.Data), err)
+						return
 					}
 				}
 			})

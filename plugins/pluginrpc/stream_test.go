@@ -148,7 +148,7 @@ func readUntil(t *testing.T, br *bufio.Reader, sep string) string {
 // openSession starts a session request on path and returns the client end
 // of its pipe, and a channel closed when the session is over (its end
 // hooks have run).
-func openSession(t *testing.T, s *testServer, path string) (core.Session, <-chan struct{}) {
+func openSession(t testing.TB, s *testServer, path string) (core.Session, <-chan struct{}) {
 	t.Helper()
 	go func() {
 		resp, err := http.Get(s.srv.URL + path)
