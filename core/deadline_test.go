@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -122,4 +123,38 @@ func TestReadDeadlines(t *testing.T) {
 		}
 		_ = c
 	})
+}
+
+// TestConnContextValuesBelow checks that core's values carried by the
+// context a connection's context derives from (a server's BaseContext) are
+// found through it, and that those it does not carry are not.
+func TestConnContextValuesBelow(t *testing.T) {
+	s, _ := pairListen(t)
+	id := &Identity{ID: 7}
+	rec := &RouteRecorder{}
+	base := context.WithValue(NewIdentityContext(WithRouteRecorder(context.Background(), rec), id), showErrorsKey{}, true)
+	ctx := ConnContext(base, s)
+	if got := IdentityFromContext(ctx); got != id {
+		t.Errorf("identity below the connection's context: %v, want %v", got, id)
+	}
+	if got := RouteRecorderFrom(ctx); got != rec {
+		t.Errorf("route recorder below the connection's context: %p, want %p", got, rec)
+	}
+	if !showErrors(ctx) {
+		t.Error("ShowErrors below the connection's context: not seen")
+	}
+	bare := ConnContext(context.Background(), s)
+	if got := IdentityFromContext(bare); got != nil {
+		t.Errorf("identity of a bare connection context: %v, want none", got)
+	}
+	if got := RouteRecorderFrom(bare); got != nil {
+		t.Errorf("route recorder of a bare connection context: %p, want none", got)
+	}
+	if showErrors(bare) {
+		t.Error("ShowErrors of a bare connection context: seen")
+	}
+	above := NewIdentityContext(bare, id)
+	if got := IdentityFromContext(above); got != id {
+		t.Errorf("identity above the connection's context: %v, want %v", got, id)
+	}
 }

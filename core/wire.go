@@ -56,7 +56,7 @@ func Listen(ln net.Listener) net.Listener { return &listener{Listener: ln} }
 // of the *http.Request for it.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if rc, ok := c.(*reasonConn); ok {
-		return &connContext{Context: ctx, c: rc}
+		return newConnContext(ctx, rc)
 	}
 	return ctx
 }
