@@ -96,7 +96,8 @@ type reasonConn struct {
 
 	// deadline is the read deadline last set, as Unix nanoseconds (0 for
 	// none), for held reads; held is set once a read has been held, after
-	// which setting a deadline wakes it. Until then a deadline costs no lock.
+	// which setting a deadline wakes it. Until then a deadline takes no lock of
+	// the held reads (mu).
 	deadline atomic.Int64
 	held     atomic.Bool
 
