@@ -152,6 +152,14 @@ var contentTypes = map[string][]string{
 	ContentTypeHTML: {ContentTypeHTML},
 }
 
+// The shared values of contentTypes, for setContentType.
+var (
+	contentTypeJSON  = contentTypes[TypeJSON]
+	contentTypeXML   = contentTypes[TypeXML]
+	contentTypePlain = contentTypes[TypePlain]
+	contentTypeOctet = contentTypes[TypeOctet]
+)
+
 // Header values of every HTML answer.
 var (
 	htmlPolicy  = []string{HTMLPolicy}
@@ -175,9 +183,21 @@ func setContentType(h http.Header, ct string) {
 		setHTMLHeaders(h)
 		return
 	}
-	if v, ok := contentTypes[ct]; ok {
-		h["Content-Type"] = v
+	// A switch on the few shared types, not a lookup in contentTypes:
+	// no hash of ct per answer.
+	var v []string
+	switch ct {
+	case TypeJSON:
+		v = contentTypeJSON
+	case TypeXML:
+		v = contentTypeXML
+	case TypePlain:
+		v = contentTypePlain
+	case TypeOctet:
+		v = contentTypeOctet
+	default:
+		h.Set("Content-Type", ct)
 		return
 	}
-	h.Set("Content-Type", ct)
+	h["Content-Type"] = v
 }

@@ -20,6 +20,9 @@ const (
 // otherwise application/octet-stream (with the plain form). An empty typ
 // chooses application/json.
 func Negotiate(typ string) string {
+	if typ == TypeJSON || typ == "" { // the default ACCEPT, without a scan
+		return TypeJSON
+	}
 	var json, xml, plain, html, any bool
 	for i := 0; i < len(typ); {
 		for i < len(typ) && isTypeSep(typ[i]) {

@@ -153,12 +153,32 @@ func (c *connState) request(ctx context.Context) *Request {
 type connContext struct {
 	context.Context
 	c *reasonConn
+	// below holds the keys of core's values the parent context carries
+	// (a context's values never change): a request's look for one that
+	// only the contexts above this one carry, such as its identity, stops
+	// here rather than going down the server's contexts.
+	below keysBelow
+}
+
+// keysBelow says which of core's context values a connection's parent
+// context carries.
+type keysBelow struct {
+	recorder, identity, showErrors bool
+}
+
+func newConnContext(parent context.Context, c *reasonConn) *connContext {
+	return &connContext{Context: parent, c: c, below: keysBelow{
+		recorder:   parent.Value(recorderKey{}) != nil,
+		identity:   parent.Value(identityKey{}) != nil,
+		showErrors: parent.Value(showErrorsKey{}) != nil,
+	}}
 }
 
 // Value returns the connection for connKey, the connection's request
 // slot for requestKey (which [FromContext] asks for the routed request),
 // the recorder [ServeRecorded] keeps on the connection, if any, for
-// recorderKey, and the parent's value for any other key.
+// recorderKey, and the parent's value for any other key (nil at once for
+// core's keys the parent does not carry).
 func (c *connContext) Value(key any) any {
 	switch key.(type) {
 	case connKey:
@@ -168,6 +188,17 @@ func (c *connContext) Value(key any) any {
 	case recorderKey:
 		if rec := c.c.route.Load(); rec != nil {
 			return rec
+		}
+		if !c.below.recorder {
+			return nil
+		}
+	case identityKey:
+		if !c.below.identity {
+			return nil
+		}
+	case showErrorsKey:
+		if !c.below.showErrors {
+			return nil
 		}
 	}
 	return c.Context.Value(key)

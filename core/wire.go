@@ -56,7 +56,7 @@ func Listen(ln net.Listener) net.Listener { return &listener{Listener: ln} }
 // of the *http.Request for it.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if rc, ok := c.(*reasonConn); ok {
-		return &connContext{Context: ctx, c: rc}
+		return newConnContext(ctx, rc)
 	}
 	return ctx
 }
@@ -96,9 +96,28 @@ type reasonConn struct {
 
 	// deadline is the read deadline last set, as Unix nanoseconds (0 for
 	// none), for held reads; held is set once a read has been held, after
-	// which setting a deadline wakes it. Until then a deadline costs no lock.
+	// which setting a deadline wakes it. Until then a deadline takes no lock of
+	// the held reads (mu).
 	deadline atomic.Int64
 	held     atomic.Bool
+
+	// The read deadline reaches Conn lazily: net/http sets it about six
+	// times per request, mostly while no read waits (clearing it and
+	// setting the idle one at once after each answer, for instance), and
+	// each setting costs Conn a timer's update. A deadline set while no
+	// read is in progress is kept in want (dirty set) and given to Conn
+	// before the next read starts, or at once when a read is in progress,
+	// so that reads see exactly the deadlines they would have seen; only
+	// the last of several settings between two reads reaches Conn.
+	// reading counts the reads in progress on Conn; a read increments it
+	// before it looks at dirty, a setting sets dirty before it looks at
+	// reading, so one of the two sees the other (the atomics are
+	// sequentially consistent). dmu guards want and applied.
+	reading atomic.Int32
+	dirty   atomic.Bool
+	dmu     sync.Mutex
+	want    time.Time // the read deadline last set
+	applied time.Time // the read deadline Conn has
 
 	// mu guards the fields below, which a held one-byte read waits on.
 	mu     sync.Mutex
@@ -136,7 +155,12 @@ func (c *reasonConn) Read(p []byte) (int, error) {
 		}
 		return 0, io.EOF
 	}
+	c.reading.Add(1)
+	if c.dirty.Load() {
+		c.applyDeadline()
+	}
 	n, err := c.Conn.Read(p)
+	c.reading.Add(-1)
 	if n == 0 && err == io.EOF && len(p) == 1 {
 		c.eof.Store(true)
 		if c.gone != nil {
@@ -227,15 +251,49 @@ func (c *reasonConn) setDeadline(t time.Time) {
 	c.mu.Unlock()
 }
 
-// SetReadDeadline sets the read deadline, also of a held read.
+// SetReadDeadline sets the read deadline, also of a held read. It reaches
+// the connection underneath before its next read, or at once when a read is
+// in progress (see reasonConn.reading); an error of the connection's own
+// SetReadDeadline is returned only then, and a later read returns the
+// error of the connection anyway.
 func (c *reasonConn) SetReadDeadline(t time.Time) error {
 	c.setDeadline(t)
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	c.want = t
+	if t.Equal(c.applied) {
+		c.dirty.Store(false)
+		return nil
+	}
+	c.dirty.Store(true)
+	if c.reading.Load() == 0 {
+		return nil
+	}
+	c.dirty.Store(false)
+	c.applied = t
 	return c.Conn.SetReadDeadline(t)
+}
+
+// applyDeadline gives the connection underneath the read deadline last
+// set, if it does not have it yet.
+func (c *reasonConn) applyDeadline() {
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	if !c.dirty.Load() {
+		return
+	}
+	c.dirty.Store(false)
+	c.applied = c.want
+	_ = c.Conn.SetReadDeadline(c.want)
 }
 
 // SetDeadline sets the read and write deadlines, also of a held read.
 func (c *reasonConn) SetDeadline(t time.Time) error {
 	c.setDeadline(t)
+	c.dmu.Lock()
+	defer c.dmu.Unlock()
+	c.want, c.applied = t, t
+	c.dirty.Store(false)
 	return c.Conn.SetDeadline(t)
 }
 
@@ -254,7 +312,10 @@ func (c *reasonConn) Close() error {
 // listener given to [Listen] accepts TLS connections (net/http fills
 // Request.TLS only for a *tls.Conn it accepts itself, so a server that wraps
 // TLS connections finds their state through it).
-func (c *reasonConn) NetConn() net.Conn { return c.Conn }
+func (c *reasonConn) NetConn() net.Conn {
+	c.applyDeadline()
+	return c.Conn
+}
 
 // Hijacked returns the connection under c when c is a connection of a
 // [Listen] listener, for a handler that hijacked it from net/http and keeps
@@ -266,6 +327,7 @@ func (c *reasonConn) NetConn() net.Conn { return c.Conn }
 // itself must not be used any more.
 func Hijacked(c net.Conn) net.Conn {
 	if rc, ok := c.(*reasonConn); ok {
+		rc.applyDeadline() // the read deadline last set, as net/http left it
 		return rc.Conn
 	}
 	return c

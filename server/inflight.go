@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,11 +21,30 @@ type inFlight struct {
 	multi map[*http.Request]time.Time
 }
 
-// slot is the request an HTTP/1 connection is serving, if any.
+// slot is the request an HTTP/1 connection is serving, if any. Its
+// connection's goroutine alone writes it, without a lock: start, then r;
+// r cleared at the end. A reader takes a start between two loads of the
+// same r (see get), so the two belong together.
 type slot struct {
-	mu    sync.Mutex
-	r     *http.Request
-	start time.Duration // since inFlight.epoch, monotonic: one clock read, not time.Now's two
+	r     atomic.Pointer[http.Request]
+	start atomic.Int64 // since inFlight.epoch, monotonic: one clock read, not time.Now's two
+}
+
+// get returns the request s holds, nil when none, and its start.
+func (s *slot) get() (*http.Request, time.Duration) {
+	for {
+		r := s.r.Load()
+		if r == nil {
+			return nil, 0
+		}
+		// r is still the request after the load of start: no other
+		// request's start was stored in between (a request's r is stored
+		// after its start, and cleared before the next one's start).
+		start := s.start.Load()
+		if s.r.Load() == r {
+			return r, time.Duration(start)
+		}
+	}
 }
 
 type slotKey struct{}
@@ -67,15 +87,9 @@ func (f *inFlight) wrap(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		start := time.Since(f.epoch)
-		s.mu.Lock()
-		s.r, s.start = r, start
-		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			s.r = nil
-			s.mu.Unlock()
-		}()
+		s.start.Store(int64(time.Since(f.epoch)))
+		s.r.Store(r)
+		defer s.r.Store(nil)
 		h.ServeHTTP(w, r)
 	})
 }
@@ -90,11 +104,9 @@ func (f *inFlight) list() []Request {
 	}
 	now := time.Since(f.epoch)
 	for _, s := range f.conns {
-		s.mu.Lock()
-		if s.r != nil {
-			add(s.r, now-s.start)
+		if r, start := s.get(); r != nil {
+			add(r, now-start)
 		}
-		s.mu.Unlock()
 	}
 	for r, start := range f.multi {
 		add(r, time.Since(start))

@@ -19,6 +19,10 @@ import (
 type Index struct {
 	prefixes []string     // per route, for the slow path
 	nodes    []prefixNode // nodes[0] is the root
+	// merged is set when every node holds its path's routes merged
+	// (prefixNode.path), so that a walk takes them from the last node it
+	// reaches instead of merging the lists it meets.
+	merged bool
 }
 
 // prefixNode is a node of the radix tree.
@@ -27,7 +31,16 @@ type prefixNode struct {
 	keys   string  // first byte of each child's label, sorted
 	kids   []int32 // the children, parallel to keys
 	routes []int32 // routes whose prefix ends here, ascending
+	// path holds the routes of this node and of every node above it,
+	// ascending: those whose prefix starts any target that reaches this
+	// node. Filled in when the table is small enough (Index.merged).
+	path []int32
 }
+
+// maxMergedFactor bounds the merged lists NewIndex keeps: at most this many
+// entries per route in all (a route with a short prefix appears in the list
+// of every node below it), else walks merge the lists they meet.
+const maxMergedFactor = 8
 
 // maxPrefixLists is the number of non-empty route lists a walk merges
 // without allocating; a walk meeting more uses a linear scan.
@@ -87,7 +100,68 @@ func NewIndex(prefixes []string) Index {
 		return idx
 	}
 	add(0, "")
+	p.mergePaths(len(prefixes))
 	return p
+}
+
+// mergePaths fills in every node's path list, unless they would hold more
+// than maxMergedFactor entries per route in all (plus a few), in which case
+// it fills in none and walks merge as they go.
+func (p *Index) mergePaths(routes int) {
+	budget := maxMergedFactor*routes + 64
+	var fill func(ni int32, above []int32) bool
+	fill = func(ni int32, above []int32) bool {
+		node := &p.nodes[ni]
+		path := make([]int32, 0, len(above)+len(node.routes))
+		path = append(path, above...)
+		path = append(path, node.routes...)
+		slices.Sort(path)
+		if budget -= len(path); budget < 0 {
+			return false
+		}
+		node.path = path
+		for _, k := range node.kids {
+			if !fill(k, path) {
+				return false
+			}
+		}
+		return true
+	}
+	if p.merged = fill(0, nil); !p.merged {
+		for i := range p.nodes {
+			p.nodes[i].path = nil
+		}
+	}
+}
+
+// walk returns the last node of the walk along target: the deepest node
+// whose path from the root spells a prefix of target.
+func (p *Index) walk(target string) *prefixNode {
+	node := &p.nodes[0]
+	for pos := 0; pos < len(target); {
+		k := indexByte(node.keys, target[pos])
+		if k < 0 {
+			break
+		}
+		child := &p.nodes[node.kids[k]]
+		if len(target)-pos < len(child.label) || target[pos:pos+len(child.label)] != child.label {
+			break
+		}
+		pos += len(child.label)
+		node = child
+	}
+	return node
+}
+
+// indexByte is strings.IndexByte for the few keys of a node, without the
+// call.
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
 }
 
 // Each calls try for every route index from start whose prefix starts
@@ -99,6 +173,21 @@ func (p *Index) Each(start int, target string, try func(int) bool) int {
 	if len(p.nodes) == 0 {
 		return -1
 	}
+	if p.merged {
+		path := p.walk(target).path
+		for _, i := range path[searchInt32(path, start):] {
+			if try(int(i)) {
+				return int(i)
+			}
+		}
+		return -1
+	}
+	return p.eachMerging(start, target, try)
+}
+
+// eachMerging is Each for an index without merged paths: it merges the
+// lists of the nodes it meets.
+func (p *Index) eachMerging(start int, target string, try func(int) bool) int {
 	// The lists met along the target, each as its node and the position of
 	// its first index >= start: 256 bytes of stack, not slices.
 	var lists [maxPrefixLists]listCursor

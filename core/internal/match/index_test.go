@@ -60,6 +60,14 @@ func TestIndexEach(t *testing.T) {
 			}
 		})
 	}
+	// Both ways of walking are covered: small tables keep merged paths,
+	// the nested one is past their bound.
+	if split := NewIndex([]string{"/api/v1/x", "/api/", "/"}); !split.merged {
+		t.Error("a table of 3 routes: paths not merged")
+	}
+	if idx := NewIndex(nested); idx.merged {
+		t.Error("the nested table: paths merged past their bound")
+	}
 	var zero Index
 	if got := zero.Each(0, "/a", func(int) bool { return true }); got != -1 {
 		t.Errorf("zero Index: Each = %d, want -1", got)
