@@ -78,43 +78,44 @@ func appendRaw(b, v []byte) []byte {
 	return append(b, v...)
 }
 
-// changeNote returns the notification of a change to the resource path
-// itself: {"notify":kind,"resource","type","entity","from","seq"}.
-func changeNote(kind, path, typ string, entity []byte, from string, seq uint64) []byte {
-	b := make([]byte, 0, 64+len(path)+len(typ)+len(entity)+len(from))
+// changeNotes returns the two notifications of a change to n, both in
+// one allocation: to the subscribers of n,
+// {"notify":kind,"resource","type","entity","from","seq"}, and to those
+// of its parent, {"notify":"UPDATE","resource",key,"type","entity","seq"},
+// key being "create", "update" or "delete". Each is capped at its own
+// length, so appending to one never writes over the other.
+func changeNotes(kind, key string, n *node, from string, seq uint64) (note, up []byte) {
+	parent := n.parent.path
+	b := make([]byte, 0, 128+2*(len(n.path)+len(n.typ)+len(n.pub)+2*maxSeqDigits)+len(from)+len(parent)+len(n.name))
 	b = append(b, `{"notify":"`...)
 	b = append(b, kind...)
 	b = append(b, `","resource":`...)
-	b = AppendString(b, path)
+	b = AppendString(b, n.path)
 	b = append(b, `,"type":`...)
-	b = appendNullString(b, typ)
+	b = appendNullString(b, n.typ)
 	b = append(b, `,"entity":`...)
-	b = appendRaw(b, entity)
+	b = appendRaw(b, n.pub)
 	b = append(b, `,"from":`...)
 	b = appendNullString(b, from)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, seq, 10)
-	return append(b, '}')
-}
-
-// updateNote returns the notification to the subscribers of parent of a
-// change to its child name: {"notify":"UPDATE","resource",key,"type",
-// "entity","seq"}, key being "create", "update" or "delete".
-func updateNote(parent, key, name, typ string, entity []byte, seq uint64) []byte {
-	b := make([]byte, 0, 64+len(parent)+len(name)+len(typ)+len(entity))
+	b = append(b, '}')
+	note = b[:len(b):len(b)]
+	start := len(b)
 	b = append(b, `{"notify":"UPDATE","resource":`...)
 	b = AppendString(b, parent)
 	b = append(b, `,"`...)
 	b = append(b, key...)
 	b = append(b, `":`...)
-	b = AppendString(b, name)
+	b = AppendString(b, n.name)
 	b = append(b, `,"type":`...)
-	b = appendNullString(b, typ)
+	b = appendNullString(b, n.typ)
 	b = append(b, `,"entity":`...)
-	b = appendRaw(b, entity)
+	b = appendRaw(b, n.pub)
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, seq, 10)
-	return append(b, '}')
+	b = append(b, '}')
+	return note, b[start:len(b):len(b)]
 }
 
 // notifyNote returns the notification of a NOTIFY:
