@@ -67,6 +67,18 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 	// Persistent unless a client wrote it without persistent:true (then
 	// it is the client's) or a Call gave "expires" (then it is a lease).
 	persist := !(cl.c != nil && !m.Persistent) && !(cl.c == nil && lease > 0)
+	// Unless it merges (then the stored entity and type count), the
+	// notifications are encoded before the lock is taken, their seqs
+	// under it.
+	var heads changeHeads
+	if !merge {
+		typ := typeOf(m)
+		if typ == "" {
+			typ = defaultType
+		}
+		pp, name := parentPath(r.path)
+		heads = noteHeads("PUT", "update", r.path, pp, name, typ, given.pub, cl.from)
+	}
 	return t.run(cl, func() outcome {
 		if reason := t.usable(cl); reason != "" {
 			return fail(reason)
@@ -121,6 +133,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		pa := putApply{
 			path: r.path, typ: typ, e: e, fresh: fresh, persist: persist,
 			creator: cl.identity, from: cl.from, owner: cl.c, lease: lease,
+			heads: heads,
 		}
 		if t.keeps(recs) {
 			kept := pa // only a proposed change keeps its own copy
@@ -150,6 +163,7 @@ type putApply struct {
 	creator, from string
 	owner         *Client
 	lease         time.Duration
+	heads         changeHeads // its notifications encoded; heads.b nil: not
 }
 
 // applyPut applies a PUT with seq. Called with the lock.
@@ -167,7 +181,12 @@ func (t *Tree) applyPut(pa *putApply, seq uint64) {
 		n.creator = pa.creator
 	}
 	t.setEntity(n, pa.typ, pa.e, pa.owner, pa.persist, pa.lease)
-	t.emitChange(n, "PUT", "update", pa.from, seq)
+	if pa.heads.b == nil {
+		t.emitChange(n, "PUT", "update", pa.from, seq)
+		return
+	}
+	note, up := pa.heads.complete(seq)
+	t.emitNotes(n, note, up, seq)
 }
 
 // commitOrApply makes a change about path that notifies about path and
@@ -385,6 +404,14 @@ func (t *Tree) removeEntity(n *node, from string, seq uint64) {
 // "POST", "DELETE") to the subscribers of n, UPDATE with key ("update",
 // "create", "delete") to those of its parent. Called with the lock.
 func (t *Tree) emitChange(n *node, kind, key, from string, seq uint64) {
+	note, up := changeNotes(kind, key, n, from, seq)
+	t.emitNotes(n, note, up, seq)
+}
+
+// emitNotes sends note, the notification of a change to n, to the
+// subscribers of n, and up, its UPDATE, to those of its parent. Called
+// with the lock.
+func (t *Tree) emitNotes(n *node, note, up []byte, seq uint64) {
 	p := n.parent
 	// One access for both notifications, found only when someone listens;
 	// each subscriber list looked up once.
@@ -395,7 +422,6 @@ func (t *Tree) emitChange(n *node, kind, key, from string, seq uint64) {
 		a = &found
 		t.accessAt(a, n.path)
 	}
-	note, up := changeNotes(kind, key, n, from, seq)
 	at := t.now()
 	t.emitTo(ls, n.path, n.path, a, note, seq, at)
 	t.emitTo(lp, p.path, n.path, a, up, seq, at)
