@@ -280,11 +280,14 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 			}
 		}
 		next := node{path: path, creator: cl.identity, typ: typ, entity: e.full, pub: e.pub, persist: persist}
+		// The change keeps what it needs of cl, not cl: a caller that
+		// does not escape is not allocated.
+		identity, owner, from := cl.identity, cl.c, cl.from
 		out := t.commitOrApply(path, t.planSet(path, nil, &next), cl.c, func(seq uint64) {
 			n := t.ensure(path, seq)
-			n.creator = cl.identity
-			t.setEntity(n, typ, e, cl.c, persist, lease)
-			t.emitChange(n, "POST", "create", cl.from, seq)
+			n.creator = identity
+			t.setEntity(n, typ, e, owner, persist, lease)
+			t.emitChange(n, "POST", "create", from, seq)
 		})
 		if out.wait == nil {
 			b := replyStart(m.MsgID, len(id)+8)
