@@ -78,10 +78,30 @@ func appendRaw(b, v []byte) []byte {
 	return append(b, v...)
 }
 
-// changeNote returns the notification of a change to the resource path
-// itself: {"notify":kind,"resource","type","entity","from","seq"}.
-func changeNote(kind, path, typ string, entity []byte, from string, seq uint64) []byte {
-	b := make([]byte, 0, 64+len(path)+len(typ)+len(entity)+len(from))
+// changeNotes returns the two notifications of a change to n with seq:
+// see noteHeads.
+func changeNotes(kind, key string, n *node, from string, seq uint64) (note, up []byte) {
+	h := noteHeads(kind, key, n.path, n.parent.path, n.name, n.typ, n.pub, from)
+	return h.complete(seq)
+}
+
+// changeHeads is the two notifications of a change up to their seqs, in
+// one allocation, with room after each for its seq and closing brace:
+// they can be encoded before the tree's lock is taken, the seqs under it.
+type changeHeads struct {
+	b         []byte
+	note      int // the end of the first head
+	up, upEnd int // the second head
+}
+
+// noteHeads encodes the notifications of a change to path (child name of
+// parent) up to their seqs: to the subscribers of path,
+// {"notify":kind,"resource","type","entity","from","seq"}, and to those
+// of its parent, {"notify":"UPDATE","resource",key,"type","entity","seq"},
+// key being "create", "update" or "delete".
+func noteHeads(kind, key, path, parent, name, typ string, pub []byte, from string) changeHeads {
+	var h changeHeads
+	b := make([]byte, 0, 128+2*(len(path)+len(typ)+len(pub)+maxSeqDigits)+len(from)+len(parent)+len(name))
 	b = append(b, `{"notify":"`...)
 	b = append(b, kind...)
 	b = append(b, `","resource":`...)
@@ -89,19 +109,13 @@ func changeNote(kind, path, typ string, entity []byte, from string, seq uint64) 
 	b = append(b, `,"type":`...)
 	b = appendNullString(b, typ)
 	b = append(b, `,"entity":`...)
-	b = appendRaw(b, entity)
+	b = appendRaw(b, pub)
 	b = append(b, `,"from":`...)
 	b = appendNullString(b, from)
 	b = append(b, `,"seq":`...)
-	b = strconv.AppendUint(b, seq, 10)
-	return append(b, '}')
-}
-
-// updateNote returns the notification to the subscribers of parent of a
-// change to its child name: {"notify":"UPDATE","resource",key,"type",
-// "entity","seq"}, key being "create", "update" or "delete".
-func updateNote(parent, key, name, typ string, entity []byte, seq uint64) []byte {
-	b := make([]byte, 0, 64+len(parent)+len(name)+len(typ)+len(entity))
+	h.note = len(b)
+	b = append(b, make([]byte, maxSeqDigits)...)
+	h.up = len(b)
 	b = append(b, `{"notify":"UPDATE","resource":`...)
 	b = AppendString(b, parent)
 	b = append(b, `,"`...)
@@ -111,10 +125,20 @@ func updateNote(parent, key, name, typ string, entity []byte, seq uint64) []byte
 	b = append(b, `,"type":`...)
 	b = appendNullString(b, typ)
 	b = append(b, `,"entity":`...)
-	b = appendRaw(b, entity)
+	b = appendRaw(b, pub)
 	b = append(b, `,"seq":`...)
-	b = strconv.AppendUint(b, seq, 10)
-	return append(b, '}')
+	h.upEnd = len(b)
+	h.b = append(b, make([]byte, maxSeqDigits)...)
+	return h
+}
+
+// complete returns the two notifications with seq, each capped at its
+// length. They may be completed again (an attempt that waited): each
+// completion overwrites the last, which nothing kept.
+func (h *changeHeads) complete(seq uint64) (note, up []byte) {
+	note = withSeq(h.b[:h.note:h.up], seq)
+	up = withSeq(h.b[h.up:h.upEnd:len(h.b)], seq)
+	return note[:len(note):len(note)], up[:len(up):len(up)]
 }
 
 // notifyNote returns the notification of a NOTIFY:

@@ -27,3 +27,28 @@ func TestAppendString(t *testing.T) {
 		}
 	}
 }
+
+// TestNoteHeads checks the two notifications of a change, encoded before
+// their seq and completed (again, as an attempt that waited does), byte
+// for byte, each capped so that appending to one leaves the other whole.
+func TestNoteHeads(t *testing.T) {
+	h := noteHeads("PUT", "update", "/a/\"b", "/a", "\"b", "application/json", []byte(`{"n":1}`), "c1")
+	h.complete(18446744073709551615)
+	note, up := h.complete(7)
+	wantNote := `{"notify":"PUT","resource":"/a/\"b","type":"application/json","entity":{"n":1},"from":"c1","seq":7}`
+	wantUp := `{"notify":"UPDATE","resource":"/a","update":"\"b","type":"application/json","entity":{"n":1},"seq":7}`
+	if string(note) != wantNote || string(up) != wantUp {
+		t.Fatalf("got\n%s\n%s\nwant\n%s\n%s", note, up, wantNote, wantUp)
+	}
+	_ = append(note, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"...)
+	if string(up) != wantUp {
+		t.Fatalf("appending to the first changed the second: %s", up)
+	}
+	n := &node{path: "/a/b", name: "b", parent: &node{path: "/a"}}
+	note, up = changeNotes("DELETE", "delete", n, "", 18446744073709551615)
+	wantNote = `{"notify":"DELETE","resource":"/a/b","type":null,"entity":null,"from":null,"seq":18446744073709551615}`
+	wantUp = `{"notify":"UPDATE","resource":"/a","delete":"b","type":null,"entity":null,"seq":18446744073709551615}`
+	if string(note) != wantNote || string(up) != wantUp {
+		t.Fatalf("got\n%s\n%s\nwant\n%s\n%s", note, up, wantNote, wantUp)
+	}
+}

@@ -44,6 +44,12 @@ func (t *Tree) ensure(path string, seq uint64) *node {
 	if n := t.nodes[path]; n != nil {
 		return n
 	}
+	return t.create(path, seq)
+}
+
+// create is ensure for a path that has no node: it creates the node and
+// its missing ancestors with creation seq seq. Called with the lock.
+func (t *Tree) create(path string, seq uint64) *node {
 	pp, name := parentPath(path)
 	p := t.ensure(pp, seq)
 	n := &node{path: path, name: name, parent: p, created: seq}

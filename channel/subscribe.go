@@ -1,5 +1,7 @@
 package channel
 
+import "time"
+
 // subList is the subscribers of one path, in a slice for fast fan-out;
 // the index map appears once the list is long enough to need it.
 type subList struct {
@@ -118,8 +120,13 @@ func (t *Tree) reaches(res string) bool {
 // find it. Called with the lock, so every subscriber gets the
 // notifications of a resource in the order of their seq.
 func (t *Tree) emit(res, about string, a *access, data []byte, seq uint64) int {
-	t.hist.add(histEntry{seq: seq, res: res, about: about, at: t.now(), data: data})
-	l := t.subs[res]
+	return t.emitTo(t.subs[res], res, about, a, data, seq, t.now())
+}
+
+// emitTo is emit with the subscribers of res, l (nil for none), and the
+// time to record, found by the caller. Called with the lock.
+func (t *Tree) emitTo(l *subList, res, about string, a *access, data []byte, seq uint64, at time.Time) int {
+	t.hist.add(histEntry{seq: seq, res: res, about: about, at: at, data: data})
 	if l == nil {
 		return 0
 	}

@@ -16,12 +16,14 @@ type prepared struct {
 	obj  bool   // full is an object
 }
 
-// prepare compacts the entity of a message; a missing one is def.
+// prepare compacts the entity of a message; a missing one is def. The
+// entity was checked by parseMessage, and def is valid JSON: a compact
+// one is taken as it is, without a second pass to check it.
 func prepare(raw []byte, def string) (prepared, bool) {
 	if raw == nil {
 		raw = []byte(def)
 	}
-	full, err := compactJSON(raw)
+	full, err := compactValid(raw)
 	if err != nil {
 		return prepared{}, false
 	}
@@ -65,6 +67,18 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 	// Persistent unless a client wrote it without persistent:true (then
 	// it is the client's) or a Call gave "expires" (then it is a lease).
 	persist := !(cl.c != nil && !m.Persistent) && !(cl.c == nil && lease > 0)
+	// Unless it merges (then the stored entity and type count), the
+	// notifications are encoded before the lock is taken, their seqs
+	// under it.
+	var heads changeHeads
+	if !merge {
+		typ := typeOf(m)
+		if typ == "" {
+			typ = defaultType
+		}
+		pp, name := parentPath(r.path)
+		heads = noteHeads("PUT", "update", r.path, pp, name, typ, given.pub, cl.from)
+	}
 	return t.run(cl, func() outcome {
 		if reason := t.usable(cl); reason != "" {
 			return fail(reason)
@@ -95,32 +109,84 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		if typ == "" {
 			typ = defaultType
 		}
-		next := node{path: r.path}
-		if n != nil {
-			next = *n
-		}
 		// Only a resource that did not exist gets a creator: a node that
 		// exists for its children keeps its own, so no one gains rights
 		// over them by creating it (docs/channel.md#creators-and-owners).
 		fresh := n == nil
-		if fresh {
-			next.creator = cl.identity
-		}
-		next.typ, next.entity, next.pub, next.persist = typ, e.full, e.pub, persist
 		if n != nil && n.stored && !persist { // it may remove records
 			if w := t.conflict(r.path, touchRemove); w != nil {
 				return outcome{wait: w}
 			}
 		}
-		return t.commitOrApply(r.path, t.planSet(r.path, n, &next), cl.c, func(seq uint64) {
-			n := t.ensure(r.path, seq)
-			if fresh {
-				n.creator = cl.identity
+		var recs journal
+		if persist || n != nil && n.stored { // else planSet has no records
+			next := node{path: r.path}
+			if n != nil {
+				next = *n
 			}
-			t.setEntity(n, typ, e, cl.c, persist, lease)
-			t.emitChange(n, "PUT", "update", cl.from, seq)
-		})
+			if fresh {
+				next.creator = cl.identity
+			}
+			next.typ, next.entity, next.pub, next.persist = typ, e.full, e.pub, persist
+			recs = t.planSet(r.path, n, &next)
+		}
+		pa := putApply{
+			path: r.path, typ: typ, e: e, fresh: fresh, persist: persist,
+			creator: cl.identity, from: cl.from, owner: cl.c, lease: lease,
+			heads: heads,
+		}
+		if t.keeps(recs) {
+			kept := pa // only a proposed change keeps its own copy
+			return outcome{b: t.propose(r.path, recs, true, cl.c, func(seq uint64) { t.applyPut(&kept, seq) })}
+		}
+		// Applied at once, under this same hold of the lock: the node
+		// looked up above is still the one at the path (a missing one is
+		// created without a second lookup), and the change is made without
+		// a closure to keep.
+		if w := t.applyWait(r.path, cl.c); w != nil {
+			return outcome{wait: w}
+		}
+		pa.found, pa.now = n, true
+		t.applyPut(&pa, t.takeSeq())
+		return outcome{}
 	})
+}
+
+// putApply is what a PUT changes once it has its seq.
+type putApply struct {
+	path, typ     string
+	e             prepared
+	found         *node // the node at path when applied at once; nil: none
+	now           bool  // applied at once: found is the node at path
+	fresh         bool  // no node was at path: it gets a creator
+	persist       bool
+	creator, from string
+	owner         *Client
+	lease         time.Duration
+	heads         changeHeads // its notifications encoded; heads.b nil: not
+}
+
+// applyPut applies a PUT with seq. Called with the lock.
+func (t *Tree) applyPut(pa *putApply, seq uint64) {
+	var n *node
+	switch {
+	case pa.now && pa.found != nil:
+		n = pa.found
+	case pa.now:
+		n = t.create(pa.path, seq)
+	default:
+		n = t.ensure(pa.path, seq)
+	}
+	if pa.fresh {
+		n.creator = pa.creator
+	}
+	t.setEntity(n, pa.typ, pa.e, pa.owner, pa.persist, pa.lease)
+	if pa.heads.b == nil {
+		t.emitChange(n, "PUT", "update", pa.from, seq)
+		return
+	}
+	note, up := pa.heads.complete(seq)
+	t.emitNotes(n, note, up, seq)
 }
 
 // commitOrApply makes a change about path that notifies about path and
@@ -131,17 +197,29 @@ func (t *Tree) commitOrApply(path string, recs journal, by *Client, apply func(s
 	if t.keeps(recs) {
 		return outcome{b: t.propose(path, recs, true, by, apply)}
 	}
-	if by != nil && by.unapplied() { // its earlier change first (see pipelining)
-		return outcome{wait: by.pend.done}
-	}
-	if w := t.behind(path, true); w != nil {
+	if w := t.applyWait(path, by); w != nil {
 		return outcome{wait: w}
-	}
-	if !t.room() {
-		return outcome{wait: t.roomWait()}
 	}
 	apply(t.takeSeq())
 	return outcome{}
+}
+
+// applyWait returns what a change about path (and its parent) that
+// changes no records must wait for before it is applied at once, or nil:
+// by's earlier change (see pipelining), a batch being saved that
+// notifies about them, room for another seq. by may be nil. Called with
+// the lock.
+func (t *Tree) applyWait(path string, by *Client) <-chan struct{} {
+	if by != nil && by.unapplied() { // its earlier change first (see pipelining)
+		return by.pend.done
+	}
+	if w := t.behind(path, true); w != nil {
+		return w
+	}
+	if !t.room() {
+		return t.roomWait()
+	}
+	return nil
 }
 
 // keeps reports whether a change that changes recs goes through the
@@ -202,11 +280,14 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 			}
 		}
 		next := node{path: path, creator: cl.identity, typ: typ, entity: e.full, pub: e.pub, persist: persist}
+		// The change keeps what it needs of cl, not cl: a caller that
+		// does not escape is not allocated.
+		identity, owner, from := cl.identity, cl.c, cl.from
 		out := t.commitOrApply(path, t.planSet(path, nil, &next), cl.c, func(seq uint64) {
 			n := t.ensure(path, seq)
-			n.creator = cl.identity
-			t.setEntity(n, typ, e, cl.c, persist, lease)
-			t.emitChange(n, "POST", "create", cl.from, seq)
+			n.creator = identity
+			t.setEntity(n, typ, e, owner, persist, lease)
+			t.emitChange(n, "POST", "create", from, seq)
 		})
 		if out.wait == nil {
 			b := replyStart(m.MsgID, len(id)+8)
@@ -326,14 +407,25 @@ func (t *Tree) removeEntity(n *node, from string, seq uint64) {
 // "POST", "DELETE") to the subscribers of n, UPDATE with key ("update",
 // "create", "delete") to those of its parent. Called with the lock.
 func (t *Tree) emitChange(n *node, kind, key, from string, seq uint64) {
+	note, up := changeNotes(kind, key, n, from, seq)
+	t.emitNotes(n, note, up, seq)
+}
+
+// emitNotes sends note, the notification of a change to n, to the
+// subscribers of n, and up, its UPDATE, to those of its parent. Called
+// with the lock.
+func (t *Tree) emitNotes(n *node, note, up []byte, seq uint64) {
 	p := n.parent
-	// One access for both notifications, found only when someone listens.
+	// One access for both notifications, found only when someone listens;
+	// each subscriber list looked up once.
 	var found access
 	var a *access
-	if t.subs[n.path] != nil || t.subs[p.path] != nil {
+	ls, lp := t.subs[n.path], t.subs[p.path]
+	if ls != nil || lp != nil {
 		a = &found
 		t.accessAt(a, n.path)
 	}
-	t.emit(n.path, n.path, a, changeNote(kind, n.path, n.typ, n.pub, from, seq), seq)
-	t.emit(p.path, n.path, a, updateNote(p.path, key, n.name, n.typ, n.pub, seq), seq)
+	at := t.now()
+	t.emitTo(ls, n.path, n.path, a, note, seq, at)
+	t.emitTo(lp, p.path, n.path, a, up, seq, at)
 }
