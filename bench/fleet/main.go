@@ -10,6 +10,9 @@
 //     nodes and the NATS servers; the single node alone);
 //   - persistent PUTs per second on one connection, one at a time and
 //     with -depth writes in flight (pipelined), beside the single node;
+//   - GETs per second of -conns connections to one node, each GET sent
+//     once the reply to the one before is in, with p50/p99 (every GET of
+//     a fleet node waits for the read barrier), beside the single node;
 //   - one NOTIFY in flight (each sent once the reply to the one before is
 //     in) to -subs subscribers spread over the three nodes: NOTIFYs per
 //     second, p50/p99 from NOTIFY to delivery, missing deliveries;
@@ -64,7 +67,7 @@ func run() error {
 	flag.IntVar(&c.transients, "transients", 1000, "transient resources of the node killed (at most 10000; 0 skips it)")
 	flag.IntVar(&c.depth, "depth", 64, "writes in flight on the one connection of the pipelined load (at most 1024)")
 	flag.DurationVar(&c.heartbeat, "heartbeat", 10*time.Second, "-fleet-heartbeat of the nodes")
-	flag.StringVar(&c.only, "only", "", "run only this load: writes (or only its persistent or transient ones), pipelined, notify, fanout or death")
+	flag.StringVar(&c.only, "only", "", "run only this load: writes (or only its persistent or transient ones), pipelined, reads, notify, fanout or death")
 	flag.Parse()
 	switch {
 	case c.reso == "":
@@ -94,6 +97,7 @@ func run() error {
 	}{
 		{"writes", b.writes},
 		{"pipelined", b.pipelined},
+		{"reads", b.reads},
 		{"notify", b.notify},
 		{"fanout", b.fanout},
 		{"death", b.death},
@@ -205,6 +209,29 @@ func (b *bench) pipelined() error {
 		}
 		fmt.Printf("persistent PUTs, 1 connection, %d in flight: fleet %.0f/s, single node %.0f/s, ratio %.2f\n", depth, three, one, three/one)
 	}
+	return nil
+}
+
+func (b *bench) reads() error {
+	var alone, three readResult
+	_, aloneCPU, err := measured([]int{b.alone.Pid()}, func() (float64, error) {
+		var err error
+		alone, err = reads(b.alone.Addr, b.c.conns, b.c.d)
+		return alone.rate, err
+	})
+	if err != nil {
+		return err
+	}
+	_, threeCPU, err := measured(b.fleetPIDs(), func() (float64, error) {
+		var err error
+		three, err = reads(b.fleet.Nodes[0].Addr, b.c.conns, b.c.d)
+		return three.rate, err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("GETs, %d connections to one node, one at a time each: fleet %s; single node %s; CPU per GET: fleet %.0f µs (NATS %.0f, nodes %.0f, %.0f, %.0f), single node %.0f µs\n",
+		b.c.conns, three, alone, sum(threeCPU), threeCPU[0], threeCPU[1], threeCPU[2], threeCPU[3], aloneCPU[0])
 	return nil
 }
 

@@ -118,9 +118,9 @@ type Fleet struct {
 	offline bool
 	back    time.Time
 
-	bmu      sync.Mutex
-	bnext    *barrierCall // the request the reads coming now wait for
-	brunning bool         // barriers runs
+	bmu     sync.Mutex
+	bnext   *barrierCall  // the read mark the reads coming now wait for
+	marking chan struct{} // a token per read mark in flight (barrier.go)
 
 	// held, while set, stops the consumer until the channel closes: a
 	// seam for the tests, which make a node fall behind the log with it.
@@ -191,6 +191,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		accused: make(map[string]time.Time),
 		differs: make(map[string]bool),
 		stop:    make(chan struct{}),
+		marking: make(chan struct{}, maxMarks),
 	}
 	up := upper(cfg.Name)
 	err = retry(ctx, func(ctx context.Context) error {

@@ -155,6 +155,13 @@ func (f *Fleet) consumeFrom(next uint64) error {
 			f.log.Error("fleet: gap in the log", "applied", applied, "next", pos)
 			return gap
 		}
+		if isReadMark(msg.Data()) {
+			// Changes nothing; applied, it answers the reads waiting for it.
+			f.tree.Apply(pos, channel.Batch{})
+			f.markApplied(pos)
+			f.maybeSnapshot(pos)
+			continue
+		}
 		b, err := decodeBatch(msg.Data())
 		if err != nil {
 			f.log.Warn("fleet: a message of the log is no batch of this format; skipped", "pos", pos, "err", err)
@@ -164,79 +171,5 @@ func (f *Fleet) consumeFrom(next uint64) error {
 		f.cfg.Observer.Applied(len(b.Entries), time.Since(start))
 		f.markApplied(pos)
 		f.maybeSnapshot(pos)
-	}
-}
-
-// Barrier implements [channel.Log]: the last position of the stream, from
-// its leader. The reads waiting at one moment share one request; a read
-// that comes while a request is under way waits for the next one, which
-// starts after it came, so that it sees every write acknowledged before.
-func (f *Fleet) Barrier(ctx context.Context) (uint64, error) {
-	f.bmu.Lock()
-	c := f.bnext
-	if c == nil {
-		c = &barrierCall{done: make(chan struct{})}
-		f.bnext = c
-		if !f.brunning {
-			f.brunning = true
-			go f.barriers()
-		}
-	}
-	f.bmu.Unlock()
-	select {
-	case <-c.done:
-		return c.pos, c.err
-	case <-ctx.Done():
-		return 0, fmt.Errorf("%w: %v", channel.ErrUnavailable, ctx.Err())
-	}
-}
-
-// errNoLeader is the barrier's error while the log has no leader.
-var errNoLeader = errors.New("fleet: the log has no leader")
-
-// barrierCall is one request for the stream's last position.
-type barrierCall struct {
-	done chan struct{}
-	pos  uint64
-	err  error
-}
-
-// barriers sends the requests of Barrier one after the other while reads
-// wait for them.
-func (f *Fleet) barriers() {
-	for {
-		f.bmu.Lock()
-		c := f.bnext
-		f.bnext = nil
-		if c == nil {
-			f.brunning = false
-			f.bmu.Unlock()
-			return
-		}
-		f.bmu.Unlock()
-		// Attempts of attemptTimeout, for as long as a read waits at most.
-		ctx, cancel := context.WithTimeout(context.Background(), barrierTimeout)
-		err := retry(ctx, func(ctx context.Context) error {
-			info, err := f.stream.Info(ctx)
-			if err != nil {
-				return err
-			}
-			// A replica answers while the log has no leader (a majority
-			// of its servers down or cut off): its last position may miss
-			// writes the others acknowledged, and no write is stored.
-			leaderless := info.Cluster != nil && info.Cluster.Leader == ""
-			f.leaderless.Store(leaderless)
-			if leaderless {
-				return errNoLeader
-			}
-			c.pos = info.State.LastSeq
-			f.sawLast(c.pos)
-			return nil
-		})
-		cancel()
-		if err != nil {
-			c.err = fmt.Errorf("%w: %v", channel.ErrUnavailable, err)
-		}
-		close(c.done)
 	}
 }
