@@ -222,6 +222,10 @@ func (b *bench) reads() error {
 	if err != nil {
 		return err
 	}
+	pos0, err := appliedPosition(b.fleet.Nodes[0].Admin)
+	if err != nil {
+		return err
+	}
 	_, threeCPU, err := measured(b.fleetPIDs(), func() (float64, error) {
 		var err error
 		three, err = reads(b.fleet.Nodes[0].Addr, b.c.conns, b.c.d)
@@ -230,8 +234,13 @@ func (b *bench) reads() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("GETs, %d connections to one node, one at a time each: fleet %s; single node %s; CPU per GET: fleet %.0f µs (NATS %.0f, nodes %.0f, %.0f, %.0f), single node %.0f µs\n",
-		b.c.conns, three, alone, sum(threeCPU), threeCPU[0], threeCPU[1], threeCPU[2], threeCPU[3], aloneCPU[0])
+	pos1, err := appliedPosition(b.fleet.Nodes[0].Admin)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("GETs, %d connections to one node, one at a time each: fleet %s; single node %s; CPU per GET: fleet %.0f µs (NATS %.0f, nodes %.0f, %.0f, %.0f), single node %.0f µs; messages of the log per GET %.3f\n",
+		b.c.conns, three, alone, sum(threeCPU), threeCPU[0], threeCPU[1], threeCPU[2], threeCPU[3], aloneCPU[0],
+		float64(pos1-pos0)/(three.rate*b.c.d.Seconds()))
 	return nil
 }
 

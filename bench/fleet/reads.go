@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -94,4 +97,22 @@ func reads(addr string, conns int, d time.Duration) (readResult, error) {
 		rate: float64(ok.Load()) / time.Since(start).Seconds(),
 		p50:  all.Quantile(0.5), p99: all.Quantile(0.99), max: all.Max(),
 	}, nil
+}
+
+// appliedPosition reads reso_fleet_applied_position from the metrics of
+// the node whose admin listener is admin.
+func appliedPosition(admin string) (uint64, error) {
+	resp, err := http.Get("http://" + admin + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "reso_fleet_applied_position "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return uint64(f), err
+		}
+	}
+	return 0, fmt.Errorf("no reso_fleet_applied_position in the metrics of %s", admin)
 }

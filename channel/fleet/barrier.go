@@ -15,7 +15,10 @@ import (
 // publish's acknowledgement, which JetStream gives only once the stream's
 // quorum has stored the message, after every message stored before it:
 // every write acknowledged before the read began (its node answered it
-// once it applied it, so the log held it) has a lower position. No answer
+// once it applied it, so the log held it) has a lower position. The read
+// waits for the entry just before the mark, not for the mark itself,
+// which changes nothing: when the node is current it answers as soon as
+// the acknowledgement comes. No answer
 // of a single server about the stream (a STREAM.INFO from a leader that
 // was paused and resumes believing it still leads, or from a replica that
 // restarted and lags) can satisfy the barrier: only the quorum's order
@@ -31,7 +34,7 @@ import (
 const readMagic = "reso-read "
 
 // maxMarks bounds the read marks of one node in flight at once.
-const maxMarks = 4
+const maxMarks = 2
 
 // isReadMark reports whether data, a message of the log, is a read mark.
 func isReadMark(data []byte) bool { return bytes.HasPrefix(data, []byte(readMagic)) }
@@ -43,8 +46,8 @@ type barrierCall struct {
 	err  error
 }
 
-// Barrier implements [channel.Log]: the position of a read mark appended
-// to the log after the call began. The reads that come while no mark is
+// Barrier implements [channel.Log]: the position just before a read mark
+// appended to the log after the call began. The reads that come while no mark is
 // being sent share the next one.
 func (f *Fleet) Barrier(ctx context.Context) (uint64, error) {
 	f.bmu.Lock()
@@ -87,7 +90,9 @@ func (f *Fleet) mark(c *barrierCall) {
 		if err != nil {
 			return err
 		}
-		c.pos = ack.Sequence
+		// Every entry before the mark; the mark itself changes nothing,
+		// so the read need not wait for its own delivery.
+		c.pos = ack.Sequence - 1
 		return nil
 	})
 	if err != nil {
