@@ -381,3 +381,91 @@ func TestSubscribeWhileConnecting(t *testing.T) {
 		p.close()
 	}
 }
+
+// responder answers, on p, every SUBSCRIBE with success (recovered true,
+// epoch e1) and every other request with success (id "n"), until the
+// connection ends.
+func (p *peer) responder() {
+	go func() {
+		for {
+			_, b, err := p.c.Read(context.Background())
+			if err != nil {
+				return
+			}
+			var f frame
+			if json.Unmarshal(b, &f) != nil {
+				continue
+			}
+			reply := fmt.Sprintf(`{"msg_id":%d,"code":"success","id":"n"}`, f.MsgID)
+			if f.Method == "SUBSCRIBE" {
+				reply = fmt.Sprintf(`{"msg_id":%d,"code":"success","recovered":true,"epoch":"e1"}`, f.MsgID)
+			}
+			if p.c.Write(context.Background(), websocket.MessageText, []byte(reply)) != nil {
+				return
+			}
+		}
+	}()
+}
+
+// TestEventsWhenOpen: a subscription's events, and Subscribe's return,
+// come only once the client is open, so that a request made on them is
+// sent. TestGoClientNewHistory once got ErrDisconnected from a Post made
+// right after a Resync: the reply to a SUBSCRIBE came in while the client
+// was still writing the frames of its reconnect, before it counted itself
+// open. With many subscriptions the first replies come in while the later
+// frames are still being written: the server answers each at once, and
+// each Resync makes a Post from the subscription's callback. The window
+// is narrow: this test repeats the race over reconnects, it does not
+// force it.
+func TestEventsWhenOpen(t *testing.T) {
+	const subs, rounds = 40, 20
+	srv := newScripted(t)
+	c := client.New(srv.url, fast())
+	defer c.Close()
+	type got struct {
+		state client.State
+		err   error
+	}
+	posts := make(chan got, 2*subs)
+	onEvent := func(ev client.Event) {
+		if ev.Resync == nil {
+			return
+		}
+		// The state first: the Post may still succeed once the client
+		// has opened meanwhile.
+		st := c.State()
+		_, err := c.Post(context.Background(), "/r", nil, false)
+		posts <- got{st, err}
+	}
+	// Made before the first connection: their frames go out with it.
+	subscribed := make(chan got, subs)
+	for i := range subs {
+		go func() {
+			_, err := c.SubscribeFunc(context.Background(), fmt.Sprintf("/r%d", i), onEvent)
+			subscribed <- got{c.State(), err}
+		}()
+	}
+	p := srv.accept()
+	p.responder()
+	for range subs {
+		if g := <-subscribed; g.err != nil || g.state != client.Open {
+			t.Fatalf("Subscribe: %v, with the client in the state %v once it returned", g.err, g.state)
+		}
+	}
+	for round := range rounds {
+		p.close()
+		p = srv.accept()
+		p.responder()
+		for range subs {
+			var g got
+			select {
+			case g = <-posts:
+			case <-time.After(wait):
+				t.Fatalf("round %d: no Resync within %v", round, wait)
+			}
+			if g.err != nil || g.state != client.Open {
+				t.Fatalf("round %d: a Post made on a Resync: %v, with the client in the state %v at the Resync", round, g.err, g.state)
+			}
+		}
+	}
+}

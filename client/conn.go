@@ -163,6 +163,7 @@ func (c *Client) serve(conn *websocket.Conn, url string) {
 	notify := func() {}
 	if c.conn == conn {
 		c.conn = nil
+		c.releaseLocked()
 		c.failLocked(ErrConnectionLost, false)
 		if c.err == nil {
 			notify = c.setStateLocked(Reconnecting)
@@ -197,6 +198,7 @@ func (c *Client) open(conn *websocket.Conn, frames []*call, sent map[*Subscripti
 		}
 		if len(frames) == 0 && len(c.queue) == 0 {
 			notify := c.setStateLocked(Open)
+			c.releaseLocked()
 			c.mu.Unlock()
 			notify()
 			return
@@ -207,6 +209,23 @@ func (c *Client) open(conn *websocket.Conn, frames []*call, sent map[*Subscripti
 		}
 		c.queue = nil
 		c.mu.Unlock()
+	}
+}
+
+// openingLocked reports whether the client has a connection that it does
+// not count open yet: open is still sending the subscriptions' frames
+// and the queue, and requests are refused (or queued). The events of the
+// connection are held meanwhile (Subscription.offerLocked).
+func (c *Client) openingLocked() bool {
+	return c.conn != nil && c.state != Open
+}
+
+// releaseLocked gives the subscriptions' apps what was held while the
+// client was opening its connection; called once it is open, or once the
+// connection ended before.
+func (c *Client) releaseLocked() {
+	for _, s := range c.subs {
+		s.releaseLocked()
 	}
 }
 

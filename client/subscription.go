@@ -28,14 +28,16 @@ type Subscription struct {
 	c        *Client
 	resource string
 	ch       chan Event
-	ready    chan struct{} // closed once confirmed or ended
+	ready    chan struct{} // closed once confirmed (and the client open) or ended
 
 	// Guarded by c.mu.
-	lastSeq   uint64 // the seq of the last notification delivered to ch
-	base      uint64 // the client's seq when the server confirmed it
-	epoch     string // the history's epoch of lastSeq and base; "" when unknown
-	answered  bool   // its SUBSCRIBE on the current connection was answered
+	held      []Event // events of a connection the client is opening, given to ch once it is open
+	lastSeq   uint64  // the seq of the last notification delivered to ch or held
+	base      uint64  // the client's seq when the server confirmed it
+	epoch     string  // the history's epoch of lastSeq and base; "" when unknown
+	answered  bool    // its SUBSCRIBE on the current connection was answered
 	confirmed bool
+	holdReady bool // confirmed while the client was opening: ready closes once it is open
 	ended     bool
 	err       error
 }
@@ -45,7 +47,9 @@ func (s *Subscription) Resource() string { return s.resource }
 
 // Events returns the subscription's events, in order; the channel is
 // closed when the subscription ends (Unsubscribe, Close, or a refusal
-// when it was made again after a reconnect: see Err).
+// when it was made again after a reconnect: see Err). The events of a
+// connection come once the client is Open on it (or once it ended
+// first), so that a request made on a Resync is sent.
 func (s *Subscription) Events() <-chan Event { return s.ch }
 
 // Err returns why the subscription ended: nil while it lasts or after
@@ -109,38 +113,86 @@ func (s *Subscription) notifyLocked(n *Notification) bool {
 }
 
 // offerLocked queues an event for the app; it reports false when the app
-// is too far behind (the event was not queued).
+// is too far behind (the event was not queued). While the client is
+// opening a connection (it is sending the subscriptions' frames and does
+// not count itself open: requests are refused, or queued), the events that
+// connection brings are held, and given to the app once the client is
+// open (releaseLocked): an app that makes a request on a Resync, or on
+// a notification, finds the client open. Held events count against the
+// buffer, so that releasing them never blocks.
 func (s *Subscription) offerLocked(ev Event) bool {
 	if s.ended {
 		return true
 	}
-	select {
-	case s.ch <- ev:
-		if n := ev.Notification; n != nil && n.Seq > 0 {
-			s.lastSeq = n.Seq
+	if s.c.openingLocked() {
+		if len(s.ch)+len(s.held) >= cap(s.ch) {
+			return false
 		}
-		return true
-	default:
-		return false
+		s.held = append(s.held, ev)
+	} else {
+		select {
+		case s.ch <- ev:
+		default:
+			return false
+		}
+	}
+	if n := ev.Notification; n != nil && n.Seq > 0 {
+		s.lastSeq = n.Seq
+	}
+	return true
+}
+
+// confirmLocked records the server's first confirmation: Subscribe
+// returns, at once or, while the client is opening, once it is open.
+func (s *Subscription) confirmLocked() {
+	if s.confirmed {
+		return
+	}
+	s.confirmed = true
+	if s.c.openingLocked() {
+		s.holdReady = true
+		return
+	}
+	close(s.ready)
+}
+
+// releaseLocked gives the app what was held while the client was opening
+// a connection: when it opened, or when the connection ended first (the
+// events came, and a Resync that said not recovered must reach the app).
+func (s *Subscription) releaseLocked() {
+	if s.ended {
+		return
+	}
+	for _, ev := range s.held {
+		s.ch <- ev // there is room: offerLocked held no more than the buffer's
+	}
+	clear(s.held)
+	s.held = s.held[:0]
+	if s.holdReady {
+		s.holdReady = false
+		close(s.ready)
 	}
 }
 
-// endLocked ends the subscription with err.
+// endLocked ends the subscription with err; held events are dropped.
 func (s *Subscription) endLocked(err error) {
 	if s.ended {
 		return
 	}
 	s.ended = true
 	s.err = err
+	s.held = nil
 	close(s.ch)
-	if !s.confirmed {
+	if !s.confirmed || s.holdReady {
+		s.holdReady = false
 		close(s.ready)
 	}
 }
 
 // Subscribe subscribes to resource (and its immediate children) and
-// returns the subscription once the server confirmed it; its events come
-// on Events. Made while disconnected, it waits for the connection.
+// returns the subscription once the server confirmed it and the client
+// is Open; its events come on Events. Made while disconnected, it waits
+// for the connection.
 func (c *Client) Subscribe(ctx context.Context, resource string) (*Subscription, error) {
 	s := &Subscription{c: c, resource: resource, ch: make(chan Event, c.opt.Buffer), ready: make(chan struct{})}
 	c.mu.Lock()
@@ -236,10 +288,7 @@ func (c *Client) subscribeCallLocked(s *Subscription) *call {
 		newHistory := r.Epoch != "" && s.epoch != "" && r.Epoch != s.epoch
 		s.epoch = r.Epoch
 		s.answered = true
-		if !s.confirmed {
-			s.confirmed = true
-			close(s.ready)
-		}
+		s.confirmLocked()
 		if resync {
 			recovered := since > 0 && r.Recovered != nil && *r.Recovered && !newHistory
 			if !recovered {
