@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/reso-project/reso/bench/internal/cluster"
@@ -241,6 +242,12 @@ func (b *bench) reads() error {
 	fmt.Printf("GETs, %d connections to one node, one at a time each: fleet %s; single node %s; CPU per GET: fleet %.0f µs (NATS %.0f, nodes %.0f, %.0f, %.0f), single node %.0f µs; messages of the log per GET %.3f\n",
 		b.c.conns, three, alone, sum(threeCPU), threeCPU[0], threeCPU[1], threeCPU[2], threeCPU[3], aloneCPU[0],
 		float64(pos1-pos0)/(three.rate*b.c.d.Seconds()))
+	info, mark, err := barrierFloor(b.fleet.NATSURLs(), b.c.d)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  the barriers' floor on this NATS cluster without reso, one request at a time: STREAM.INFO %s; an acknowledged publish (a read mark) %s; rate ratio %.2f\n",
+		strings.ReplaceAll(info.String(), "GET/s", "requests/s"), strings.ReplaceAll(mark.String(), "GET/s", "publishes/s"), mark.rate/info.rate)
 	return nil
 }
 
