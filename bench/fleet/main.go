@@ -21,9 +21,10 @@
 // -nats-sync default runs them with nats-server's default (fsync every 2
 // minutes) instead, and -nats-sync both starts a second fleet on a second
 // cluster with the default beside the first, so that the write loads
-// measure both in the same run and print the ratio (issue 35). Likewise
-// -db-sync full or both for the single node's -db-sync (SQLite's
-// synchronous=NORMAL or FULL).
+// measure both in the same run, in turn (always, default, default, always,
+// each for half of -d, so that a drift of the machine's load weighs on both
+// alike), and print the ratio (issue 35). Likewise -db-sync full or both
+// for the single node's -db-sync (SQLite's synchronous=NORMAL or FULL).
 //
 // Every load is bounded in count and time, on loopback.
 //
@@ -204,6 +205,23 @@ func measured(pids []int, load func() (float64, error)) (rate float64, cpu []flo
 	return rate, cpu, nil
 }
 
+// abba measures the rates of loads a and b in the order a, b, b, a, each
+// for half of d, so that a drift of the machine's load over the four
+// weighs on both alike; it returns each one's mean rate.
+func abba(d time.Duration, a, b func(time.Duration) (float64, error)) (ra, rb float64, err error) {
+	for _, l := range []struct {
+		run  func(time.Duration) (float64, error)
+		rate *float64
+	}{{a, &ra}, {b, &rb}, {b, &rb}, {a, &ra}} {
+		r, err := l.run(d / 2)
+		if err != nil {
+			return 0, 0, err
+		}
+		*l.rate += r / 2
+	}
+	return ra, rb, nil
+}
+
 // sum adds xs up.
 func sum(xs []float64) float64 {
 	var s float64
@@ -240,24 +258,30 @@ func (b *bench) writes() error {
 				kind, c.conns, depth, three, one, three/one, sum(threeCPU[:4]), threeCPU[0], threeCPU[1], threeCPU[2], threeCPU[3], oneCPU[0], sum(threeCPU[:4])/oneCPU[0],
 				threeCPU[4], oneCPU[1], three*sum(threeCPU)/1e6, one*sum(oneCPU)/1e6)
 			if b.fleet2 != nil {
-				other, otherCPU, err := measured(append(pidsOf(b.fleet2), os.Getpid()), func() (float64, error) {
-					return writes(addrsOf(b.fleet2), c.conns, depth, c.d, persistent)
-				})
+				always, other, err := abba(c.d,
+					func(d time.Duration) (float64, error) { return writes(b.fleetAddrs(), c.conns, depth, d, persistent) },
+					func(d time.Duration) (float64, error) {
+						return writes(addrsOf(b.fleet2), c.conns, depth, d, persistent)
+					})
 				if err != nil {
 					return err
 				}
-				fmt.Printf("  the fleet with NATS sync_interval %v: %.0f/s, CPU per write %.0f µs (NATS %.0f); sync_interval %v / %v: %.0f / %.0f = %.2f\n",
-					b.fleet2.Sync, other, sum(otherCPU[:4]), otherCPU[0], b.fleet.Sync, b.fleet2.Sync, three, other, three/other)
+				fmt.Printf("  NATS sync_interval %v against %v, measured in turn (%v, %v, %v, %v, %v each): %.0f/s against %.0f/s, ratio %.2f\n",
+					b.fleet.Sync, b.fleet2.Sync, b.fleet.Sync, b.fleet2.Sync, b.fleet2.Sync, b.fleet.Sync, c.d/2, always, other, always/other)
 			}
 			if b.alone2 != nil && persistent {
-				full, fullCPU, err := measured([]int{b.alone2.Pid()}, func() (float64, error) {
-					return writes([]string{b.alone2.Addr}, c.conns, depth, c.d, persistent)
-				})
+				normal, full, err := abba(c.d,
+					func(d time.Duration) (float64, error) {
+						return writes([]string{b.alone.Addr}, c.conns, depth, d, persistent)
+					},
+					func(d time.Duration) (float64, error) {
+						return writes([]string{b.alone2.Addr}, c.conns, depth, d, persistent)
+					})
 				if err != nil {
 					return err
 				}
-				fmt.Printf("  the single node with -db-sync full: %.0f/s, CPU per write %.0f µs; full / normal: %.0f / %.0f = %.2f\n",
-					full, fullCPU[0], full, one, full/one)
+				fmt.Printf("  single node -db-sync full against normal, measured in turn (normal, full, full, normal, %v each): %.0f/s against %.0f/s, ratio %.2f\n",
+					c.d/2, full, normal, full/normal)
 			}
 		}
 	}
