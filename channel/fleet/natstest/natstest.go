@@ -68,7 +68,7 @@ const (
 	SyncDefault
 )
 
-// String returns the setting as a nats-server configuration writes it.
+// String names the setting: "always", or "default (2m)".
 func (s Sync) String() string {
 	if s == SyncDefault {
 		return "default (2m)"
