@@ -66,7 +66,11 @@ func openAuth(ctx context.Context, db, secretFile string, cfg *options) (*auth.A
 	if err := createPrivate(db); err != nil {
 		return nil, nil, err
 	}
-	st, err := sqlitestore.Open(ctx, db)
+	sync := sqlitestore.SyncNormal
+	if cfg != nil {
+		sync = cfg.dbSync.logins()
+	}
+	st, err := sqlitestore.OpenSync(ctx, db, sync)
 	if err != nil {
 		return nil, nil, err
 	}

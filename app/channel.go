@@ -126,6 +126,12 @@ func (c *channelOptions) transport() websocket.Options {
 	}
 }
 
+// openChannelStore opens the channel's store in the -db file with
+// -db-sync's setting.
+func openChannelStore(cfg *options) (*chstore.Store, error) {
+	return chstore.OpenSync(cfg.db, cfg.dbSync.channel())
+}
+
 // setupChannel opens the tree over the channel's tables in the -db file
 // (opened by the login store before it) and gives the host the tree and
 // the WebSocket transport of session routes. The returned function closes
@@ -150,7 +156,7 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 	if cfg.nats != nil {
 		return setupFleetChannel(ctx, cfg, opt, host, a, logger)
 	}
-	st, err := chstore.Open(cfg.db)
+	st, err := openChannelStore(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
 	}

@@ -20,6 +20,7 @@ import (
 type options struct {
 	addr            string
 	db              string
+	dbSync          dbSync
 	login           string
 	loginSet        bool // -login was given explicitly
 	users           string
@@ -129,6 +130,7 @@ func parseError(err error) error {
 func serverFlags(fs *flag.FlagSet, cfg *options) {
 	fs.StringVar(&cfg.addr, "addr", ":8000", "address to listen on, HOST:PORT (HOST may be empty for all interfaces)")
 	fs.StringVar(&cfg.db, "db", "", "SQLite file of the login records (default <state>/reso.db; :memory: keeps nothing)")
+	dbSyncFlag(fs, &cfg.dbSync)
 	fs.StringVar(&cfg.login, "login", defaultLogin, "the example user, EMAIL:PASSWORD (split at the first colon); '' registers none and removes "+defaultEmail)
 	fs.StringVar(&cfg.users, "users", "", "JSON file with the list of user records bound at /users (default: two example records)")
 	fs.StringVar(&cfg.directory, "directory", ".", "initial directory of file requests (GET /config shows it)")

@@ -74,6 +74,7 @@ func TestBadFlagsLeaveNothing(t *testing.T) {
 		{"pprof off loopback", []string{"-admin-addr", "0.0.0.0:6060", "-pprof"}, "reso: -admin-addr 0.0.0.0:6060: with -pprof only a loopback address is allowed (127.0.0.1, ::1 or localhost)\n"},
 		{"admin address without port", []string{"-admin-addr", "127.0.0.1"}, "reso: -admin-addr 127.0.0.1: want HOST:PORT, e.g. 127.0.0.1:9090\n"},
 		{"pprof without admin address", []string{"-pprof"}, "reso: -pprof needs -admin-addr\n"},
+		{"bad db sync", []string{"-db-sync", "extra"}, "reso: invalid value \"extra\" for flag -db-sync: want normal or full\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -20,9 +20,18 @@
 //   - node death: the time from kill -9 of a node to the last DELETE of its
 //     transient resources seen on another node.
 //
+// The NATS servers run with sync_interval: always (docs/fleet.md §14);
+// -nats-sync default runs them with nats-server's default (fsync every 2
+// minutes) instead, and -nats-sync both starts a second fleet on a second
+// cluster with the default beside the first, so that the write loads
+// measure both in the same run, in turn (always, default, default, always,
+// each for half of -d, so that a drift of the machine's load weighs on both
+// alike), and print the ratio (issue 35). Likewise -db-sync full or both
+// for the single node's -db-sync (SQLite's synchronous=NORMAL or FULL).
+//
 // Every load is bounded in count and time, on loopback.
 //
-//	go run ./bench/fleet -reso PATH [-d 3s] [-conns 32] [-inflight 16] [-depth 64] [-subs 100] [-fan-subs 1000] [-rate 1000] [-transients 1000] [-heartbeat 10s] [-only LOAD]
+//	go run ./bench/fleet -reso PATH [-d 3s] [-conns 32] [-inflight 16] [-depth 64] [-subs 100] [-fan-subs 1000] [-rate 1000] [-transients 1000] [-heartbeat 10s] [-nats-sync always|default|both] [-db-sync normal|full|both] [-only LOAD]
 package main
 
 import (
@@ -37,6 +46,7 @@ import (
 
 	"github.com/reso-project/reso/bench/internal/cluster"
 	"github.com/reso-project/reso/bench/internal/proc"
+	"github.com/reso-project/reso/channel/fleet/natstest"
 )
 
 func main() { cluster.Main("fleet", run) }
@@ -53,6 +63,8 @@ type config struct {
 	transients int
 	depth      int
 	heartbeat  time.Duration
+	natsSync   string
+	dbSync     string
 	only       string
 }
 
@@ -68,6 +80,8 @@ func run() error {
 	flag.IntVar(&c.transients, "transients", 1000, "transient resources of the node killed (at most 10000; 0 skips it)")
 	flag.IntVar(&c.depth, "depth", 64, "writes in flight on the one connection of the pipelined load (at most 1024)")
 	flag.DurationVar(&c.heartbeat, "heartbeat", 10*time.Second, "-fleet-heartbeat of the nodes")
+	flag.StringVar(&c.natsSync, "nats-sync", "always", "sync_interval of the NATS servers: always, default (nats-server's, fsync every 2 minutes), or both (a second fleet on a second cluster with the default, measured beside the first by the write loads)")
+	flag.StringVar(&c.dbSync, "db-sync", "normal", "-db-sync of the single node: normal, full, or both (a second single node with full, measured beside the first by the write loads)")
 	flag.StringVar(&c.only, "only", "", "run only this load: writes (or only its persistent or transient ones), pipelined, reads, notify, fanout or death")
 	flag.Parse()
 	switch {
@@ -77,21 +91,51 @@ func run() error {
 		c.subs < 1 || c.subs > 5000, c.fanSubs < 1 || c.fanSubs > 5000,
 		c.rate < 0 || c.rate > 5000, c.transients < 0 || c.transients > 10000, c.depth < 1 || c.depth > 1024:
 		return errors.New("a flag is out of its range (see -h)")
+	case c.natsSync != "always" && c.natsSync != "default" && c.natsSync != "both":
+		return errors.New("-nats-sync: want always, default or both")
+	case c.dbSync != "normal" && c.dbSync != "full" && c.dbSync != "both":
+		return errors.New("-db-sync: want normal, full or both")
 	}
 	bin, err := filepath.Abs(c.reso)
 	if err != nil {
 		return err
 	}
 	c.reso = bin
-	pair, err := cluster.StartPair(c.reso, c.heartbeat)
+	sync := natstest.SyncAlways
+	if c.natsSync == "default" {
+		sync = natstest.SyncDefault
+	}
+	aloneSync := "normal"
+	if c.dbSync == "full" {
+		aloneSync = "full"
+	}
+	pair, err := cluster.StartPairSync(c.reso, c.heartbeat, sync, "-db-sync", aloneSync)
 	if err != nil {
 		return err
 	}
 	defer pair.Stop()
 	f, alone := pair.Fleet, pair.Alone
 	b := &bench{c: c, fleet: f, alone: alone}
-	fmt.Printf("3 reso nodes on a 3-server NATS JetStream cluster (R3), and 1 reso on SQLite; %d CPUs\n", runtime.NumCPU())
+	fmt.Printf("3 reso nodes on a 3-server NATS JetStream cluster (R3, sync_interval %v), and 1 reso on SQLite (-db-sync %s); %d CPUs\n", sync, aloneSync, runtime.NumCPU())
 	fmt.Printf("admin listeners (metrics, pprof): nodes %s, %s, %s; single node %s\n", f.Nodes[0].Admin, f.Nodes[1].Admin, f.Nodes[2].Admin, alone.Admin)
+	if c.natsSync == "both" {
+		dir := filepath.Join(pair.Dir, "sync-default")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return err
+		}
+		if b.fleet2, err = cluster.StartFleetSync(c.reso, dir, 3, c.heartbeat, natstest.SyncDefault); err != nil {
+			return err
+		}
+		defer b.fleet2.Stop()
+		fmt.Printf("and 3 reso nodes on a second 3-server cluster with sync_interval %v\n", b.fleet2.Sync)
+	}
+	if c.dbSync == "both" {
+		if b.alone2, err = cluster.StartNode(c.reso, pair.Dir, "alone-full", "-db", filepath.Join(pair.Dir, "alone-full.db"), "-db-sync", "full"); err != nil {
+			return err
+		}
+		defer b.alone2.Stop()
+		fmt.Println("and a second single node with -db-sync full")
+	}
 	for _, l := range []struct {
 		name string
 		run  func() error
@@ -114,23 +158,31 @@ func run() error {
 
 // bench is one run's processes.
 type bench struct {
-	c     config
-	fleet *cluster.Fleet
-	alone *cluster.Node
+	c      config
+	fleet  *cluster.Fleet
+	alone  *cluster.Node
+	fleet2 *cluster.Fleet // with -nats-sync both: the fleet whose NATS servers keep the default sync_interval
+	alone2 *cluster.Node  // with -db-sync both: the single node with -db-sync full
 }
 
-func (b *bench) fleetAddrs() []string {
+func (b *bench) fleetAddrs() []string { return addrsOf(b.fleet) }
+
+// addrsOf are the doors of f's nodes.
+func addrsOf(f *cluster.Fleet) []string {
 	var a []string
-	for _, n := range b.fleet.Nodes {
+	for _, n := range f.Nodes {
 		a = append(a, n.Addr)
 	}
 	return a
 }
 
 // fleetPIDs are the processes that serve the fleet: its nodes and NATS.
-func (b *bench) fleetPIDs() []int {
-	pids := []int{b.fleet.NATSPid()}
-	for _, n := range b.fleet.Nodes {
+func (b *bench) fleetPIDs() []int { return pidsOf(b.fleet) }
+
+// pidsOf are the processes that serve f: NATS, then its nodes.
+func pidsOf(f *cluster.Fleet) []int {
+	pids := []int{f.NATSPid()}
+	for _, n := range f.Nodes {
 		pids = append(pids, n.Pid())
 	}
 	return pids
@@ -156,6 +208,23 @@ func measured(pids []int, load func() (float64, error)) (rate float64, cpu []flo
 		}
 	}
 	return rate, cpu, nil
+}
+
+// abba measures the rates of loads a and b in the order a, b, b, a, each
+// for half of d, so that a drift of the machine's load over the four
+// weighs on both alike; it returns each one's mean rate.
+func abba(d time.Duration, a, b func(time.Duration) (float64, error)) (ra, rb float64, err error) {
+	for _, l := range []struct {
+		run  func(time.Duration) (float64, error)
+		rate *float64
+	}{{a, &ra}, {b, &rb}, {b, &rb}, {a, &ra}} {
+		r, err := l.run(d / 2)
+		if err != nil {
+			return 0, 0, err
+		}
+		*l.rate += r / 2
+	}
+	return ra, rb, nil
 }
 
 // sum adds xs up.
@@ -193,6 +262,32 @@ func (b *bench) writes() error {
 			fmt.Printf("%s PUTs, %d connections × %d in flight: fleet %.0f/s, single node %.0f/s, ratio %.2f; CPU per write: fleet %.0f µs (NATS %.0f, nodes %.0f, %.0f, %.0f), single node %.0f µs (%.1f×); load client %.0f µs, %.0f µs; cores busy with the fleet's load %.2f, the single node's %.2f\n",
 				kind, c.conns, depth, three, one, three/one, sum(threeCPU[:4]), threeCPU[0], threeCPU[1], threeCPU[2], threeCPU[3], oneCPU[0], sum(threeCPU[:4])/oneCPU[0],
 				threeCPU[4], oneCPU[1], three*sum(threeCPU)/1e6, one*sum(oneCPU)/1e6)
+			if b.fleet2 != nil {
+				always, other, err := abba(c.d,
+					func(d time.Duration) (float64, error) { return writes(b.fleetAddrs(), c.conns, depth, d, persistent) },
+					func(d time.Duration) (float64, error) {
+						return writes(addrsOf(b.fleet2), c.conns, depth, d, persistent)
+					})
+				if err != nil {
+					return err
+				}
+				fmt.Printf("  NATS sync_interval %v against %v, measured in turn (%v, %v, %v, %v, %v each): %.0f/s against %.0f/s, ratio %.2f\n",
+					b.fleet.Sync, b.fleet2.Sync, b.fleet.Sync, b.fleet2.Sync, b.fleet2.Sync, b.fleet.Sync, c.d/2, always, other, always/other)
+			}
+			if b.alone2 != nil && persistent {
+				normal, full, err := abba(c.d,
+					func(d time.Duration) (float64, error) {
+						return writes([]string{b.alone.Addr}, c.conns, depth, d, persistent)
+					},
+					func(d time.Duration) (float64, error) {
+						return writes([]string{b.alone2.Addr}, c.conns, depth, d, persistent)
+					})
+				if err != nil {
+					return err
+				}
+				fmt.Printf("  single node -db-sync full against normal, measured in turn (normal, full, full, normal, %v each): %.0f/s against %.0f/s, ratio %.2f\n",
+					c.d/2, full, normal, full/normal)
+			}
 		}
 	}
 	return nil

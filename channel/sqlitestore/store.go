@@ -59,9 +59,10 @@ CREATE TABLE IF NOT EXISTS channel_meta (
 )`
 
 // Store is a [channel.Store] in an SQLite database: WAL mode,
-// synchronous=NORMAL, a busy timeout, and one connection that does every
-// read and write (the tree loads once and then only writes, in
-// transactions of one group commit each). Open it with [Open].
+// synchronous=NORMAL (or FULL, see [Sync]), a busy timeout, and one
+// connection that does every read and write (the tree loads once and then
+// only writes, in transactions of one group commit each). Open it with
+// [Open] or [OpenSync].
 type Store struct {
 	db               *sql.DB
 	epoch            string // of the history the file keeps (see Epoch)
@@ -69,10 +70,42 @@ type Store struct {
 	errs, busy       atomic.Uint64 // failed operations, and those of them that found the database busy
 }
 
+// Sync is SQLite's synchronous setting of the store's connection: what a
+// commit waits for before the changes it carries are acknowledged.
+type Sync int
+
+const (
+	// SyncNormal is synchronous=NORMAL, the default. In WAL mode a commit
+	// appends to the write-ahead log without waiting for the disk (fsync
+	// happens at checkpoints): a commit survives a crash or kill -9 of the
+	// process, but the last ones before a power loss or a crash of the
+	// operating system may roll back. The file stays consistent either way.
+	SyncNormal Sync = iota
+	// SyncFull is synchronous=FULL: every commit waits for the write-ahead
+	// log to be on disk (fsync), so it survives a power loss too.
+	SyncFull
+)
+
+// String returns the setting as SQLite's PRAGMA names it.
+func (s Sync) String() string {
+	if s == SyncFull {
+		return "FULL"
+	}
+	return "NORMAL"
+}
+
 // Open opens (creating when missing) the SQLite database at path and the
-// channel's tables in it. The path ":memory:" (or "") opens a private
-// in-memory database that keeps nothing after Close.
-func Open(path string) (*Store, error) {
+// channel's tables in it, with synchronous=NORMAL. The path ":memory:"
+// (or "") opens a private in-memory database that keeps nothing after
+// Close.
+func Open(path string) (*Store, error) { return OpenSync(path, SyncNormal) }
+
+// OpenSync is Open with SQLite's synchronous setting sync (a ":memory:"
+// database has no disk to wait for and ignores it).
+func OpenSync(path string, sync Sync) (*Store, error) {
+	if sync != SyncNormal && sync != SyncFull {
+		return nil, fmt.Errorf("sqlitestore: open %q: unknown sync setting %d", path, int(sync))
+	}
 	ctx := context.Background()
 	mem := path == "" || path == ":memory:"
 	dsn := ":memory:?_txlock=immediate&_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")"
@@ -83,7 +116,7 @@ func Open(path string) (*Store, error) {
 		}
 		dsn = "file:" + escapeURIPath(abs) + "?_txlock=immediate" +
 			"&_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
-			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+			"&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync.String() + ")" +
 			"&_pragma=wal_autocheckpoint(" + fmt.Sprint(checkpointPages) + ")"
 	}
 	db, err := sql.Open("sqlite", dsn)
@@ -131,6 +164,23 @@ func Open(path string) (*Store, error) {
 		return fail(err)
 	}
 	return s, nil
+}
+
+// Synchronous returns SQLite's synchronous setting in effect on the
+// store's connection (PRAGMA synchronous). A ":memory:" database answers
+// SQLite's default, whatever OpenSync was given.
+func (s *Store) Synchronous(ctx context.Context) (Sync, error) {
+	var v int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v); err != nil {
+		return 0, fmt.Errorf("sqlitestore: synchronous: %w", err)
+	}
+	switch v {
+	case 1:
+		return SyncNormal, nil
+	case 2:
+		return SyncFull, nil
+	}
+	return 0, fmt.Errorf("sqlitestore: synchronous is %d, neither NORMAL (1) nor FULL (2)", v)
 }
 
 // addColumns adds the columns of columnsAdded that channel_resources

@@ -204,3 +204,44 @@ func TestCheckpointPages(t *testing.T) {
 		t.Fatalf("wal_autocheckpoint %d, want %d", pages, checkpointPages)
 	}
 }
+
+// TestSync checks SQLite's synchronous setting on the store's connection
+// (the one that writes): 1 (NORMAL) by Open and OpenSync with SyncNormal,
+// 2 (FULL) with SyncFull, in WAL mode either way.
+func TestSync(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		open func(path string) (*Store, error)
+		want int
+	}{
+		{"Open", Open, 1},
+		{"OpenSync normal", func(p string) (*Store, error) { return OpenSync(p, SyncNormal) }, 1},
+		{"OpenSync full", func(p string) (*Store, error) { return OpenSync(p, SyncFull) }, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, err := c.open(filepath.Join(t.TempDir(), "reso.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			var sync int
+			var mode string
+			if err := st.db.QueryRow("PRAGMA synchronous").Scan(&sync); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+				t.Fatal(err)
+			}
+			if sync != c.want || mode != "wal" {
+				t.Fatalf("synchronous %d, journal_mode %q; want %d, wal", sync, mode, c.want)
+			}
+			got, err := st.Synchronous(context.Background())
+			if err != nil || int(got)+1 != c.want {
+				t.Fatalf("Synchronous: %v, %v; want %d", got, err, c.want)
+			}
+		})
+	}
+	if _, err := OpenSync(filepath.Join(t.TempDir(), "reso.db"), Sync(7)); err == nil || !strings.Contains(err.Error(), "unknown sync setting 7") {
+		t.Fatalf("OpenSync with Sync(7): %v, want an error", err)
+	}
+}

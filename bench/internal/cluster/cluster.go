@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/reso-project/reso/channel/fleet/natstest"
 )
 
 // Node is a reso process.
@@ -107,20 +109,27 @@ func (n *Node) Stop() {
 // it.
 type Fleet struct {
 	nats  *natsProc
+	Sync  natstest.Sync // the NATS servers' sync_interval
 	Nodes []*Node
 }
 
 // StartFleet starts a three-server JetStream cluster (stores under
-// dir/nats) in a child process, the calling program started again (its
-// main must serve NATS when NATSChild says so), and n reso nodes of the
-// fleet "bench" on it, with -fleet-heartbeat heartbeat and args. The
-// caller ends it with Stop.
+// dir/nats, sync_interval: always) in a child process, the calling program
+// started again (its main must serve NATS when NATSChild says so), and n
+// reso nodes of the fleet "bench" on it, with -fleet-heartbeat heartbeat
+// and args. The caller ends it with Stop.
 func StartFleet(bin, dir string, n int, heartbeat time.Duration, args ...string) (*Fleet, error) {
-	nc, err := startNATS(filepath.Join(dir, "nats"))
+	return StartFleetSync(bin, dir, n, heartbeat, natstest.SyncAlways, args...)
+}
+
+// StartFleetSync is StartFleet with the NATS servers' sync_interval
+// chosen.
+func StartFleetSync(bin, dir string, n int, heartbeat time.Duration, sync natstest.Sync, args ...string) (*Fleet, error) {
+	nc, err := startNATS(filepath.Join(dir, "nats"), sync)
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{nats: nc}
+	f := &Fleet{nats: nc, Sync: sync}
 	for i := range n {
 		a := append([]string{"-nats", nc.urls, "-fleet", "bench", "-fleet-heartbeat", heartbeat.String()}, args...)
 		node, err := StartNode(bin, dir, fmt.Sprintf("node%d", i), a...)
@@ -156,15 +165,21 @@ type Pair struct {
 }
 
 // StartPair starts a Pair of bin: the fleet with -fleet-heartbeat
-// heartbeat, the single node with its database alone.db in Dir and
-// aloneArgs. The caller ends it with Stop.
+// heartbeat (its NATS servers with sync_interval: always), the single node
+// with its database alone.db in Dir and aloneArgs. The caller ends it with
+// Stop.
 func StartPair(bin string, heartbeat time.Duration, aloneArgs ...string) (*Pair, error) {
+	return StartPairSync(bin, heartbeat, natstest.SyncAlways, aloneArgs...)
+}
+
+// StartPairSync is StartPair with the NATS servers' sync_interval chosen.
+func StartPairSync(bin string, heartbeat time.Duration, sync natstest.Sync, aloneArgs ...string) (*Pair, error) {
 	dir, err := os.MkdirTemp("", "reso-bench-")
 	if err != nil {
 		return nil, err
 	}
 	p := &Pair{Dir: dir}
-	if p.Fleet, err = StartFleet(bin, dir, 3, heartbeat); err != nil {
+	if p.Fleet, err = StartFleetSync(bin, dir, 3, heartbeat, sync); err != nil {
 		p.Stop()
 		return nil, err
 	}

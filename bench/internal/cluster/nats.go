@@ -15,6 +15,10 @@ import (
 // NATS cluster's process of StartFleet: its value is the stores' directory.
 const natsDirEnv = "RESO_BENCH_NATS_DIR"
 
+// natsSyncEnv, beside natsDirEnv, is the cluster's sync_interval:
+// "always" (or unset) or "default" (natstest.Sync).
+const natsSyncEnv = "RESO_BENCH_NATS_SYNC"
+
 // NATSChild tells whether this process was started by StartFleet as the
 // NATS cluster's process, and with which directory. A program that calls
 // StartFleet checks it first thing in main and then only calls ServeNATS.
@@ -29,7 +33,11 @@ func NATSChild() (dir string, ok bool) {
 func Main(prog string, run func() error) {
 	var err error
 	if dir, ok := NATSChild(); ok {
-		err = ServeNATS(dir)
+		sync := natstest.SyncAlways
+		if os.Getenv(natsSyncEnv) == "default" {
+			sync = natstest.SyncDefault
+		}
+		err = ServeNATS(dir, sync)
 	} else {
 		err = run()
 	}
@@ -40,10 +48,10 @@ func Main(prog string, run func() error) {
 }
 
 // ServeNATS runs a three-server JetStream cluster (the real nats-server,
-// in this process) with its stores under dir, prints its client URLs on a
-// line of stdout and stops it when stdin ends.
-func ServeNATS(dir string) error {
-	c, err := natstest.New(3, dir)
+// in this process) with its stores under dir and sync_interval sync,
+// prints its client URLs on a line of stdout and stops it when stdin ends.
+func ServeNATS(dir string, sync natstest.Sync) error {
+	c, err := natstest.NewSync(3, dir, sync)
 	if err != nil {
 		return err
 	}
@@ -62,13 +70,17 @@ type natsProc struct {
 
 // startNATS starts this program again as the NATS cluster's process, so
 // that NATS's CPU time and memory are apart from the load client's.
-func startNATS(dir string) (*natsProc, error) {
+func startNATS(dir string, sync natstest.Sync) (*natsProc, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), natsDirEnv+"="+dir)
+	syncEnv := "always"
+	if sync == natstest.SyncDefault {
+		syncEnv = "default"
+	}
+	cmd.Env = append(os.Environ(), natsDirEnv+"="+dir, natsSyncEnv+"="+syncEnv)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {

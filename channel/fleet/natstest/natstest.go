@@ -4,7 +4,9 @@
 // kill with SIGKILL ([StartProcs]), routed to each other on loopback
 // ports, each with its own store under the test's temporary directory.
 // No mock: the fleet's tests run against the server they run against in
-// production.
+// production, configured as docs/fleet.md §14 says: with
+// sync_interval: always, so that a server writes a message to disk (fsync)
+// before it acknowledges it.
 package natstest
 
 import (
@@ -42,13 +44,40 @@ func Start(tb testing.TB, n int) *Cluster {
 }
 
 // New starts an n-server JetStream cluster on 127.0.0.1 whose servers
-// keep their stores under dir. The caller stops it with StopAll.
+// keep their stores under dir, with sync_interval: always (NewSync with
+// SyncAlways). The caller stops it with StopAll.
 //
 // Each server takes the ports the system gives it as it listens (a port
 // found free beforehand may be taken by another process before the
 // server listens on it, and the server then never gets ready), and
 // routes to the servers started before it; Restart uses the same ports.
-func New(n int, dir string) (*Cluster, error) {
+func New(n int, dir string) (*Cluster, error) { return NewSync(n, dir, SyncAlways) }
+
+// Sync is when a server's JetStream store writes to disk (fsync): the
+// configuration's sync_interval.
+type Sync int
+
+const (
+	// SyncAlways is sync_interval: always: every message stored is
+	// written to disk before it is acknowledged (server.Options'
+	// SyncAlways). What docs/fleet.md §14 configures in production.
+	SyncAlways Sync = iota
+	// SyncDefault is nats-server's default: a message is acknowledged
+	// once in memory (of a majority of the stream's replicas) and written
+	// to disk every 2 minutes. For measuring what SyncAlways costs.
+	SyncDefault
+)
+
+// String names the setting: "always", or "default (2m)".
+func (s Sync) String() string {
+	if s == SyncDefault {
+		return "default (2m)"
+	}
+	return "always"
+}
+
+// NewSync is New with the servers' sync_interval chosen.
+func NewSync(n int, dir string, sync Sync) (*Cluster, error) {
 	c := &Cluster{servers: make([]*server.Server, n)}
 	for i := range n {
 		o := &server.Options{
@@ -57,6 +86,7 @@ func New(n int, dir string) (*Cluster, error) {
 			Port:       server.RANDOM_PORT,
 			JetStream:  true,
 			StoreDir:   filepath.Join(dir, "nats-"+strconv.Itoa(i)),
+			SyncAlways: sync == SyncAlways,
 			NoLog:      true,
 			NoSigs:     true,
 		}

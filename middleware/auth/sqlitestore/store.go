@@ -37,10 +37,10 @@ const schema = `CREATE TABLE IF NOT EXISTS logins (
 
 // Store is an [auth.Store] in an SQLite database, through the pure Go driver
 // modernc.org/sqlite. The database runs in WAL mode with synchronous=NORMAL
-// and a busy timeout; all writes go through one writer connection in
-// BEGIN IMMEDIATE transactions, reads through a small pool of read-only
-// connections. It also implements [auth.Lister] and [auth.Remover]. Open it
-// with [Open].
+// (or FULL, see [Sync]) and a busy timeout; all writes go through one
+// writer connection in BEGIN IMMEDIATE transactions, reads through a small
+// pool of read-only connections. It also implements [auth.Lister] and [auth.Remover]. Open it
+// with [Open] or [OpenSync].
 type Store struct {
 	w *sql.DB // one connection: every write, BEGIN IMMEDIATE
 	r *sql.DB // read-only pool; the same as w for an in-memory database
@@ -48,9 +48,31 @@ type Store struct {
 	byID, byEmail *sql.Stmt
 }
 
+// Sync is SQLite's synchronous setting of the store's writer connection:
+// what a commit waits for.
+type Sync int
+
+const (
+	// SyncNormal is synchronous=NORMAL, the default: in WAL mode a commit
+	// survives a crash of the process, but the last ones before a power
+	// loss may roll back.
+	SyncNormal Sync = iota
+	// SyncFull is synchronous=FULL: every commit waits until the
+	// write-ahead log is on disk (fsync), and survives a power loss.
+	SyncFull
+)
+
+// String returns the setting as SQLite's PRAGMA names it.
+func (s Sync) String() string {
+	if s == SyncFull {
+		return "FULL"
+	}
+	return "NORMAL"
+}
+
 // Open opens (creating when missing) the SQLite database file at path
-// and its login table. The path ":memory:" (or "") opens a private in-memory
-// database that keeps nothing after Close.
+// and its login table, with synchronous=NORMAL. The path ":memory:" (or
+// "") opens a private in-memory database that keeps nothing after Close.
 //
 // Errors name the problem in words: "permission denied" (the file, or the
 // directory where SQLite keeps its -wal and -shm files beside it, may not
@@ -59,6 +81,15 @@ type Store struct {
 // SQLite database, or one whose tables are not reso's), and the text of the
 // system error otherwise ("not a directory", "no such file or directory").
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenSync(ctx, path, SyncNormal)
+}
+
+// OpenSync is Open with SQLite's synchronous setting sync on the writer
+// connection (a ":memory:" database ignores it).
+func OpenSync(ctx context.Context, path string, sync Sync) (*Store, error) {
+	if sync != SyncNormal && sync != SyncFull {
+		return nil, fmt.Errorf("sqlitestore: open %q: unknown sync setting %d", path, int(sync))
+	}
 	s := &Store{}
 	mem := path == "" || path == ":memory:"
 	var wdsn, rdsn, abs string
@@ -84,7 +115,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		}
 		wdsn = uri + "?_txlock=immediate" +
 			"&_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")" +
-			"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+			"&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync.String() + ")"
 		rdsn = uri + "?_pragma=busy_timeout(" + fmt.Sprint(busyTimeoutMS) + ")&_pragma=query_only(1)"
 	}
 	fail := func(err error) (*Store, error) {

@@ -79,6 +79,27 @@ func TestStore(t *testing.T) {
 	}
 }
 
+// TestSyncFull: OpenSync with SyncFull sets synchronous=FULL (2) on the
+// writer connection, in WAL mode still.
+func TestSyncFull(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSync(ctx, filepath.Join(t.TempDir(), "reso.db"), SyncFull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var mode string
+	var sync int
+	s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode)
+	s.w.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&sync)
+	if mode != "wal" || sync != 2 {
+		t.Errorf("journal_mode %q synchronous %d; want wal, 2 (FULL)", mode, sync)
+	}
+	if _, err := OpenSync(ctx, filepath.Join(t.TempDir(), "reso.db"), Sync(7)); err == nil {
+		t.Error("OpenSync with Sync(7) opened")
+	}
+}
+
 func TestWAL(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "reso.db")
