@@ -4,14 +4,17 @@
 # once the one before is answered), for reso built at REV (default: the
 # commit before the read marks) and at the work tree, in alternating
 # rounds of bench/fleet's reads load; prints each round and the medians.
-#   bench/fleet-reads.sh [-rounds 5] [-d 5s] [REV]
+# -nats-sync always|default is the NATS servers' sync_interval (bench/fleet's
+# flag; always, as docs/fleet.md §14 runs them, by default).
+#   bench/fleet-reads.sh [-rounds 5] [-d 5s] [-nats-sync always] [REV]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=5 d=5s
+rounds=5 d=5s sync=always
 while [ $# -gt 0 ]; do
   case $1 in
     -rounds) rounds=$2; shift 2 ;;
     -d) d=$2; shift 2 ;;
+    -nats-sync) sync=$2; shift 2 ;;
     *) break ;;
   esac
 done
@@ -25,7 +28,7 @@ go build -o "$out/fleet" ./bench/fleet
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 for i in $(seq 1 "$rounds"); do
   for side in before after; do
-    line=$(cd "$out" && ./fleet -reso "./reso-$side" -only reads -d "$d" | grep '^GETs')
+    line=$(cd "$out" && ./fleet -reso "./reso-$side" -only reads -d "$d" -nats-sync "$sync" | grep '^GETs')
     echo "round $i $side: $line"
     echo "$line" | sed -E 's/.*fleet ([0-9]+) GET\/s, p50 ([^,]+), p99 ([^,]+),.*/\1 \2 \3/' >>"$out/$side"
   done
@@ -40,4 +43,4 @@ def v(s):
 print(statistics.median(v(l.strip()) for l in sys.stdin))'; }
 b=$(med "$out/before" 1) a=$(med "$out/after" 1)
 bp=$(med "$out/before" 3) ap=$(med "$out/after" 3)
-echo "median over $rounds rounds: before ($rev) $b GET/s, p99 $bp ms; after $a GET/s, p99 $ap ms; ratio $(python3 -c "print(round($a/$b,2))"), p99 after - before $(python3 -c "print(round($ap-$bp,2))") ms"
+echo "median over $rounds rounds (sync_interval $sync): before ($rev) $b GET/s, p99 $bp ms; after $a GET/s, p99 $ap ms; ratio $(python3 -c "print(round($a/$b,2))"), p99 after - before $(python3 -c "print(round($ap-$bp,2))") ms"

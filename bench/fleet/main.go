@@ -109,7 +109,13 @@ func run() error {
 	if c.dbSync == "full" {
 		aloneSync = "full"
 	}
-	pair, err := cluster.StartPairSync(c.reso, c.heartbeat, sync, "-db-sync", aloneSync)
+	// -db-sync normal is reso's default: not given, so that a reso from
+	// before the flag runs too (bench/fleet-reads.sh compares with one).
+	var aloneArgs []string
+	if aloneSync != "normal" {
+		aloneArgs = []string{"-db-sync", aloneSync}
+	}
+	pair, err := cluster.StartPairSync(c.reso, c.heartbeat, sync, aloneArgs...)
 	if err != nil {
 		return err
 	}
