@@ -120,8 +120,8 @@ func (f FaultRecord) ToFirstAck() (time.Duration, bool) {
 
 // Result is what a run found.
 type Result struct {
-	// Label names the faults injected: the kinds joined by "+", or
-	// "none".
+	// Label names the faults injected: their kind, "mixed" when they
+	// were of several kinds, "none" without faults.
 	Label    string
 	Seed     uint64
 	Duration time.Duration // the clients' time
@@ -180,8 +180,12 @@ func Run(env Env, cfg RunConfig) Result {
 				kinds = append(kinds, string(f.Kind()))
 			}
 		}
-		if len(kinds) > 0 {
-			res.Label = strings.Join(kinds, "+")
+		switch len(kinds) {
+		case 0:
+		case 1:
+			res.Label = kinds[0]
+		default:
+			res.Label = "mixed"
 		}
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
