@@ -1,0 +1,189 @@
+package jepsen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/reso-project/reso/channel/fleet/natstest"
+)
+
+// logWatch is the harness's view of the fleet's log stream: a NATS
+// client connection to each server of its own, straight to the server
+// (past the proxies of the nodes), to ask JetStream who leads the stream
+// and whether its replicas are current, and to move its leader.
+type logWatch struct {
+	stream string
+	conns  []*nats.Conn
+	js     []jetstream.JetStream
+}
+
+// logStreamName returns the name of a fleet's log stream, as
+// channel/fleet names it: RESO_<NAME UPPERCASED, - AS _>_LOG.
+func logStreamName(fleet string) string {
+	return "RESO_" + strings.ToUpper(strings.ReplaceAll(fleet, "-", "_")) + "_LOG"
+}
+
+// logAsk bounds one question to one server.
+const logAsk = 3 * time.Second
+
+// newLogWatch connects to each of the n servers of p.
+func newLogWatch(p *natstest.Procs, n int, stream string) (*logWatch, error) {
+	w := &logWatch{stream: stream}
+	for i := range n {
+		nc, err := nats.Connect("nats://"+p.Addr(i),
+			nats.Name("jepsen harness"),
+			nats.RetryOnFailedConnect(true),
+			nats.MaxReconnects(-1),
+			nats.ReconnectWait(200*time.Millisecond),
+			nats.Timeout(logAsk),
+		)
+		if err != nil {
+			w.close()
+			return nil, fmt.Errorf("jepsen: connecting to nats-%d: %w", i, err)
+		}
+		js, err := jetstream.New(nc)
+		if err != nil {
+			nc.Close()
+			w.close()
+			return nil, err
+		}
+		w.conns = append(w.conns, nc)
+		w.js = append(w.js, js)
+	}
+	return w, nil
+}
+
+// close closes the connections.
+func (w *logWatch) close() {
+	for _, nc := range w.conns {
+		nc.Close()
+	}
+}
+
+// info asks the stream's state through each server of via in turn and
+// returns the first answer.
+func (w *logWatch) info(via []int) (*jetstream.StreamInfo, error) {
+	err := errors.New("no server to ask")
+	for _, i := range via {
+		ctx, cancel := context.WithTimeout(context.Background(), logAsk)
+		var s jetstream.Stream
+		s, err = w.js[i].Stream(ctx, w.stream)
+		cancel()
+		if err == nil {
+			return s.CachedInfo(), nil
+		}
+		err = fmt.Errorf("through nats-%d: %w", i, err)
+	}
+	return nil, err
+}
+
+// serverIndex returns i of a server named "nats-<i>", or -1.
+func serverIndex(name string) int {
+	var i int
+	if _, err := fmt.Sscanf(name, "nats-%d", &i); err != nil {
+		return -1
+	}
+	return i
+}
+
+// leader returns the server that leads the stream, as those of via see
+// it, waiting for one at most within.
+func (w *logWatch) leader(via []int, within time.Duration) (int, error) {
+	deadline := time.Now().Add(within)
+	for {
+		info, err := w.info(via)
+		if err == nil && info.Cluster != nil {
+			if i := serverIndex(info.Cluster.Leader); i >= 0 {
+				return i, nil
+			}
+			err = errors.New("no leader")
+		}
+		if time.Now().After(deadline) {
+			return -1, fmt.Errorf("jepsen: no leader of %s within %v: %v", w.stream, within, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// awaitCurrent waits, at most within, until the stream has a leader and
+// each server of want that does not lead it is a replica current, online
+// and with no lag (the servers under a fault are left out of want).
+func (w *logWatch) awaitCurrent(via, want []int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		info, err := w.info(via)
+		state := ""
+		if err == nil && info.Cluster != nil {
+			leader := serverIndex(info.Cluster.Leader)
+			ok := leader >= 0
+			state = "leader " + info.Cluster.Leader
+			current := map[int]bool{leader: true}
+			for _, r := range info.Cluster.Replicas {
+				state += fmt.Sprintf(", %s current %v offline %v lag %d", r.Name, r.Current, r.Offline, r.Lag)
+				current[serverIndex(r.Name)] = r.Current && !r.Offline && r.Lag == 0
+			}
+			for _, i := range want {
+				ok = ok && current[i]
+			}
+			if ok {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("jepsen: the replicas of %s not current within %v: %s (%v)", w.stream, within, state, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stepDown asks the stream's leader to step down, through the first
+// server of via that answers, and waits, at most within, until another
+// server leads; it returns the old and the new leader.
+func (w *logWatch) stepDown(via []int, within time.Duration) (from, to int, err error) {
+	deadline := time.Now().Add(within)
+	from, err = w.leader(via, within)
+	if err != nil {
+		return -1, -1, err
+	}
+	subject := "$JS.API.STREAM.LEADER.STEPDOWN." + w.stream
+	var asked bool
+	for _, i := range via {
+		msg, rerr := w.conns[i].Request(subject, nil, logAsk)
+		if rerr != nil {
+			err = fmt.Errorf("jepsen: stepdown of %s through nats-%d: %w", w.stream, i, rerr)
+			continue
+		}
+		var resp struct {
+			Success bool `json:"success"`
+			Error   *struct {
+				Description string `json:"description"`
+			} `json:"error"`
+		}
+		if jerr := json.Unmarshal(msg.Data, &resp); jerr != nil || !resp.Success {
+			err = fmt.Errorf("jepsen: stepdown of %s: %s", w.stream, msg.Data)
+			continue
+		}
+		asked = true
+		break
+	}
+	if !asked {
+		return from, -1, err
+	}
+	for {
+		to, err = w.leader(via, time.Until(deadline))
+		if err == nil && to != from {
+			return from, to, nil
+		}
+		if time.Now().After(deadline) {
+			return from, -1, fmt.Errorf("jepsen: %s still led by nats-%d %v after its stepdown (%v)", w.stream, from, within, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
