@@ -63,8 +63,8 @@ func (w *workers) registerClient(rng *rand.Rand, keys []string) {
 			proc = w.hist.NewClient()
 		}
 		d := w.think
-		if op.Outcome == Fail {
-			d = 50 * time.Millisecond // a node down: do not spin on it
+		if op.Outcome != OK {
+			d = 50 * time.Millisecond // a node down or cut off: do not spin on it
 		}
 		w.pause(rng, d)
 	}

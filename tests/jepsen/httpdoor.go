@@ -30,7 +30,7 @@ func newHTTPDoor(env Env, hist *History, timeout time.Duration) *httpDoor {
 	tr := &http.Transport{
 		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: timeout}).DialContext,
-		MaxIdleConnsPerHost: 4,
+		MaxIdleConnsPerHost: 32,
 		IdleConnTimeout:     30 * time.Second,
 	}
 	return &httpDoor{env: env, hist: hist, client: &http.Client{Transport: tr}, timeout: timeout}

@@ -210,7 +210,7 @@ func Run(env Env, cfg RunConfig) Result {
 		subs = append(subs, s)
 		subWG.Go(func() { s.follow(w, i%env.Nodes(), subsDone) })
 	}
-	awaitSubscribed(subs, 30*time.Second)
+	awaitSubscribed(hist, subs, 30*time.Second)
 	cfg.Logf("run %s: %d subscribers on %s, seed %d", res.Label, len(subs), streamRes, cfg.Seed)
 
 	start := time.Now()
@@ -317,11 +317,15 @@ func Run(env Env, cfg RunConfig) Result {
 	return res
 }
 
-// awaitSubscribed waits until every subscriber has subscribed once, or
-// until the bound runs out.
-func awaitSubscribed(subs []*subscriber, bound time.Duration) {
+// awaitSubscribed waits until every subscriber has subscribed once; when
+// the bound runs out first, it records a problem.
+func awaitSubscribed(hist *History, subs []*subscriber, bound time.Duration) {
 	deadline := time.Now().Add(bound)
-	for time.Now().Before(deadline) {
+	for {
+		if time.Now().After(deadline) {
+			hist.Problem(fmt.Sprintf("stream: the subscribers did not all subscribe within %v", bound))
+			return
+		}
 		all := true
 		for _, s := range subs {
 			s.mu.Lock()

@@ -54,8 +54,8 @@ func (s *subscriber) saw(v int64) bool {
 	return false
 }
 
-// follow runs the subscriber from node until the clients' stop channel
-// closes; attempts to subscribe are bounded by a pause between them.
+// follow runs the subscriber from node until done closes; a failed
+// attempt to subscribe is followed by a pause.
 func (s *subscriber) follow(w *workers, node int, done <-chan struct{}) {
 	var since int64
 	var epoch string
@@ -90,6 +90,11 @@ func (s *subscriber) follow(w *workers, node int, done <-chan struct{}) {
 		if err != nil || f.Code != "success" {
 			c.close()
 			node = (node + 1) % w.env.Nodes()
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
 			continue
 		}
 		seg.Start = w.hist.Clock.Now()
@@ -165,7 +170,7 @@ func (w *workers) streamWriter(rng interface{ IntN(int) int }, resource string) 
 			proc = w.hist.NewClient()
 		}
 		d := 4 * w.think
-		if op.Outcome == Fail {
+		if op.Outcome != OK {
 			d = 50 * time.Millisecond
 		}
 		select {
