@@ -12,7 +12,7 @@
 # outcomes, violations, and the time from each fault to the first
 # acknowledged write invoked after it (median, max); then where the
 # histories of runs with violations are.
-#   bench/jepsen.sh [-campaign 30m] [-clients 12] [-keys 4] [-run-length 1m] [-hold 3s] [-quiet 2s]
+#   bench/jepsen.sh [-campaign 30m] [-clients 12] [-keys 4] [-run-length 1m] [-hold 3s] [-quiet 2s] [-kinds kill-nats-leader,mixed]
 # RESO_JEPSEN_SABOTAGE=1 makes the recorder lie: every run must then fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ esac
 status=0
 go test ./tests/jepsen -run '^TestCampaign$' -count=1 -timeout 6h -v \
   -args "${args[@]}" -campaign-out "$out/summary.txt" >"$log" 2>&1 || status=$?
-grep -E '^(campaign:|=== RUN|--- (PASS|FAIL)|\s+(jepsen_test|campaign_test)\.go:[0-9]+: (violation|problem))' "$log" | grep -v '=== RUN' || true
+grep -E '^(campaign:|=== RUN|\s*--- (PASS|FAIL)|\s+(jepsen_test|campaign_test|report_test)\.go:[0-9]+: (violation|problem))' "$log" | grep -v '=== RUN' || true
 echo
 if [ -s "$out/summary.txt" ]; then
   cat "$out/summary.txt"

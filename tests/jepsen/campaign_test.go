@@ -20,6 +20,7 @@ var (
 	clients      = flag.Int("clients", 12, "the campaign: register clients per run")
 	keys         = flag.Int("keys", 4, "the campaign: register keys per run")
 	campaignOut  = flag.String("campaign-out", "", "the campaign: also write the summary to this file")
+	campaignOnly = flag.String("kinds", "", "the campaign: only these kinds of faults, comma-separated (\"mixed\": all of a fleet's at once)")
 )
 
 // campaignKinds are the kinds of faults of a Fleet, injected one at a
@@ -31,8 +32,8 @@ var campaignKinds = []Kind{
 
 // TestCampaign is the long campaign (skipped without -campaign): runs of
 // -run-length, each on a new fleet, one kind of fault after another, then
-// every kind mixed, then one reso on SQLite killed with -9, over and
-// over until the runs add up to -campaign. It prints per kind of fault:
+// every kind mixed, then one reso on SQLite killed with -9 (or the kinds
+// of -kinds in turn), over and over until the runs add up to -campaign. It prints per kind of fault:
 // runs, operations, operations per second, unknown outcomes, violations
 // and the time from each fault to the first acknowledged write after it.
 func TestCampaign(t *testing.T) {
@@ -48,6 +49,16 @@ func TestCampaign(t *testing.T) {
 		plan = append(plan, []Kind{k})
 	}
 	plan = append(plan, campaignKinds, []Kind{KillSingle})
+	if *campaignOnly != "" {
+		plan = plan[:0]
+		for _, k := range strings.Split(*campaignOnly, ",") {
+			if k == "mixed" {
+				plan = append(plan, campaignKinds)
+			} else {
+				plan = append(plan, []Kind{Kind(k)})
+			}
+		}
+	}
 	for i := 0; total < *campaignFor; i++ {
 		kinds := plan[i%len(plan)]
 		name := fmt.Sprintf("%03d-%s", i, kindsLabel(kinds))
