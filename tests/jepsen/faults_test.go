@@ -181,6 +181,11 @@ func TestFleetFaults(t *testing.T) {
 			i := nodeOf(t, injectOrFail(t, x))
 			pid := f.nodes[i].pid()
 			awaitReadyz(t, f.URL(i), http.StatusServiceUnavailable, faultWait)
+			for j, l := range f.links[i] {
+				if n := l.Conns(); k == CutNodeDrop && n != 0 {
+					t.Errorf("node %d cut off: %d connections to nats-%d open", i, n, j)
+				}
+			}
 			if f.nodes[i].pid() != pid || procState(pid) == "" {
 				t.Errorf("node %d cut off: its process %d is gone", i, pid)
 			}
@@ -322,7 +327,9 @@ func awaitRoutes(t *testing.T, f *Fleet) {
 // servers (its routes dropped) leads no more: the others elect another,
 // it has no route left, and neither do they to it, also after a while
 // (the gossip of route addresses does not lead around the proxies);
-// healed, its routes come back, through the proxies.
+// healed, its routes come back, through the proxies. Then the new
+// leader's routes stalled: another leads; healed, the replicas are
+// current again.
 func TestNATSCutLeader(t *testing.T) {
 	skipShort(t)
 	f := StartFleet(t, FleetConfig{Nodes: 1})
@@ -336,6 +343,49 @@ func TestNATSCutLeader(t *testing.T) {
 	f.NATS().Heal(leader)
 	awaitRoutes(t, f)
 	healEnv(t, f)
+
+	if leader, err = f.Leader(); err != nil {
+		t.Fatal(err)
+	}
+	f.NATS().Stall(leader)
+	awaitLeaderNot(t, f, leader)
+	f.NATS().Heal(leader)
+	healEnv(t, f)
+}
+
+// TestFleetHeal: the Env's Heal ends every fault in force at once (a
+// node killed, another cut off, a server cut off, the third node
+// paused): then every node is ready and every server has its routes.
+func TestFleetHeal(t *testing.T) {
+	skipShort(t)
+	f := StartFleet(t, FleetConfig{})
+	for _, k := range []Kind{KillNode, CutNodeDrop, CutNATSStall, PauseNode} {
+		injectOrFail(t, oneFault(t, f, k))
+	}
+	healEnv(t, f)
+	for i := range f.Nodes() {
+		if code, body := readyzOf(f.URL(i)); code != http.StatusOK {
+			t.Errorf("node %d: /readyz %d %q", i, code, body)
+		}
+	}
+	awaitRoutes(t, f)
+}
+
+// TestRaceReported: a node's log that holds the race detector's report
+// is found.
+func TestRaceReported(t *testing.T) {
+	dir := t.TempDir()
+	n := &resoProc{name: "node 0"}
+	for i, text := range []string{"reso listening\n", "==================\n" + raceMark + "\nRead at 0x00c000\n"} {
+		name := filepath.Join(dir, fmt.Sprintf("reso.%d.log", i))
+		if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		n.logs = append(n.logs, name)
+	}
+	if got := n.races(); len(got) != 1 || got[0] != n.logs[1] {
+		t.Errorf("races() = %v, want [%s]", got, n.logs[1])
+	}
 }
 
 // TestSingleKill: kill-single kills the node's process, its URL answers

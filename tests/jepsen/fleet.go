@@ -1,8 +1,10 @@
 package jepsen
 
 import (
+	"cmp"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -116,6 +118,7 @@ func StartFleet(tb testing.TB, cfg FleetConfig) *Fleet {
 		if err != nil {
 			tb.Fatal(err)
 		}
+		n.onListen = gate.SetTarget
 		f.nodes = append(f.nodes, n)
 	}
 	// Registered after the proxies': runs before their cleanups.
@@ -155,15 +158,13 @@ func endNodes(tb testing.TB, nodes []*resoProc) {
 	}
 }
 
-// startNode starts node i (again), points its gate at it and waits until
-// it is ready.
+// startNode starts node i (again) and waits until it is ready (its gate
+// passes connections to it once it listens).
 func (f *Fleet) startNode(i int) error {
 	n := f.nodes[i]
 	if err := n.start(); err != nil {
 		return err
 	}
-	addr, _ := n.addrs()
-	f.gates[i].SetTarget(addr)
 	return n.awaitReady(procReady)
 }
 
@@ -219,13 +220,25 @@ func (f *Fleet) healthyServers() []int {
 }
 
 // Heal ends every fault in force (those of this Env's Faults first, by
-// their Heal; then whatever is left: cut links and routes, paused and
-// dead processes) and waits until the log stream's replicas are current
-// and every node answers /readyz with 200.
+// their Heal, the faults of servers before those of nodes; then whatever
+// is left: cut links and routes, paused and dead processes) and waits
+// until the log stream's replicas are current and every node answers
+// /readyz with 200.
 func (f *Fleet) Heal() error {
 	f.mu.Lock()
 	faults := append([]*envFault(nil), f.faults...)
 	f.mu.Unlock()
+	// The servers' first: a node starts (joins the fleet) and gets ready
+	// only through servers that serve.
+	slices.SortStableFunc(faults, func(a, b *envFault) int {
+		rank := func(x *envFault) int {
+			if nodeKinds[x.kind] {
+				return 1
+			}
+			return 0
+		}
+		return cmp.Compare(rank(a), rank(b))
+	})
 	var errs []error
 	for _, x := range faults {
 		if err := x.Heal(); err != nil {
@@ -250,9 +263,6 @@ func (f *Fleet) Heal() error {
 			_ = n.signal(syscall.SIGCONT)
 		} else if err := n.start(); err != nil {
 			errs = append(errs, err)
-		} else {
-			addr, _ := n.addrs()
-			f.gates[i].SetTarget(addr)
 		}
 	}
 	f.mu.Lock()
@@ -333,7 +343,14 @@ func (f *Fleet) claimServer(i int, k Kind) bool {
 	return true
 }
 
-// release marks node or server i as under no fault.
+// serverFaulted reports whether a server is under a fault.
+func (f *Fleet) serverFaulted() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.busyServers) > 0
+}
+
+// releaseNode marks node i as under no fault.
 func (f *Fleet) releaseNode(i int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

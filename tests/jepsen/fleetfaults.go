@@ -14,6 +14,11 @@ var fleetKinds = []Kind{
 	PauseNode, PauseNATSLeader, MoveLeader,
 }
 
+// nodeKinds are the kinds of faults of nodes (true) and those of servers.
+var nodeKinds = map[Kind]bool{
+	KillNode: true, CutNodeDrop: true, CutNodeStall: true, PauseNode: true,
+}
+
 // fleetInjects inject each kind of fleetKinds.
 var fleetInjects = map[Kind]inject{
 	KillNode:         injectKillNode,
@@ -38,9 +43,15 @@ func (f *Fleet) claimFreeNode(k Kind) (int, error) {
 }
 
 // awaitNode waits until node i is ready and marks it as under no fault.
+// While a server is under a fault it does not wait: the node may be
+// unable to join the fleet or be ready until that fault ends (its
+// connection may go to a server cut off from the others, as a client's
+// would in a partition).
 func (f *Fleet) awaitNode(i int) error {
-	if err := f.nodes[i].awaitReady(healWithin); err != nil {
-		return err
+	if !f.serverFaulted() {
+		if err := f.nodes[i].awaitReady(healWithin); err != nil {
+			return err
+		}
 	}
 	f.releaseNode(i)
 	return nil
@@ -63,11 +74,10 @@ func injectKillNode(f *Fleet, k Kind) (string, func() error, error) {
 		return "", nil, err
 	}
 	undo := func() error {
-		if err := f.startNode(i); err != nil {
+		if err := f.nodes[i].start(); err != nil {
 			return err
 		}
-		f.releaseNode(i)
-		return nil
+		return f.awaitNode(i)
 	}
 	return nodeName(i), undo, f.killNode(i)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 // and whether its replicas are current, and to move its leader.
 type logWatch struct {
 	stream string
+	procs  *natstest.Procs
 	conns  []*nats.Conn
 	js     []jetstream.JetStream
 }
@@ -35,7 +37,7 @@ const logAsk = 3 * time.Second
 
 // newLogWatch connects to each of the n servers of p.
 func newLogWatch(p *natstest.Procs, n int, stream string) (*logWatch, error) {
-	w := &logWatch{stream: stream}
+	w := &logWatch{stream: stream, procs: p}
 	for i := range n {
 		nc, err := nats.Connect("nats://"+p.Addr(i),
 			nats.Name("jepsen harness"),
@@ -114,7 +116,9 @@ func (w *logWatch) leader(via []int, within time.Duration) (int, error) {
 
 // awaitCurrent waits, at most within, until the stream has a leader and
 // each server of want that does not lead it is a replica current, online
-// and with no lag (the servers under a fault are left out of want).
+// and with no lag as the leader sees it, and has stored, as it says
+// itself, the stream up to where the leader had before (the servers
+// under a fault are left out of want).
 func (w *logWatch) awaitCurrent(via, want []int, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for {
@@ -133,7 +137,11 @@ func (w *logWatch) awaitCurrent(via, want []int, within time.Duration) error {
 				ok = ok && current[i]
 			}
 			if ok {
-				return nil
+				var behind string
+				if behind, err = w.behind(leader, want); err == nil && behind == "" {
+					return nil
+				}
+				state += "; " + behind
 			}
 		}
 		if time.Now().After(deadline) {
@@ -141,6 +149,64 @@ func (w *logWatch) awaitCurrent(via, want []int, within time.Duration) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// behind returns the servers of want that have stored less of the stream
+// than leader had before ("" when none has), as their monitoring
+// endpoints say.
+func (w *logWatch) behind(leader int, want []int) (string, error) {
+	last, err := w.storedSeq(leader)
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, i := range want {
+		if i == leader {
+			continue
+		}
+		seq, err := w.storedSeq(i)
+		if err != nil {
+			return "", err
+		}
+		if seq < last {
+			out = append(out, fmt.Sprintf("nats-%d stored up to %d, the leader nats-%d %d", i, seq, leader, last))
+		}
+	}
+	return strings.Join(out, ", "), nil
+}
+
+// monitorClient asks the servers' monitoring endpoints.
+var monitorClient = &http.Client{Timeout: logAsk}
+
+// storedSeq returns the last sequence of the stream that server i has
+// stored, as its /jsz says.
+func (w *logWatch) storedSeq(i int) (uint64, error) {
+	resp, err := monitorClient.Get(w.procs.MonitorURL(i) + "/jsz?accounts=true&streams=true")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var jsz struct {
+		Accounts []struct {
+			Streams []struct {
+				Name  string `json:"name"`
+				State struct {
+					LastSeq uint64 `json:"last_seq"`
+				} `json:"state"`
+			} `json:"stream_detail"`
+		} `json:"account_details"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&jsz); err != nil {
+		return 0, fmt.Errorf("nats-%d /jsz: %w", i, err)
+	}
+	for _, a := range jsz.Accounts {
+		for _, s := range a.Streams {
+			if s.Name == w.stream {
+				return s.State.LastSeq, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("nats-%d /jsz: no stream %s", i, w.stream)
 }
 
 // stepDown asks the stream's leader to step down, through the first

@@ -22,20 +22,24 @@ type resoProc struct {
 	bin  string   // the reso binary
 	dir  string   // its working directory; XDG_STATE_HOME is dir/state
 	args []string // its flags after -addr and -admin-addr
+	// onListen is told the address of each start once the node listens
+	// (a fleet's node joins the fleet first), nil when none wants it.
+	onListen func(addr string)
 
 	starting sync.Mutex // one start at a time
 
 	mu    sync.Mutex
 	cmd   *exec.Cmd     // nil before the first start
 	done  chan struct{} // closed once cmd exited
-	addr  string        // host:port it serves on
+	addr  string        // host:port it serves on, "" until it logged it
 	admin string        // host:port of its admin listener
 	logs  []string      // the log file of each start
 }
 
 // Bounds of a node's start and readiness.
 const (
-	procListen = 60 * time.Second // until it logs its addresses (a raced binary starts slowly)
+	procAdmin  = 60 * time.Second // until it logs its admin address (a raced binary starts slowly)
+	procListen = 10 * time.Minute // until it logs its address: it joins its fleet first
 	procReady  = 60 * time.Second // until /readyz answers 200
 )
 
@@ -57,8 +61,10 @@ func newResoProc(name, bin, parent string, args []string) (*resoProc, error) {
 	return &resoProc{name: name, bin: bin, dir: dir, args: args}, nil
 }
 
-// start starts the node, unless it runs, and waits until it logged the
-// addresses it listens on (not until it is ready: see awaitReady).
+// start starts the node, unless it runs, and waits until its admin
+// listener is up. The node listens on its address once it joined its
+// fleet (it exits after a minute when it cannot): start does not wait
+// for that, onListen is told then; awaitReady waits for both.
 func (n *resoProc) start() error {
 	n.starting.Lock()
 	defer n.starting.Unlock()
@@ -90,16 +96,17 @@ func (n *resoProc) start() error {
 	}()
 	n.mu.Lock()
 	n.cmd, n.done = cmd, done
+	n.addr, n.admin = "", ""
 	n.logs = append(n.logs, logName)
 	n.mu.Unlock()
-	deadline := time.Now().Add(procListen)
+	deadline := time.Now().Add(procAdmin)
 	for {
 		data, _ := os.ReadFile(logName)
-		l, a := listenRe.FindSubmatch(data), adminRe.FindSubmatch(data)
-		if l != nil && a != nil {
+		if a := adminRe.FindSubmatch(data); a != nil {
 			n.mu.Lock()
-			n.addr, n.admin = string(l[1])+string(l[2]), string(a[1])+string(a[2])
+			n.admin = string(a[1]) + string(a[2])
 			n.mu.Unlock()
+			go n.watchListen(logName, done)
 			return nil
 		}
 		if closed(done) {
@@ -108,7 +115,30 @@ func (n *resoProc) start() error {
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
 			<-done
-			return fmt.Errorf("jepsen: %s did not listen within %v: %s", n.name, procListen, tailOf(data))
+			return fmt.Errorf("jepsen: %s did not listen within %v: %s", n.name, procAdmin, tailOf(data))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// watchListen reads the log of the start that ends with done until it
+// gives the node's address; it keeps it and tells onListen.
+func (n *resoProc) watchListen(logName string, done chan struct{}) {
+	deadline := time.Now().Add(procListen)
+	for !closed(done) && time.Now().Before(deadline) {
+		data, _ := os.ReadFile(logName)
+		if l := listenRe.FindSubmatch(data); l != nil {
+			addr := string(l[1]) + string(l[2])
+			n.mu.Lock()
+			current := n.done == done
+			if current {
+				n.addr = addr
+			}
+			n.mu.Unlock()
+			if current && n.onListen != nil {
+				n.onListen(addr)
+			}
+			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -206,7 +236,7 @@ func (n *resoProc) awaitReady(within time.Duration) error {
 			return fmt.Errorf("jepsen: %s is not running: %s", n.name, n.logTail())
 		}
 		code, body := n.readyz()
-		if code == http.StatusOK {
+		if addr, _ := n.addrs(); code == http.StatusOK && addr != "" {
 			return nil
 		}
 		if time.Now().After(deadline) {

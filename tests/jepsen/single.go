@@ -41,6 +41,7 @@ func StartSingle(tb testing.TB, cfg SingleConfig) *Single {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	n.onListen = gate.SetTarget
 	tb.Cleanup(func() { endNodes(tb, []*resoProc{n}) })
 	s := &Single{node: n, gate: gate}
 	if err := s.start(); err != nil {
@@ -49,14 +50,12 @@ func StartSingle(tb testing.TB, cfg SingleConfig) *Single {
 	return s
 }
 
-// start starts the node (again), points the gate at it and waits until
-// it is ready.
+// start starts the node (again) and waits until it is ready (the gate
+// passes connections to it once it listens).
 func (s *Single) start() error {
 	if err := s.node.start(); err != nil {
 		return err
 	}
-	addr, _ := s.node.addrs()
-	s.gate.SetTarget(addr)
 	return s.node.awaitReady(procReady)
 }
 
