@@ -12,7 +12,8 @@
 # outcomes, violations, and the time from each fault to the first
 # acknowledged write invoked after it (median, max); then where the
 # histories of runs with violations are.
-#   bench/jepsen.sh [-campaign 30m] [-clients 12] [-keys 4] [-run-length 1m] [-hold 3s] [-quiet 2s] [-kinds kill-nats-leader,mixed]
+#   bench/jepsen.sh [-histories] [-campaign 30m] [-clients 12] [-keys 4] [-run-length 1m] [-hold 3s] [-quiet 2s] [-kinds kill-nats-leader,mixed]
+# The histories of runs with a violation are kept (-histories: of every run).
 # RESO_JEPSEN_SABOTAGE=1 makes the recorder lie: every run must then fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."

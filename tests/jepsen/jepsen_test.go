@@ -10,7 +10,8 @@ import (
 // TestShort is the short run of go test (skipped with -short): a fleet
 // under a mix of every kind of fault for 50 s, then one reso on SQLite
 // killed with -9 again and again for 25 s. Any violation fails it, named
-// with its key and the visualization written.
+// with its key and the visualization written (under -v, or with
+// -histories, every run's history and visualization are written).
 func TestShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the history checks take a minute and a half")
@@ -19,13 +20,13 @@ func TestShort(t *testing.T) {
 	var sum Summary
 	t.Run("fleet", func(t *testing.T) {
 		f := StartFleet(t, FleetConfig{})
-		res := Run(f, withSwitches(t, RunConfig{Duration: 50 * time.Second, Dir: dir}))
+		res := Run(f, withSwitches(t, RunConfig{Duration: 50 * time.Second, Dir: dir, Verbose: testing.Verbose()}))
 		report(t, res)
 		sum.Add(res)
 	})
 	t.Run("single", func(t *testing.T) {
 		s := StartSingle(t, SingleConfig{})
-		res := Run(s, withSwitches(t, RunConfig{Kinds: []Kind{KillSingle}, Duration: 25 * time.Second, Dir: dir}))
+		res := Run(s, withSwitches(t, RunConfig{Kinds: []Kind{KillSingle}, Duration: 25 * time.Second, Dir: dir, Verbose: testing.Verbose()}))
 		report(t, res)
 		sum.Add(res)
 	})

@@ -1,23 +1,29 @@
 package jepsen
 
 import (
+	"flag"
 	"os"
 	"testing"
 	"time"
 )
+
+// histories writes every run's history and visualizations, not only
+// those of runs with a violation (as go test -v does for TestShort).
+var histories = flag.Bool("histories", false, "write every run's history and porcupine's visualization")
 
 // sabotageEnv is the environment variable that turns the sabotage switch
 // on for the runs of TestShort and TestCampaign: they must then fail.
 const sabotageEnv = "RESO_JEPSEN_SABOTAGE"
 
 // withSwitches returns cfg with the switches of the environment and of
-// go test: sabotage when RESO_JEPSEN_SABOTAGE=1, every visualization and
-// history written under -v, the runs' progress logged to t.
+// the test binary: sabotage when RESO_JEPSEN_SABOTAGE=1, every
+// visualization and history written with -histories, the runs' progress
+// logged to t.
 func withSwitches(t *testing.T, cfg RunConfig) RunConfig {
 	if os.Getenv(sabotageEnv) == "1" {
 		cfg.Sabotage = true
 	}
-	cfg.Verbose = cfg.Verbose || testing.Verbose()
+	cfg.Verbose = cfg.Verbose || *histories
 	cfg.Logf = t.Logf
 	return cfg
 }
