@@ -1,6 +1,7 @@
 package jepsen
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	resoclient "github.com/reso-project/reso/client"
 )
 
 // faultWait bounds what the fault tests await: a leader elected, a node
@@ -318,7 +321,11 @@ func awaitRoutes(t *testing.T, f *Fleet) {
 			peers := peersOf(rz)
 			through := f.NATS().RouteConns(i)
 			state := fmt.Sprintf("/routez: %d routes to %v; through the proxies: %d", rz.NumRoutes, peers, through)
-			return len(peers) == natsServers-1 && !peers[serverName(i)] && rz.NumRoutes == through, state
+			ok := len(peers) == natsServers-1 && !peers[serverName(i)] && rz.NumRoutes == through
+			if ok {
+				t.Logf("nats-%d %s", i, state)
+			}
+			return ok, state
 		})
 	}
 }
@@ -429,4 +436,83 @@ func TestSingleKill(t *testing.T) {
 		t.Errorf("healed: SQLite files %v, want %v (the same)", after, before)
 	}
 	healEnv(t, s)
+}
+
+// logOf returns everything node n logged, over all its starts.
+func logOf(n *resoProc) string {
+	n.mu.Lock()
+	logs := append([]string(nil), n.logs...)
+	n.mu.Unlock()
+	var b strings.Builder
+	for _, name := range logs {
+		data, _ := os.ReadFile(name)
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// nodeIDOf returns the fleet's id of node i as its /readyz names it.
+func nodeIDOf(t *testing.T, f *Fleet, i int) string {
+	t.Helper()
+	_, body := readyzOf(f.URL(i))
+	_, id, ok := strings.Cut(body, "node ")
+	if !ok {
+		t.Fatalf("node %d's /readyz names no node: %q", i, body)
+	}
+	return strings.TrimSpace(id)
+}
+
+// TestNodeFaultsPastHeartbeat: a node that owns a transient resource (a
+// client's; only such a node is taken for dead), cut off from NATS, then another paused, for longer than the
+// heartbeat's timeout, until another node proposes its death: healed,
+// each rejoins (with a new id) and is ready.
+func TestNodeFaultsPastHeartbeat(t *testing.T) {
+	skipShort(t)
+	f := StartFleet(t, FleetConfig{})
+	for _, k := range []Kind{CutNodeStall, PauseNode} {
+		t.Run(string(k), func(t *testing.T) {
+			defer healEnv(t, f)
+			ids := map[int]string{}
+			for i := range f.Nodes() {
+				ids[i] = nodeIDOf(t, f, i)
+			}
+			for j := range f.Nodes() {
+				own(t, f, j)
+			}
+			x := oneFault(t, f, k)
+			i := nodeOf(t, injectOrFail(t, x))
+			await(t, fmt.Sprintf("another node proposing the death of node %d (%s)", i, ids[i]), faultWait, func() (bool, string) {
+				for j, n := range f.nodes {
+					if j != i && strings.Contains(logOf(n), `msg="fleet: node silent, proposing its death" node=`+ids[i]) {
+						return true, ""
+					}
+				}
+				return false, "not yet"
+			})
+			healOrFail(t, x)
+			// The heal may see the node ready just before it applies its
+			// death, after which it rejoins: awaited, not asserted at once.
+			await(t, fmt.Sprintf("node %d ready with a new id", i), faultWait, func() (bool, string) {
+				code, body := readyzOf(f.URL(i))
+				return code == http.StatusOK && !strings.Contains(body, ids[i]), fmt.Sprintf("/readyz %d %q", code, body)
+			})
+		})
+	}
+}
+
+// own has a client of node i put a transient resource, which node i then
+// owns, and closes the client when t ends.
+func own(t *testing.T, f *Fleet, i int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url := "ws" + strings.TrimPrefix(f.URL(i), "http") + "/channel"
+	c, err := resoclient.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Do(ctx, resoclient.Message{Method: "PUT", Resource: fmt.Sprintf("/owned-%d", i), Entity: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -124,16 +124,5 @@ func TestFleetStarts(t *testing.T) {
 			t.Errorf("node %d through its gate %s: /readyz %d %q", i, f.URL(i), code, body)
 		}
 	}
-	for i := range natsServers {
-		await(t, fmt.Sprintf("nats-%d's routes, all through the proxies", i), 30*time.Second, func() (bool, string) {
-			rz, err := routesOf(f, i)
-			if err != nil {
-				return false, err.Error()
-			}
-			peers := peersOf(rz)
-			through := f.NATS().RouteConns(i)
-			state := fmt.Sprintf("/routez: %d routes to %v; through the proxies: %d", rz.NumRoutes, peers, through)
-			return len(peers) == natsServers-1 && !peers[serverName(i)] && rz.NumRoutes == through, state
-		})
-	}
+	awaitRoutes(t, f)
 }
