@@ -83,9 +83,10 @@ func checkLinear(name string, model porcupine.Model, conv func(Op, int64) porcup
 		one := model
 		one.Partition = nil
 		for _, k := range keys {
-			if porcupine.CheckOperationsTimeout(one, byKey[k], timeout) == porcupine.Illegal {
+			r, kinfo := porcupine.CheckOperationsVerbose(one, byKey[k], timeout)
+			if r == porcupine.Illegal {
 				c.violations = append(c.violations, Violation{Model: name, Key: k,
-					Detail: fmt.Sprintf("not linearizable (%d operations on the key)", len(byKey[k])), HTML: html})
+					Detail: fmt.Sprintf("not linearizable (%d operations on the key); %s", len(byKey[k]), stuck(one, byKey[k], kinfo)), HTML: html})
 			}
 		}
 		if len(c.violations) == 0 {
@@ -93,4 +94,36 @@ func checkLinear(name string, model porcupine.Model, conv func(Op, int64) porcup
 		}
 	}
 	return c
+}
+
+// stuck describes where the longest partial linearization of ops (one
+// key's) ends: the state it reaches, and the earliest operation it could
+// not place, with its node and times.
+func stuck(model porcupine.Model, ops []porcupine.Operation, info porcupine.LinearizationInfo) string {
+	var longest []int
+	for _, part := range info.PartialLinearizations() {
+		for _, l := range part {
+			if len(l) > len(longest) {
+				longest = l
+			}
+		}
+	}
+	state := model.Init()
+	placed := make([]bool, len(ops))
+	for _, i := range longest {
+		_, state = model.Step(state, ops[i].Input, ops[i].Output)
+		placed[i] = true
+	}
+	first := -1
+	for i, op := range ops {
+		if !placed[i] && (first < 0 || op.Call < ops[first].Call) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return "every operation placed"
+	}
+	op := ops[first]
+	return fmt.Sprintf("the longest linearization places %d of %d operations and reaches %s; it cannot place %s (%s)",
+		len(longest), len(ops), model.DescribeState(state), model.DescribeOperation(op.Input, op.Output), model.DescribeOperationMetadata(op.Metadata))
 }

@@ -3,6 +3,7 @@ package jepsen
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"sort"
 	"sync"
@@ -155,4 +156,42 @@ func writeJSONLines(path string, ops []Op) error {
 		return err
 	}
 	return f.Close()
+}
+
+// ReadHistory reads a history file written by Run (JSON lines).
+func ReadHistory(path string) ([]Op, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ops []Op
+	dec := json.NewDecoder(bufio.NewReader(f))
+	for dec.More() {
+		var op Op
+		if err := dec.Decode(&op); err != nil {
+			return nil, fmt.Errorf("jepsen: %s: operation %d: %w", path, len(ops)+1, err)
+		}
+		ops = append(ops, op)
+	}
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
+	return ops, nil
+}
+
+// Check checks a history (sorted by call time) with the register and
+// create-if-absent models, as Run does, and returns the violations;
+// with dir set, the visualizations go there.
+func Check(ops []Op, dir string, timeout time.Duration) []Violation {
+	var end int64
+	for _, op := range ops {
+		end = max(end, op.Return+1)
+	}
+	var vs []Violation
+	for _, c := range []linearCheck{
+		checkLinear(ModelRegister, registerModel, registerOp, ops, end, timeout, dir, false),
+		checkLinear(ModelCreate, createModel, createOp, ops, end, timeout, dir, false),
+	} {
+		vs = append(vs, c.violations...)
+	}
+	return vs
 }
