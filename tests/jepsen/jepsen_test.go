@@ -20,7 +20,10 @@ func TestShort(t *testing.T) {
 	var sum Summary
 	t.Run("fleet", func(t *testing.T) {
 		f := StartFleet(t, FleetConfig{})
-		res := Run(f, withSwitches(t, RunConfig{Duration: 50 * time.Second, Dir: dir, Verbose: testing.Verbose()}))
+		// Faults held 2 s, 1.5 s apart: most kinds come once in 50 s
+		// (a killed nats-server takes seconds to come back).
+		res := Run(f, withSwitches(t, RunConfig{Duration: 50 * time.Second, Hold: 2 * time.Second, Quiet: 1500 * time.Millisecond,
+			Dir: dir, Verbose: testing.Verbose()}))
 		report(t, res)
 		sum.Add(res)
 	})
