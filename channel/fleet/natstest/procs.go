@@ -308,12 +308,45 @@ func tail(name string) string {
 func (p *Procs) Kill(i int) { p.end(i, syscall.SIGKILL) }
 
 // Pause stops server i with SIGSTOP: it keeps its connections and
-// answers nothing until [Procs.Resume]. It is an error when the server
-// is not running.
-func (p *Procs) Pause(i int) error { return p.signal(i, syscall.SIGSTOP) }
+// answers nothing until [Procs.Resume]. It returns once the process is
+// stopped (on Linux; elsewhere once the signal is sent). It is an error
+// when the server is not running.
+func (p *Procs) Pause(i int) error {
+	if err := p.signal(i, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	return p.awaitState(i, true)
+}
 
-// Resume lets server i go on after [Procs.Pause] (SIGCONT).
-func (p *Procs) Resume(i int) error { return p.signal(i, syscall.SIGCONT) }
+// Resume lets server i go on after [Procs.Pause] (SIGCONT), and returns
+// once its process runs (on Linux).
+func (p *Procs) Resume(i int) error {
+	if err := p.signal(i, syscall.SIGCONT); err != nil {
+		return err
+	}
+	return p.awaitState(i, false)
+}
+
+// signalWait bounds the wait for a signal's effect.
+const signalWait = 10 * time.Second
+
+// awaitState waits until server i's process is stopped (or not), as
+// far as this system tells.
+func (p *Procs) awaitState(i int, stopped bool) error {
+	pid := p.Pid(i)
+	deadline := time.Now().Add(signalWait)
+	for canSeeState && pid != 0 {
+		st := procState(pid)
+		if st == "" || (st == "T") == stopped {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("natstest: server %d (pid %d) in state %s %v after the signal", i, pid, st, signalWait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
 
 // signal sends sig to server i, which must be running.
 func (p *Procs) signal(i int, sig syscall.Signal) error {
