@@ -282,7 +282,15 @@ func (f *Fleet) Heal() error {
 
 // Faults returns a fault of each kind asked that a fleet can suffer (all
 // of them when none is asked); a kind it cannot suffer (KillSingle) is
-// left out.
+// left out. A fault's Inject picks a target under no other fault in
+// force (an error when there is none). Its Heal waits until
+// the target serves again: a server until the log stream's replicas are
+// current; a node until it answers /readyz 200, except while a server is
+// under a fault (the node may then be unable to join the fleet or be
+// ready, as a client of a server cut off is in a partition): then only
+// until its process runs. A node cut off or paused for longer than the
+// heartbeat may answer 200 when its Heal returns and then learn that the
+// others took it for dead, and rejoin with a new id.
 func (f *Fleet) Faults(kinds ...Kind) []Fault {
 	if len(kinds) == 0 {
 		kinds = fleetKinds

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,22 +57,6 @@ func awaitReadyz(t *testing.T, base string, want int, within time.Duration) {
 		code, body := readyzOf(base)
 		return code == want, fmt.Sprintf("%d %q", code, body)
 	})
-}
-
-// procState returns the state letter of process pid ("R", "S", "T",
-// ...) from /proc/<pid>/stat, "" when there is none.
-func procState(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	// pid (comm) state ...: comm may hold spaces, state follows its ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return ""
-	}
-	return s[i+2 : i+3]
 }
 
 // routez is what a nats-server's /routez says of its routes.

@@ -1,7 +1,5 @@
 package jepsen
 
-import "syscall"
-
 // inject hits a target with a fault of kind k: it returns the target's
 // name and how to undo what was done, also when it failed halfway.
 type inject func(f *Fleet, k Kind) (target string, undo func() error, err error)
@@ -114,12 +112,12 @@ func injectPauseNode(f *Fleet, k Kind) (string, func() error, error) {
 		return "", nil, err
 	}
 	undo := func() error {
-		if err := f.nodes[i].signal(syscall.SIGCONT); err != nil {
+		if err := f.nodes[i].resume(); err != nil {
 			return err
 		}
 		return f.awaitNode(i)
 	}
-	return nodeName(i), undo, f.nodes[i].signal(syscall.SIGSTOP)
+	return nodeName(i), undo, f.nodes[i].pause()
 }
 
 // claimLeader marks the log stream's leader as under k and returns it.

@@ -209,6 +209,21 @@ func (w *logWatch) storedSeq(i int) (uint64, error) {
 	return 0, fmt.Errorf("nats-%d /jsz: no stream %s", i, w.stream)
 }
 
+// askStepDown sends the request of a stepdown through server i.
+func (w *logWatch) askStepDown(i int, subject string) error {
+	msg, err := w.conns[i].Request(subject, nil, logAsk)
+	if err != nil {
+		return fmt.Errorf("jepsen: stepdown of %s through nats-%d: %w", w.stream, i, err)
+	}
+	var resp struct {
+		Success bool `json:"success"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil || !resp.Success {
+		return fmt.Errorf("jepsen: stepdown of %s through nats-%d: %s", w.stream, i, msg.Data)
+	}
+	return nil
+}
+
 // stepDown asks the stream's leader to step down, through the first
 // server of via that answers, and waits, at most within, until another
 // server leads; it returns the old and the new leader.
@@ -219,28 +234,21 @@ func (w *logWatch) stepDown(via []int, within time.Duration) (from, to int, err 
 		return -1, -1, err
 	}
 	subject := "$JS.API.STREAM.LEADER.STEPDOWN." + w.stream
-	var asked bool
-	for _, i := range via {
-		msg, rerr := w.conns[i].Request(subject, nil, logAsk)
-		if rerr != nil {
-			err = fmt.Errorf("jepsen: stepdown of %s through nats-%d: %w", w.stream, i, rerr)
-			continue
+	// JetStream may answer that it is unavailable for a moment (a leader
+	// just elected, a server just back): asked again until deadline.
+	for asked := false; !asked; {
+		for _, i := range via {
+			if err = w.askStepDown(i, subject); err == nil {
+				asked = true
+				break
+			}
 		}
-		var resp struct {
-			Success bool `json:"success"`
-			Error   *struct {
-				Description string `json:"description"`
-			} `json:"error"`
+		if !asked {
+			if time.Now().After(deadline) {
+				return from, -1, err
+			}
+			time.Sleep(200 * time.Millisecond)
 		}
-		if jerr := json.Unmarshal(msg.Data, &resp); jerr != nil || !resp.Success {
-			err = fmt.Errorf("jepsen: stepdown of %s: %s", w.stream, msg.Data)
-			continue
-		}
-		asked = true
-		break
-	}
-	if !asked {
-		return from, -1, err
 	}
 	for {
 		to, err = w.leader(via, time.Until(deadline))

@@ -186,6 +186,45 @@ func (n *resoProc) signal(sig syscall.Signal) error {
 	return nil
 }
 
+// pause stops the node with SIGSTOP and returns once it is stopped (on
+// Linux; elsewhere once the signal is sent).
+func (n *resoProc) pause() error {
+	if err := n.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	return n.awaitState(true)
+}
+
+// resume lets the node go on after pause (SIGCONT) and returns once it
+// runs (on Linux).
+func (n *resoProc) resume() error {
+	if err := n.signal(syscall.SIGCONT); err != nil {
+		return err
+	}
+	return n.awaitState(false)
+}
+
+// signalWait bounds the wait for a signal's effect.
+const signalWait = 10 * time.Second
+
+// awaitState waits until the node's process is stopped (or not), as far
+// as this system tells.
+func (n *resoProc) awaitState(stopped bool) error {
+	pid := n.pid()
+	deadline := time.Now().Add(signalWait)
+	for canSeeState && pid != 0 {
+		st := procState(pid)
+		if st == "" || (st == "T") == stopped {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("jepsen: %s (pid %d) in state %s %v after the signal", n.name, pid, st, signalWait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
 // running reports whether the node's process lives (paused or not).
 func (n *resoProc) running() bool {
 	n.mu.Lock()
