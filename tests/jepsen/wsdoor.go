@@ -56,9 +56,9 @@ type frame struct {
 // errNoReply is the error of a call whose reply did not come in time.
 var errNoReply = errors.New("jepsen: no reply in time")
 
-// call sends msg (its msg_id added) and waits until timeout for its reply.
-// Notifications that come first go to note (when not nil), with the time
-// they were read.
+// call sends msg (its msg_id added) and waits until timeout for its reply;
+// once it came, reads have no deadline again. Notifications that come
+// first go to note (when not nil).
 func (w *wsConn) call(msg map[string]any, timeout time.Duration, note func(frame, []byte)) (frame, error) {
 	w.nextID++
 	id := w.nextID
@@ -98,6 +98,7 @@ func (w *wsConn) call(msg map[string]any, timeout time.Duration, note func(frame
 		if *f.MsgID != id {
 			return frame{}, fmt.Errorf("jepsen: reply %q to msg_id %d, expected %d", data, *f.MsgID, id)
 		}
+		_ = w.c.SetReadDeadline(time.Time{})
 		return f, nil
 	}
 }
