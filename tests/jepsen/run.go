@@ -208,7 +208,12 @@ func Run(env Env, cfg RunConfig) Result {
 	for i := range cfg.Subscribers {
 		s := &subscriber{ID: i, Resource: streamRes}
 		subs = append(subs, s)
-		subWG.Go(func() { s.follow(w, i%env.Nodes(), subsDone) })
+		// Every other subscriber moves to the next node every 5 s or so.
+		var hop time.Duration
+		if i%2 == 1 {
+			hop = time.Duration(4000+rng.IntN(2000)) * time.Millisecond
+		}
+		subWG.Go(func() { s.follow(w, i%env.Nodes(), hop, subsDone) })
 	}
 	awaitSubscribed(hist, subs, 30*time.Second)
 	cfg.Logf("run %s: %d subscribers on %s, seed %d", res.Label, len(subs), streamRes, cfg.Seed)
@@ -303,6 +308,9 @@ func Run(env Env, cfg RunConfig) Result {
 	}
 	res.Problems = hist.Problems()
 
+	if dir != "" && len(res.Violations) == 0 && !cfg.Verbose {
+		_ = os.Remove(dir) // empty: nothing to keep
+	}
 	if dir != "" && (len(res.Violations) > 0 || cfg.Verbose) {
 		res.Dir = dir
 		res.History = filepath.Join(dir, "history.jsonl")

@@ -55,8 +55,10 @@ func (s *subscriber) saw(v int64) bool {
 }
 
 // follow runs the subscriber from node until done closes; a failed
-// attempt to subscribe is followed by a pause.
-func (s *subscriber) follow(w *workers, node int, done <-chan struct{}) {
+// attempt to subscribe is followed by a pause. With hop above 0 the
+// subscriber also leaves each node after that time, to resume on the
+// next one, faults or not.
+func (s *subscriber) follow(w *workers, node int, hop time.Duration, done <-chan struct{}) {
 	var since int64
 	var epoch string
 	for {
@@ -106,10 +108,15 @@ func (s *subscriber) follow(w *workers, node int, done <-chan struct{}) {
 		i := len(s.Segments) - 1
 		s.mu.Unlock()
 		closed := make(chan struct{})
+		var hopAfter <-chan time.Time
+		if hop > 0 {
+			hopAfter = time.After(hop)
+		}
 		go func() {
 			select {
 			case <-done:
 			case <-closed:
+			case <-hopAfter:
 			}
 			c.close()
 		}()
