@@ -184,10 +184,16 @@ func TestFleetFaults(t *testing.T) {
 			i := nodeOf(t, injectOrFail(t, x))
 			pid := f.nodes[i].pid()
 			awaitReadyz(t, f.URL(i), http.StatusServiceUnavailable, faultWait)
+			open := 0
 			for j, l := range f.links[i] {
-				if n := l.Conns(); k == CutNodeDrop && n != 0 {
+				n := l.Conns()
+				if k == CutNodeDrop && n != 0 {
 					t.Errorf("node %d cut off: %d connections to nats-%d open", i, n, j)
 				}
+				open += n
+			}
+			if k == CutNodeStall && open == 0 {
+				t.Errorf("node %d stalled: no connection to NATS open, want its connection held open", i)
 			}
 			if f.nodes[i].pid() != pid || procState(pid) == "" {
 				t.Errorf("node %d cut off: its process %d is gone", i, pid)
@@ -335,8 +341,8 @@ func awaitRoutes(t *testing.T, f *Fleet) {
 // it has no route left, and neither do they to it, also after a while
 // (the gossip of route addresses does not lead around the proxies);
 // healed, its routes come back, through the proxies. Then the new
-// leader's routes stalled: another leads; healed, the replicas are
-// current again.
+// leader's routes stalled: another leads while its route connections
+// stay open; healed, the replicas are current again.
 func TestNATSCutLeader(t *testing.T) {
 	skipShort(t)
 	f := StartFleet(t, FleetConfig{Nodes: 1})
@@ -356,6 +362,9 @@ func TestNATSCutLeader(t *testing.T) {
 	}
 	f.NATS().Stall(leader)
 	awaitLeaderNot(t, f, leader)
+	if n := f.NATS().RouteConns(leader); n == 0 {
+		t.Errorf("nats-%d stalled: no route connection open, want them held open", leader)
+	}
 	f.NATS().Heal(leader)
 	healEnv(t, f)
 }
