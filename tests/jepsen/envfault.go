@@ -58,4 +58,11 @@ func (x *envFault) Heal() error {
 	return nil
 }
 
+// forget takes the fault as ended: the Env's Heal ended what it left.
+func (x *envFault) forget() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.undo = nil
+}
+
 var _ Fault = (*envFault)(nil)

@@ -39,7 +39,6 @@ type FleetConfig struct {
 // through its gate, a proxy on a loopback port of its own that passes
 // each new connection to the node's current address.
 type Fleet struct {
-	tb    testing.TB
 	name  string
 	nats  *natstest.Procs
 	watch *logWatch
@@ -82,7 +81,6 @@ func StartFleet(tb testing.TB, cfg FleetConfig) *Fleet {
 	}
 	bin := BuildReso(tb)
 	f := &Fleet{
-		tb:          tb,
 		name:        "jepsen-" + strconv.FormatUint(rand.Uint64()%(1<<40), 36),
 		rng:         rand.New(rand.NewPCG(cfg.Seed, cfg.Seed>>1|1)),
 		busyNodes:   map[int]Kind{},
@@ -269,6 +267,9 @@ func (f *Fleet) Heal() error {
 	clear(f.busyNodes)
 	clear(f.busyServers)
 	f.mu.Unlock()
+	for _, x := range faults {
+		x.forget()
+	}
 	if err := f.watch.awaitCurrent(f.allServers(), f.allServers(), healWithin); err != nil {
 		errs = append(errs, err)
 	}

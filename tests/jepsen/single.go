@@ -107,6 +107,9 @@ func (s *Single) Heal() error {
 	if err := s.start(); err != nil {
 		errs = append(errs, err)
 	}
+	for _, x := range faults {
+		x.forget()
+	}
 	return errors.Join(errs...)
 }
 
