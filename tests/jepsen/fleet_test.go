@@ -91,10 +91,10 @@ func peersOf(rz routez) map[string]bool {
 }
 
 // TestFleetStarts: a fleet of three nodes starts ready; each node
-// answers through its gate; every route between the servers passes
-// through the harness's proxies (each server's /routez counts as many
-// routes as its proxies carry) and each server has routes to both
-// others.
+// answers through its gate; every server syncs each write to disk (its
+// /varz); every route between the servers passes through the harness's
+// proxies (each server's /routez counts as many routes as its proxies
+// carry) and each server has routes to both others.
 func TestFleetStarts(t *testing.T) {
 	skipShort(t)
 	f := StartFleet(t, FleetConfig{})
@@ -104,6 +104,24 @@ func TestFleetStarts(t *testing.T) {
 	for i := range f.Nodes() {
 		if code, body := readyzOf(f.URL(i)); code != http.StatusOK {
 			t.Errorf("node %d through its gate %s: /readyz %d %q", i, f.URL(i), code, body)
+		}
+	}
+	for i := range natsServers {
+		var varz struct {
+			JetStream struct {
+				Config struct {
+					SyncAlways bool `json:"sync_always"`
+				} `json:"config"`
+			} `json:"jetstream"`
+		}
+		resp, err := probe.Get(f.NATS().MonitorURL(i) + "/varz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&varz)
+		resp.Body.Close()
+		if err != nil || !varz.JetStream.Config.SyncAlways {
+			t.Errorf("nats-%d /varz: sync_always %v (%v), want true", i, varz.JetStream.Config.SyncAlways, err)
 		}
 	}
 	awaitRoutes(t, f)
