@@ -1,12 +1,13 @@
 // Package natstest starts a real NATS JetStream cluster for tests: three
 // nats-server instances (the github.com/nats-io/nats-server/v2 module) in
 // the test's process ([Start]), or as child processes that a test can
-// kill with SIGKILL ([StartProcs]), routed to each other on loopback
-// ports, each with its own store under the test's temporary directory.
-// No mock: the fleet's tests run against the server they run against in
-// production, configured as docs/fleet.md §14 says: with
-// sync_interval: always, so that a server writes a message to disk (fsync)
-// before it acknowledges it.
+// kill with SIGKILL ([StartProcs]), pause, or cut off from the others
+// through proxies of the test's routes ([StartProcsWith], [Proxy]),
+// routed to each other on loopback ports, each with its own store under
+// the test's temporary directory. No mock: the fleet's tests run against
+// the server they run against in production, configured as docs/fleet.md
+// §14 says: with sync_interval: always, so that a server writes a message
+// to disk (fsync) before it acknowledges it.
 package natstest
 
 import (

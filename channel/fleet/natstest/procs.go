@@ -28,12 +28,37 @@ import (
 type Procs struct {
 	bin string
 	dir string
+	cfg ProcsConfig
 
-	mu    sync.Mutex
-	confs []string // each server's configuration file
-	ports []int    // client ports
-	cport []int    // route ports
-	procs []*proc  // nil while stopped
+	mu     sync.Mutex
+	confs  []string     // each server's configuration file
+	ports  []int        // client ports
+	cport  []int        // route ports
+	mport  []int        // monitoring ports (with cfg.Monitor)
+	procs  []*proc      // nil while stopped
+	routes [][]*Proxy   // routes[i][j]: server i's way to server j (with cfg.ProxiedRoutes)
+	cut    []routeState // how each server is cut off (with cfg.ProxiedRoutes)
+}
+
+// ProcsConfig holds the less common ways of starting a [Procs] cluster;
+// its zero value is what [StartProcs] starts (sync_interval: always).
+type ProcsConfig struct {
+	// Sync is when each server writes its store to disk: SyncAlways (the
+	// zero value: sync_interval: always in its jetstream block, as a
+	// cluster that must survive the loss of power runs) or SyncDefault.
+	Sync Sync
+	// Monitor has each server serve its monitoring endpoints (/routez,
+	// /jsz, ...) on a loopback port: see [Procs.MonitorURL].
+	Monitor bool
+	// ProxiedRoutes passes every route between two servers through a
+	// [Proxy] of the test, one per ordered pair, so that [Procs.Cut] and
+	// [Procs.Stall] can cut a running server off from the others. Each
+	// server lists the proxies to the others as its routes and advertises
+	// an address that refuses every connection (127.0.0.1:1), so that the
+	// routes that servers open to the addresses they are told of (gossip)
+	// fail instead of leading around the proxies: the explicit routes
+	// alone make the full mesh.
+	ProxiedRoutes bool
 }
 
 // proc is one running server.
@@ -52,11 +77,17 @@ const procStart = time.Minute
 // kept in the user's cache directory.
 func StartProcs(tb testing.TB, n int) *Procs {
 	tb.Helper()
+	return StartProcsWith(tb, n, ProcsConfig{})
+}
+
+// StartProcsWith is [StartProcs] with the options of cfg.
+func StartProcsWith(tb testing.TB, n int, cfg ProcsConfig) *Procs {
+	tb.Helper()
 	bin, err := serverBinary()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := &Procs{bin: bin, dir: tb.TempDir()}
+	p := &Procs{bin: bin, dir: tb.TempDir(), cfg: cfg}
 	tb.Cleanup(p.killAll)
 	// The route ports are chosen first, so that each server can be told
 	// every other's from its first start (a JetStream cluster starts only
@@ -70,7 +101,13 @@ func StartProcs(tb testing.TB, n int) *Procs {
 		p.confs = append(p.confs, filepath.Join(p.dir, "nats-"+strconv.Itoa(i)+".conf"))
 		p.ports = append(p.ports, -1)
 		p.cport = append(p.cport, cports[i])
+		p.mport = append(p.mport, -1)
 		p.procs = append(p.procs, nil)
+	}
+	if cfg.ProxiedRoutes {
+		if err := p.startRouteProxies(n); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	for i := range n {
 		if err := p.writeConf(i, n); err != nil {
@@ -109,20 +146,35 @@ func (p *Procs) writeConf(i, n int) error {
 	defer p.mu.Unlock()
 	q := strconv.Quote
 	var b strings.Builder
-	fmt.Fprintf(&b, "server_name: %s\nhost: 127.0.0.1\nport: %d\n", q("nats-"+strconv.Itoa(i)), p.ports[i])
+	fmt.Fprintf(&b, "server_name: %s\nhost: 127.0.0.1\nport: %d\n", q(p.Name(i)), p.ports[i])
 	fmt.Fprintf(&b, "ports_file_dir: %s\n", q(p.dir))
-	fmt.Fprintf(&b, "jetstream {\n  store_dir: %s\n}\n", q(filepath.Join(p.dir, "nats-"+strconv.Itoa(i))))
+	if p.cfg.Monitor {
+		fmt.Fprintf(&b, "http_port: %d\n", p.mport[i])
+	}
+	syncLine := ""
+	if p.cfg.Sync == SyncAlways {
+		syncLine = "  sync_interval: always\n"
+	}
+	fmt.Fprintf(&b, "jetstream {\n  store_dir: %s\n%s}\n", q(filepath.Join(p.dir, "nats-"+strconv.Itoa(i))), syncLine)
 	if n > 1 {
 		var routes []string
 		for j, cp := range p.cport {
-			if j != i && cp > 0 {
+			switch {
+			case j == i || cp <= 0:
+			case p.routes != nil:
+				routes = append(routes, q("nats://"+p.routes[i][j].Addr()))
+			default:
 				routes = append(routes, q("nats://127.0.0.1:"+strconv.Itoa(cp)))
 			}
 		}
+		advertise := ""
+		if p.routes != nil {
+			advertise = "  advertise: \"127.0.0.1:1\"\n"
+		}
 		// no_advertise: clients know the servers they were given and no
 		// others, so that a proxy in front of them stays in the way.
-		fmt.Fprintf(&b, "cluster {\n  name: reso-test\n  host: 127.0.0.1\n  port: %d\n  no_advertise: true\n  routes: [%s]\n}\n",
-			p.cport[i], strings.Join(routes, ", "))
+		fmt.Fprintf(&b, "cluster {\n  name: reso-test\n  host: 127.0.0.1\n  port: %d\n  no_advertise: true\n%s  routes: [%s]\n}\n",
+			p.cport[i], advertise, strings.Join(routes, ", "))
 	}
 	return os.WriteFile(p.confs[i], []byte(b.String()), 0o600)
 }
@@ -163,6 +215,7 @@ func (p *Procs) Restart(i int) error {
 	}
 	cmd := exec.Command(p.bin, "-c", conf)
 	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		return fmt.Errorf("natstest: server %d: %w", i, err)
@@ -185,12 +238,15 @@ func (p *Procs) Restart(i int) error {
 	if ports.cluster > 0 {
 		p.cport[i] = ports.cluster
 	}
+	if ports.monitor > 0 {
+		p.mport[i] = ports.monitor
+	}
 	p.mu.Unlock()
 	return nil
 }
 
 // listening are the ports a server listens on.
-type listening struct{ client, cluster int }
+type listening struct{ client, cluster, monitor int }
 
 // awaitPorts waits for the ports file of pr (written once it listens)
 // and for its client port to accept a connection.
@@ -204,11 +260,14 @@ func (p *Procs) awaitPorts(pr *proc) (listening, error) {
 		default:
 		}
 		if data, err := os.ReadFile(file); err == nil {
-			var ports struct{ Nats, Cluster []string }
-			if json.Unmarshal(data, &ports) == nil && len(ports.Nats) > 0 {
+			var ports struct{ Nats, Cluster, Monitoring []string }
+			if json.Unmarshal(data, &ports) == nil && len(ports.Nats) > 0 && (!p.cfg.Monitor || len(ports.Monitoring) > 0) {
 				l := listening{client: portOf(ports.Nats[0])}
 				if len(ports.Cluster) > 0 {
 					l.cluster = portOf(ports.Cluster[0])
+				}
+				if len(ports.Monitoring) > 0 {
+					l.monitor = portOf(ports.Monitoring[0])
 				}
 				if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(l.client), time.Second); err == nil {
 					c.Close()
@@ -248,6 +307,86 @@ func tail(name string) string {
 // Kill kills server i with SIGKILL and waits until it exited.
 func (p *Procs) Kill(i int) { p.end(i, syscall.SIGKILL) }
 
+// Pause stops server i with SIGSTOP: it keeps its connections and
+// answers nothing until [Procs.Resume]. It returns once the process is
+// stopped (on Linux; elsewhere once the signal is sent). It is an error
+// when the server is not running.
+func (p *Procs) Pause(i int) error {
+	if err := p.signal(i, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	return p.awaitState(i, true)
+}
+
+// Resume lets server i go on after [Procs.Pause] (SIGCONT), and returns
+// once its process runs (on Linux).
+func (p *Procs) Resume(i int) error {
+	if err := p.signal(i, syscall.SIGCONT); err != nil {
+		return err
+	}
+	return p.awaitState(i, false)
+}
+
+// signalWait bounds the wait for a signal's effect.
+const signalWait = 10 * time.Second
+
+// awaitState waits until server i's process is stopped (or not), as
+// far as this system tells.
+func (p *Procs) awaitState(i int, stopped bool) error {
+	pid := p.Pid(i)
+	deadline := time.Now().Add(signalWait)
+	for canSeeState && pid != 0 {
+		st := procState(pid)
+		if st == "" || (st == "T") == stopped {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("natstest: server %d (pid %d) in state %s %v after the signal", i, pid, st, signalWait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// signal sends sig to server i, which must be running.
+func (p *Procs) signal(i int, sig syscall.Signal) error {
+	p.mu.Lock()
+	pr := p.procs[i]
+	p.mu.Unlock()
+	if pr == nil {
+		return fmt.Errorf("natstest: server %d is not running", i)
+	}
+	if err := pr.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("natstest: server %d: %w", i, err)
+	}
+	return nil
+}
+
+// Pid returns the process id of server i, 0 while it is stopped.
+func (p *Procs) Pid(i int) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.procs[i] == nil {
+		return 0
+	}
+	return p.procs[i].cmd.Process.Pid
+}
+
+// Name returns the server_name of server i: "nats-<i>", as JetStream
+// names the leaders and replicas of streams.
+func (p *Procs) Name(i int) string { return "nats-" + strconv.Itoa(i) }
+
+// MonitorURL returns the base URL of server i's monitoring endpoints
+// ("http://127.0.0.1:PORT"; with [ProcsConfig.Monitor], "" without).
+func (p *Procs) MonitorURL(i int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.cfg.Monitor || p.mport[i] <= 0 {
+		return ""
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(p.mport[i])
+}
+
 // Stop stops server i with SIGTERM (a clean shutdown) and waits until it
 // exited, killing it after 30 s.
 func (p *Procs) Stop(i int) { p.end(i, syscall.SIGTERM) }
@@ -259,10 +398,17 @@ func (p *Procs) StopAll() {
 	}
 }
 
-// killAll kills every server.
+// killAll kills every server and closes the proxies of the routes.
 func (p *Procs) killAll() {
 	for i := range p.procs {
 		p.Kill(i)
+	}
+	for _, row := range p.routes {
+		for _, r := range row {
+			if r != nil {
+				r.Close()
+			}
+		}
 	}
 }
 
@@ -276,6 +422,8 @@ func (p *Procs) end(i int, sig syscall.Signal) {
 		return
 	}
 	_ = pr.cmd.Process.Signal(sig)
+	// A paused server handles no signal but SIGKILL until it goes on.
+	_ = pr.cmd.Process.Signal(syscall.SIGCONT)
 	select {
 	case <-pr.done:
 	case <-time.After(30 * time.Second):

@@ -1,0 +1,27 @@
+package natstest
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// procState returns the state letter of process pid as /proc/<pid>/stat
+// gives it ("R", "S", "T" when stopped, ...); "" when there is no such
+// process.
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// pid (comm) state ...: comm may hold spaces; the state follows its ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+3 > len(s) {
+		return ""
+	}
+	return s[i+2 : i+3]
+}
+
+// canSeeState says whether procState tells the state of a process.
+const canSeeState = true
