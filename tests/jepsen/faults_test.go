@@ -12,6 +12,8 @@ import (
 	"time"
 
 	resoclient "github.com/reso-project/reso/client"
+
+	"github.com/reso-project/reso/channel/fleet/natstest"
 )
 
 // faultWait bounds what the fault tests await: a leader elected, a node
@@ -70,7 +72,7 @@ func healOrFail(t *testing.T, x Fault) {
 func awaitGone(t *testing.T, what string, pid int) {
 	t.Helper()
 	await(t, fmt.Sprintf("%s (pid %d) gone", what, pid), faultWait, func() (bool, string) {
-		st := procState(pid)
+		st := natstest.ProcState(pid)
 		return st == "", "state " + st
 	})
 }
@@ -195,7 +197,7 @@ func TestFleetFaults(t *testing.T) {
 			if k == CutNodeStall && open == 0 {
 				t.Errorf("node %d stalled: no connection to NATS open, want its connection held open", i)
 			}
-			if f.nodes[i].pid() != pid || procState(pid) == "" {
+			if f.nodes[i].pid() != pid || natstest.ProcState(pid) == "" {
 				t.Errorf("node %d cut off: its process %d is gone", i, pid)
 			}
 			healOrFail(t, x)
@@ -234,11 +236,11 @@ func TestFleetFaults(t *testing.T) {
 		x := oneFault(t, f, PauseNode)
 		i := nodeOf(t, injectOrFail(t, x))
 		pid := f.nodes[i].pid()
-		if st := procState(pid); st != "T" {
+		if st := natstest.ProcState(pid); st != "T" {
 			t.Errorf("node %d paused: state %q, want T", i, st)
 		}
 		healOrFail(t, x)
-		if st := procState(pid); st == "T" || st == "" {
+		if st := natstest.ProcState(pid); st == "T" || st == "" {
 			t.Errorf("node %d healed: state %q", i, st)
 		}
 		if code, body := readyzOf(f.URL(i)); code != http.StatusOK {
@@ -258,12 +260,12 @@ func TestFleetFaults(t *testing.T) {
 			t.Errorf("%s hit nats-%d; the leader was nats-%d", PauseNATSLeader, i, leader)
 		}
 		pid := f.NATS().Pid(i)
-		if st := procState(pid); st != "T" {
+		if st := natstest.ProcState(pid); st != "T" {
 			t.Errorf("nats-%d paused: state %q, want T", i, st)
 		}
 		awaitLeaderNot(t, f, i)
 		healOrFail(t, x)
-		if st := procState(pid); st == "T" || st == "" {
+		if st := natstest.ProcState(pid); st == "T" || st == "" {
 			t.Errorf("nats-%d healed: state %q", i, st)
 		}
 	})

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/reso-project/reso/channel/fleet/natstest"
 )
 
 // resoProc is one reso node of an Env: the same flags, directory and
@@ -212,8 +214,8 @@ const signalWait = 10 * time.Second
 func (n *resoProc) awaitState(stopped bool) error {
 	pid := n.pid()
 	deadline := time.Now().Add(signalWait)
-	for canSeeState && pid != 0 {
-		st := procState(pid)
+	for natstest.CanSeeState && pid != 0 {
+		st := natstest.ProcState(pid)
 		if st == "" || (st == "T") == stopped {
 			return nil
 		}

@@ -335,8 +335,8 @@ const signalWait = 10 * time.Second
 func (p *Procs) awaitState(i int, stopped bool) error {
 	pid := p.Pid(i)
 	deadline := time.Now().Add(signalWait)
-	for canSeeState && pid != 0 {
-		st := procState(pid)
+	for CanSeeState && pid != 0 {
+		st := ProcState(pid)
 		if st == "" || (st == "T") == stopped {
 			return nil
 		}

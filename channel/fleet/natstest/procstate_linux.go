@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// procState returns the state letter of process pid as /proc/<pid>/stat
+// ProcState returns the state letter of process pid as /proc/<pid>/stat
 // gives it ("R", "S", "T" when stopped, ...); "" when there is no such
 // process.
-func procState(pid int) string {
+func ProcState(pid int) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return ""
@@ -23,5 +23,5 @@ func procState(pid int) string {
 	return s[i+2 : i+3]
 }
 
-// canSeeState says whether procState tells the state of a process.
-const canSeeState = true
+// CanSeeState says whether ProcState tells the state of a process.
+const CanSeeState = true

@@ -2,8 +2,8 @@
 
 package natstest
 
-// procState returns "": only Linux tells a process's state here.
-func procState(pid int) string { return "" }
+// ProcState returns "": only Linux tells a process's state here.
+func ProcState(pid int) string { return "" }
 
-// canSeeState says whether procState tells the state of a process.
-const canSeeState = false
+// CanSeeState says whether ProcState tells the state of a process.
+const CanSeeState = false
