@@ -84,9 +84,8 @@ func (f *Fleet) mark(c *barrierCall) {
 	f.detach(c)
 	ctx, cancel := context.WithTimeout(f.life, barrierTimeout)
 	defer cancel()
-	data := append([]byte(readMagic), f.node+"\n"...)
 	err := retry(ctx, func(ctx context.Context) error {
-		ack, err := f.js.Publish(ctx, f.subject, data)
+		ack, err := f.js.Publish(ctx, f.subject, f.readMark)
 		if err != nil {
 			return err
 		}

@@ -118,9 +118,10 @@ type Fleet struct {
 	offline bool
 	back    time.Time
 
-	bmu     sync.Mutex
-	bnext   *barrierCall  // the read mark the reads coming now wait for
-	marking chan struct{} // a token per read mark in flight (barrier.go)
+	bmu      sync.Mutex
+	bnext    *barrierCall  // the read mark the reads coming now wait for
+	marking  chan struct{} // a token per read mark in flight (barrier.go)
+	readMark []byte        // this node's read mark: readMagic, its id, "\n"
 
 	// held, while set, stops the consumer until the channel closes: a
 	// seam for the tests, which make a node fall behind the log with it.
@@ -193,6 +194,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		stop:    make(chan struct{}),
 		marking: make(chan struct{}, maxMarks),
 	}
+	f.readMark = []byte(readMagic + f.node + "\n")
 	up := upper(cfg.Name)
 	err = retry(ctx, func(ctx context.Context) error {
 		f.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
