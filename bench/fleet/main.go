@@ -18,7 +18,9 @@
 //     second, p50/p99 from NOTIFY to delivery, missing deliveries;
 //   - fan-out at a fixed rate: -fan-subs subscribers, -rate NOTIFY/s;
 //   - node death: the time from kill -9 of a node to the last DELETE of its
-//     transient resources seen on another node.
+//     transient resources seen on another node;
+//   - the log's ceiling without reso: entries per second one R3 stream
+//     takes in messages of 1, 16, 64 and 256 entries (issue 36).
 //
 // The NATS servers run with sync_interval: always (docs/fleet.md §14);
 // -nats-sync default runs them with nats-server's default (fsync every 2
@@ -82,7 +84,7 @@ func run() error {
 	flag.DurationVar(&c.heartbeat, "heartbeat", 10*time.Second, "-fleet-heartbeat of the nodes")
 	flag.StringVar(&c.natsSync, "nats-sync", "always", "sync_interval of the NATS servers: always, default (nats-server's, fsync every 2 minutes), or both (a second fleet on a second cluster with the default, measured beside the first by the write loads)")
 	flag.StringVar(&c.dbSync, "db-sync", "normal", "-db-sync of the single node: normal, full, or both (a second single node with full, measured beside the first by the write loads)")
-	flag.StringVar(&c.only, "only", "", "run only this load: writes (or only its persistent or transient ones), pipelined, reads, notify, fanout or death")
+	flag.StringVar(&c.only, "only", "", "run only this load: writes (or only its persistent or transient ones), pipelined, reads, notify, fanout, death or stream")
 	flag.Parse()
 	switch {
 	case c.reso == "":
@@ -152,6 +154,7 @@ func run() error {
 		{"notify", b.notify},
 		{"fanout", b.fanout},
 		{"death", b.death},
+		{"stream", b.stream},
 	} {
 		if c.only == "" || c.only == l.name || l.name == "writes" && (c.only == "persistent" || c.only == "transient") {
 			if err := l.run(); err != nil {
