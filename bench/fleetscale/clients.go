@@ -123,33 +123,45 @@ func (p *clientProc) send(cmd string) error {
 }
 
 // stop tells the client to close its connections and waits (at most
-// clientStop) until it exited; past that it is killed.
-func (p *clientProc) stop() error {
+// clientStop) until it exited; past that it is killed. It returns the
+// connections that dropped before the close, from its last report.
+func (p *clientProc) stop() (dropped int64, err error) {
 	p.in.Close()
 	exited := make(chan error, 1)
 	go func() {
+		for r := range p.reports {
+			if r.Kind == "closed" {
+				dropped = r.Dropped
+			}
+		}
 		<-p.done
 		exited <- p.cmd.Wait()
 	}()
 	select {
 	case err := <-exited:
-		return err
+		return dropped, err
 	case <-time.After(clientStop):
 		p.cmd.Process.Kill()
 		<-exited
-		return errors.New("a load client did not end within " + clientStop.String())
+		return dropped, errors.New("a load client did not end within " + clientStop.String())
 	}
 }
 
-// stopClients stops every client (at once) and returns the first error.
-func stopClients(ps []*clientProc) error {
+// stopClients stops every client (at once) and returns the connections
+// that dropped before the close, summed, and the first error.
+func stopClients(ps []*clientProc) (int64, error) {
 	errs := make([]error, len(ps))
+	drops := make([]int64, len(ps))
 	var wg sync.WaitGroup
 	for i, p := range ps {
-		wg.Go(func() { errs[i] = p.stop() })
+		wg.Go(func() { drops[i], errs[i] = p.stop() })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	var dropped int64
+	for _, d := range drops {
+		dropped += d
+	}
+	return dropped, errors.Join(errs...)
 }
 
 // split shares the connections of targets among the fewest processes of

@@ -154,9 +154,7 @@ func measure(ph phase, c config) (res phaseResult, err error) {
 	clients, err := startClients(cfg, shares)
 	defer func() {
 		if clients != nil {
-			if serr := stopClients(clients); serr != nil && err == nil {
-				err = serr
-			}
+			stopClients(clients)
 		}
 	}()
 	if err != nil {
@@ -244,7 +242,6 @@ func measure(ph phase, c config) (res phaseResult, err error) {
 			res.expected += r.Expected
 			last = max(last, r.Last)
 			if g == c.notifies-1 {
-				res.dropped += r.Dropped
 				res.duplicates += r.Duplicates
 			}
 		}
@@ -262,7 +259,14 @@ func measure(ph phase, c config) (res phaseResult, err error) {
 	}
 	res.natsWin = v1.sub(v0)
 
-	// What the run left: drops, duplicates, the fleet's view of itself.
+	// The connections closed; what the run left: drops, the fleet's view
+	// of itself once the nodes deleted the presence entries.
+	ps := clients
+	clients = nil
+	if res.dropped, err = stopClients(ps); err != nil {
+		return res, err
+	}
+	time.Sleep(c.heartbeat)
 	for _, n := range ph.nodes {
 		if ph.nats == nil {
 			break

@@ -124,11 +124,17 @@ func (r phaseResult) print(w io.Writer, notifies int) {
 // printRatios writes the fleet's figures against the single node's.
 func printRatios(w io.Writer, fleet, single phaseResult) {
 	fl, sl := slices.Clone(fleet.latency), slices.Clone(single.latency)
-	fmt.Fprintf(w, "fleet (%d over %d nodes) against the single node (%d): RSS per connection %.2f (growth %.2f); CPU per delivery %.2f (%.2f with the idle CPU); publish to the last delivery p50 %v against %v, max %v against %v\n",
-		fleet.conns, len(fleet.rss), single.conns,
-		fleet.rssPerConn()/single.rssPerConn(), fleet.growthPerConn()/single.growthPerConn(),
-		float64(fleet.perDelivery(fleet.cpuNet()).total())/float64(max(single.perDelivery(single.cpuNet()).total(), 1)),
-		float64(fleet.perDelivery(fleet.cpu).total())/float64(max(single.perDelivery(single.cpu).total(), 1)),
+	ratio := func(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) }
+	servers := func(c cpuSplit) time.Duration { return c.nodes + c.nats }
+	fn, sn := fleet.perDelivery(fleet.cpuNet()), single.perDelivery(single.cpuNet())
+	fmt.Fprintf(w, "fleet (%d over %d nodes) against the single node (%d), the fleet's over the single node's:\n", fleet.conns, len(fleet.rss), single.conns)
+	fmt.Fprintf(w, "  RSS per connection %.2f (growth from before the connections %.2f)\n",
+		fleet.rssPerConn()/single.rssPerConn(), fleet.growthPerConn()/single.growthPerConn())
+	fmt.Fprintf(w, "  CPU per delivery: nodes and NATS %.2f, every process (load clients too) %.2f; with the idle CPU %.2f and %.2f\n",
+		ratio(servers(fn), servers(sn)), ratio(fn.total(), sn.total()),
+		ratio(servers(fleet.perDelivery(fleet.cpu)), servers(single.perDelivery(single.cpu))),
+		ratio(fleet.perDelivery(fleet.cpu).total(), single.perDelivery(single.cpu).total()))
+	fmt.Fprintf(w, "  publish to the last delivery: p50 %v against %v, max %v against %v\n",
 		quantile(fl, 0.5).Round(time.Millisecond), quantile(sl, 0.5).Round(time.Millisecond),
 		quantile(fl, 1).Round(time.Millisecond), quantile(sl, 1).Round(time.Millisecond))
 }
