@@ -234,6 +234,7 @@ func runFleet(c config, dir string) (phaseResult, error) {
 		c.nodes, natsServers, c.heartbeat, runtime.NumCPU())
 	res, err := measure(phase{name: "fleet", nodes: nodes, nats: nc, conns: c.conns}, c)
 	if err != nil {
+		printTails(nodes, 20)
 		return res, err
 	}
 	res.print(os.Stdout, c.notifies)
@@ -258,6 +259,7 @@ func runSingle(c config, dir string) (phaseResult, error) {
 	fmt.Println("1 reso alone on SQLite")
 	res, err := measure(phase{name: "single node", nodes: []*cluster.Node{n}, conns: c.single}, c)
 	if err != nil {
+		printTails([]*cluster.Node{n}, 20)
 		return res, err
 	}
 	res.print(os.Stdout, c.notifies)

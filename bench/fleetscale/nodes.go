@@ -142,3 +142,20 @@ func (lc logCounts) String() string {
 	}
 	return s
 }
+
+// printTails writes the last lines of each node's log on stderr, and
+// what readLogs found in them: what a failed measure leaves to look at
+// (the logs go with the bench's directory).
+func printTails(nodes []*cluster.Node, lines int) {
+	for _, n := range nodes {
+		b, err := os.ReadFile(n.Log)
+		if err != nil {
+			continue
+		}
+		ls := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		fmt.Fprintf(os.Stderr, "--- the end of %s's log:\n%s\n", n.Name, strings.Join(ls[max(len(ls)-lines, 0):], "\n"))
+	}
+	if lc, err := readLogs(nodes); err == nil {
+		fmt.Fprintf(os.Stderr, "--- %s\n", lc)
+	}
+}

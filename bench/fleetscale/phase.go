@@ -1,13 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/bench/internal/cluster"
 	"github.com/reso-project/reso/bench/internal/proc"
@@ -25,32 +24,33 @@ type phase struct {
 
 // phaseResult is what a phase measured.
 type phaseResult struct {
-	name       string
-	conns      int // connections asked for
-	procs      int // load clients
-	setup      time.Duration
-	subscribed int64
-	failures   int64
-	unset      int64
-	errors     []string
-	perNode    []int64 // connections on each node (reso_channel_connections)
-	rss        []int64 // KiB, per node, with the connections held
-	rssBase    []int64 // KiB, per node, before they were opened
-	natsRSS    []int64 // KiB, per NATS server, with the connections held
-	natsBase   []int64 // KiB, per NATS server, before
-	idle       cpuSplit
-	idleLen    time.Duration
-	idleNATS   varz
-	latency    []time.Duration // per NOTIFY: publish to the last delivery
-	received   int64
-	expected   int64
-	duplicates int64
-	window     time.Duration // the NOTIFYs', from the first publish to the last collect
-	cpu        cpuSplit      // over window
-	natsWin    varz          // over window
-	dropped    int64
-	liveNodes  []float64 // reso_fleet_live_nodes of each node at the end (fleet)
-	logs       logCounts
+	name           string
+	conns          int // connections asked for
+	procs          int // load clients
+	setup          time.Duration
+	subscribed     int64
+	failures       int64
+	unset          int64
+	errors         []string
+	perNode        []int64 // connections on each node (reso_channel_connections)
+	rss            []int64 // KiB, per node, with the connections held
+	rssBase        []int64 // KiB, per node, before they were opened
+	natsRSS        []int64 // KiB, per NATS server, with the connections held
+	natsBase       []int64 // KiB, per NATS server, before
+	idle           cpuSplit
+	idleLen        time.Duration
+	idleNATS       varz
+	latency        []time.Duration // per NOTIFY: publish to the last delivery
+	received       int64
+	expected       int64
+	duplicates     int64
+	failedNotifies int           // NOTIFYs whose reply did not come
+	window         time.Duration // the NOTIFYs', from the first publish to the last collect
+	cpu            cpuSplit      // over window
+	natsWin        varz          // over window
+	dropped        int64
+	liveNodes      []float64 // reso_fleet_live_nodes of each node at the end (fleet)
+	logs           logCounts
 }
 
 // cpuSplit is CPU time by kind of process.
@@ -210,12 +210,15 @@ func measure(ph phase, c config) (res phaseResult, err error) {
 	}
 	res.idleNATS = v1.sub(v0)
 
-	// The NOTIFYs, from a connection of their own to the first node.
-	pub, _, err := websocket.DefaultDialer.Dial("ws://"+ph.nodes[0].Addr+"/channel", map[string][]string{"Origin": {"http://" + ph.nodes[0].Addr}})
+	// The NOTIFYs, from a connection of their own to the first node (to
+	// the next one, should a node close it: a NOTIFY whose reply did not
+	// come is counted failed, and its deliveries not awaited).
+	pub, err := dialPublisher(ph.nodes[0].Addr)
 	if err != nil {
-		return res, fmt.Errorf("publisher: %w", err)
+		return res, err
 	}
-	defer pub.Close()
+	defer func() { pub.close() }()
+	dups := make([]int64, len(clients))
 	cpu0 = cpuOf(ph.nodes, natsP, clients)
 	if v0, err = readVarz(ph.nats); err != nil {
 		return res, err
@@ -223,34 +226,42 @@ func measure(ph phase, c config) (res phaseResult, err error) {
 	t0 = time.Now()
 	for g := range c.notifies {
 		until := time.Now().Add(c.notifyTimeout)
+		sent := time.Now().UnixNano()
+		if err := pub.notify(room, g, until); err != nil {
+			res.failedNotifies++
+			fmt.Fprintf(os.Stderr, "%s: NOTIFY %d: %v\n", ph.name, g, err)
+			pub.close()
+			if pub, err = redialPublisher(ph.nodes, g+1); err != nil {
+				return res, err
+			}
+			continue
+		}
 		for _, p := range clients {
 			if err := p.send(fmt.Sprintf("collect %d %d", g, until.UnixNano())); err != nil {
 				return res, fmt.Errorf("load client: %w", err)
 			}
 		}
-		sent := time.Now().UnixNano()
-		if err := call(pub, `{"method":"NOTIFY","resource":"`+room+`","data":{"g":`+strconv.Itoa(g)+`},"msg_id":`+strconv.Itoa(100+g)+`}`, int64(100+g), until); err != nil {
-			return res, fmt.Errorf("publisher: %w", err)
-		}
-		var last int64
-		for _, p := range clients {
+		var last, received, expected int64
+		for i, p := range clients {
 			r, err := p.await("collect", until.Add(30*time.Second))
 			if err != nil {
 				return res, err
 			}
 			res.received += r.Received
 			res.expected += r.Expected
+			received, expected = received+r.Received, expected+r.Expected
 			last = max(last, r.Last)
-			if g == c.notifies-1 {
-				res.duplicates += r.Duplicates
-			}
+			dups[i] = r.Duplicates
 		}
+		lat := time.Duration(last - sent)
 		if last == 0 {
-			res.latency = append(res.latency, -1) // nothing delivered
-		} else {
-			res.latency = append(res.latency, time.Duration(last-sent))
+			lat = -1 // nothing delivered
 		}
+		res.latency = append(res.latency, lat)
+		fmt.Fprintf(os.Stderr, "%s: NOTIFY %d: %d of %d delivered, the last %v after the publish\n",
+			ph.name, g, received, expected, lat.Round(time.Millisecond))
 	}
+	res.duplicates = sum(dups)
 	res.window = time.Since(t0)
 	res.cpu = cpuOf(ph.nodes, natsP, clients).sub(cpu0)
 	v1, err = readVarz(ph.nats)
@@ -310,4 +321,18 @@ func progress(name string, clients []*clientProc, total int) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-ended }
+}
+
+// redialPublisher opens the publisher's connection again, to the nodes
+// by turns from node k, until one takes it.
+func redialPublisher(nodes []*cluster.Node, k int) (*publisher, error) {
+	var errs []error
+	for i := range nodes {
+		p, err := dialPublisher(nodes[(k+i)%len(nodes)].Addr)
+		if err == nil {
+			return p, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
 }

@@ -108,6 +108,9 @@ func (r phaseResult) print(w io.Writer, notifies int) {
 	fmt.Fprintf(w, "  %d NOTIFYs to the room, one after another: publish to the last delivery p50 %v, p99 %v, max %v; deliveries %d of %d, missing %d, duplicated %d\n",
 		notifies, quantile(lat, 0.5).Round(time.Millisecond), quantile(lat, 0.99).Round(time.Millisecond), quantile(lat, 1).Round(time.Millisecond),
 		r.received, r.expected, r.expected-r.received, r.duplicates)
+	if r.failedNotifies > 0 {
+		fmt.Fprintf(w, "  NOTIFYs whose reply did not come (their deliveries not counted): %d\n", r.failedNotifies)
+	}
 	net, gross := r.perDelivery(r.cpuNet()), r.perDelivery(r.cpu)
 	fmt.Fprintf(w, "  CPU per delivery, every process summed: %s (nodes %s, NATS %s, clients %s), the idle CPU of as long taken off; %s with it\n",
 		us(net.total()), us(net.nodes), us(net.nats), us(net.clients), us(gross.total()))
