@@ -57,8 +57,9 @@ type clientReport struct {
 	G          int      `json:"g"`                    // the notification of a collect
 	Received   int64    `json:"received"`             // deliveries of notification G
 	Last       int64    `json:"last"`                 // unix ns of its last delivery, 0 if none
-	Expected   int64    `json:"expected"`             // connections subscribed when collect was asked
+	Expected   int64    `json:"expected"`             // connections subscribed when expect was told
 	Duplicates int64    `json:"duplicates,omitempty"` // deliveries of a notification already counted on that connection
+	Drops      []string `json:"drops,omitempty"`      // why the first dropped connections ended
 }
 
 // loadClient is the state of a load client's process.
@@ -70,11 +71,13 @@ type loadClient struct {
 	failures   atomic.Int64
 	dropped    atomic.Int64
 	closing    atomic.Bool
+	expected   []atomic.Int64 // per notification: connections subscribed at its expect
 	received   []atomic.Int64 // per notification
 	last       []atomic.Int64 // per notification: unix ns of the last delivery
 	dups       atomic.Int64
 	errMu      sync.Mutex
 	errs       []string
+	drops      []string // why the first dropped connections ended
 	connMu     sync.Mutex
 	conns      []*websocket.Conn
 	readers    sync.WaitGroup
@@ -82,9 +85,10 @@ type loadClient struct {
 
 // runClient is the main of a load client: it reads its configuration,
 // sets its connections up, reports, then answers the bench's commands on
-// stdin ("collect G UNIXNS": report notification G's deliveries once
-// every subscribed connection has it or at UNIXNS) until stdin ends, and
-// closes its connections.
+// stdin until stdin ends, and closes its connections. The commands:
+// "expect G" (before notification G is sent: the connections subscribed
+// now are those that must have it) and "collect G UNIXNS" (report its
+// deliveries once every one of those has it, or at UNIXNS).
 func runClient() error {
 	in := bufio.NewReader(os.Stdin)
 	line, err := in.ReadBytes('\n')
@@ -96,6 +100,7 @@ func runClient() error {
 		return fmt.Errorf("client: configuration: %w", err)
 	}
 	c.received = make([]atomic.Int64, c.cfg.Notifies)
+	c.expected = make([]atomic.Int64, c.cfg.Notifies)
 	c.last = make([]atomic.Int64, c.cfg.Notifies)
 	defer c.closeAll()
 
@@ -109,12 +114,19 @@ func runClient() error {
 			return err
 		}
 		f := strings.Fields(line)
-		if len(f) != 3 || f[0] != "collect" {
+		if len(f) < 2 || (f[0] == "expect") != (len(f) == 2) || (f[0] != "expect" && f[0] != "collect") {
 			return fmt.Errorf("client: unknown command %q", line)
 		}
-		g, err1 := strconv.Atoi(f[1])
-		until, err2 := strconv.ParseInt(f[2], 10, 64)
-		if err1 != nil || err2 != nil || g < 0 || g >= c.cfg.Notifies {
+		g, err := strconv.Atoi(f[1])
+		if err != nil || g < 0 || g >= c.cfg.Notifies {
+			return fmt.Errorf("client: bad command %q", line)
+		}
+		if f[0] == "expect" {
+			c.expected[g].Store(c.subscribed.Load())
+			continue
+		}
+		until, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
 			return fmt.Errorf("client: bad command %q", line)
 		}
 		c.collect(g, time.Unix(0, until))
@@ -334,6 +346,11 @@ func (c *loadClient) read(conn *websocket.Conn) {
 			if !c.closing.Load() {
 				c.dropped.Add(1)
 				c.subscribed.Add(-1)
+				c.errMu.Lock()
+				if len(c.drops) < 3 {
+					c.drops = append(c.drops, time.Now().Format("15:04:05.000")+" "+err.Error())
+				}
+				c.errMu.Unlock()
 			}
 			return
 		}
@@ -372,7 +389,7 @@ func (c *loadClient) read(conn *websocket.Conn) {
 // collect reports notification g's deliveries once every subscribed
 // connection has had it, or at until.
 func (c *loadClient) collect(g int, until time.Time) {
-	expected := c.subscribed.Load()
+	expected := c.expected[g].Load()
 	for c.received[g].Load() < expected && time.Now().Before(until) {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -395,5 +412,8 @@ func (c *loadClient) closeAll() {
 		}
 	}
 	c.readers.Wait()
-	c.report(clientReport{Kind: "closed"})
+	c.errMu.Lock()
+	drops := c.drops
+	c.errMu.Unlock()
+	c.report(clientReport{Kind: "closed", Drops: drops})
 }

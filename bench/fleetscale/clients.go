@@ -124,14 +124,15 @@ func (p *clientProc) send(cmd string) error {
 
 // stop tells the client to close its connections and waits (at most
 // clientStop) until it exited; past that it is killed. It returns the
-// connections that dropped before the close, from its last report.
-func (p *clientProc) stop() (dropped int64, err error) {
+// connections that dropped before the close and why the first did,
+// from its last report.
+func (p *clientProc) stop() (dropped int64, why []string, err error) {
 	p.in.Close()
 	exited := make(chan error, 1)
 	go func() {
 		for r := range p.reports {
 			if r.Kind == "closed" {
-				dropped = r.Dropped
+				dropped, why = r.Dropped, r.Drops
 			}
 		}
 		<-p.done
@@ -139,29 +140,33 @@ func (p *clientProc) stop() (dropped int64, err error) {
 	}()
 	select {
 	case err := <-exited:
-		return dropped, err
+		return dropped, why, err
 	case <-time.After(clientStop):
 		p.cmd.Process.Kill()
 		<-exited
-		return dropped, errors.New("a load client did not end within " + clientStop.String())
+		return dropped, why, errors.New("a load client did not end within " + clientStop.String())
 	}
 }
 
 // stopClients stops every client (at once) and returns the connections
-// that dropped before the close, summed, and the first error.
-func stopClients(ps []*clientProc) (int64, error) {
+// that dropped before the close, summed, why the first of each client
+// did, and the first error.
+func stopClients(ps []*clientProc) (int64, []string, error) {
 	errs := make([]error, len(ps))
 	drops := make([]int64, len(ps))
+	whys := make([][]string, len(ps))
 	var wg sync.WaitGroup
 	for i, p := range ps {
-		wg.Go(func() { drops[i], errs[i] = p.stop() })
+		wg.Go(func() { drops[i], whys[i], errs[i] = p.stop() })
 	}
 	wg.Wait()
 	var dropped int64
-	for _, d := range drops {
+	var why []string
+	for i, d := range drops {
 		dropped += d
+		why = append(why, whys[i]...)
 	}
-	return dropped, errors.Join(errs...)
+	return dropped, why, errors.Join(errs...)
 }
 
 // split shares the connections of targets among the fewest processes of

@@ -49,6 +49,7 @@ type phaseResult struct {
 	cpu            cpuSplit      // over window
 	natsWin        varz          // over window
 	dropped        int64
+	dropWhy        []string  // why the first dropped connections ended
 	liveNodes      []float64 // reso_fleet_live_nodes of each node at the end (fleet)
 	logs           logCounts
 }
@@ -225,6 +226,11 @@ func measure(ph phase, c config) (res phaseResult, err error) {
 	}
 	t0 = time.Now()
 	for g := range c.notifies {
+		for _, p := range clients {
+			if err := p.send("expect " + strconv.Itoa(g)); err != nil {
+				return res, fmt.Errorf("load client: %w", err)
+			}
+		}
 		until := time.Now().Add(c.notifyTimeout)
 		sent := time.Now().UnixNano()
 		if err := pub.notify(room, g, until); err != nil {
@@ -274,7 +280,7 @@ func measure(ph phase, c config) (res phaseResult, err error) {
 	// of itself once the nodes deleted the presence entries.
 	ps := clients
 	clients = nil
-	if res.dropped, err = stopClients(ps); err != nil {
+	if res.dropped, res.dropWhy, err = stopClients(ps); err != nil {
 		return res, err
 	}
 	time.Sleep(c.heartbeat)

@@ -46,6 +46,13 @@ func (r phaseResult) perDelivery(c cpuSplit) cpuSplit {
 	return c.scale(1 / float64(max(r.received, 1)))
 }
 
+// netOK tells whether cpuNet means something: the idle CPU of no kind
+// of process was above the NOTIFYs'.
+func (r phaseResult) netOK() bool {
+	n := r.cpuNet()
+	return n.nodes >= 0 && n.nats >= 0 && n.clients >= 0
+}
+
 // cpuNet is the NOTIFYs' CPU with the idle CPU of as long taken off.
 func (r phaseResult) cpuNet() cpuSplit { return r.cpu.sub(r.idleShare()) }
 
@@ -112,8 +119,13 @@ func (r phaseResult) print(w io.Writer, notifies int) {
 		fmt.Fprintf(w, "  NOTIFYs whose reply did not come (their deliveries not counted): %d\n", r.failedNotifies)
 	}
 	net, gross := r.perDelivery(r.cpuNet()), r.perDelivery(r.cpu)
-	fmt.Fprintf(w, "  CPU per delivery, every process summed: %s (nodes %s, NATS %s, clients %s), the idle CPU of as long taken off; %s with it\n",
-		us(net.total()), us(net.nodes), us(net.nats), us(net.clients), us(gross.total()))
+	if !r.netOK() {
+		fmt.Fprintf(w, "  CPU per delivery, every process summed: %s (nodes %s, NATS %s, clients %s), the idle CPU included (it was above the NOTIFYs' for a kind of process)\n",
+			us(gross.total()), us(gross.nodes), us(gross.nats), us(gross.clients))
+	} else {
+		fmt.Fprintf(w, "  CPU per delivery, every process summed: %s (nodes %s, NATS %s, clients %s), the idle CPU of as long taken off; %s with it\n",
+			us(net.total()), us(net.nodes), us(net.nats), us(net.clients), us(gross.total()))
+	}
 	if fleet {
 		n := r.natsNet()
 		f := 1 / float64(notifies)
@@ -121,7 +133,11 @@ func (r phaseResult) print(w io.Writer, notifies int) {
 			float64(n.InMsgs)*f, float64(n.InBytes)*f, float64(n.OutMsgs)*f, float64(n.OutBytes)*f, len(r.rss))
 		fmt.Fprintf(w, "  live nodes at the end, as each node sees it: %v\n", r.liveNodes)
 	}
-	fmt.Fprintf(w, "  connections dropped during the run: %d; %s\n", r.dropped, r.logs)
+	fmt.Fprintf(w, "  connections dropped during the run: %d", r.dropped)
+	for _, why := range r.dropWhy[:min(len(r.dropWhy), 3)] {
+		fmt.Fprintf(w, "; %s", why)
+	}
+	fmt.Fprintf(w, "\n  %s\n", r.logs)
 }
 
 // printRatios writes the fleet's figures against the single node's.
@@ -133,9 +149,12 @@ func printRatios(w io.Writer, fleet, single phaseResult) {
 	fmt.Fprintf(w, "fleet (%d over %d nodes) against the single node (%d), the fleet's over the single node's:\n", fleet.conns, len(fleet.rss), single.conns)
 	fmt.Fprintf(w, "  RSS per connection %.2f (growth from before the connections %.2f)\n",
 		fleet.rssPerConn()/single.rssPerConn(), fleet.growthPerConn()/single.growthPerConn())
-	fmt.Fprintf(w, "  CPU per delivery: nodes and NATS %.2f, every process (load clients too) %.2f; with the idle CPU %.2f and %.2f\n",
-		ratio(servers(fn), servers(sn)), ratio(fn.total(), sn.total()),
-		ratio(servers(fleet.perDelivery(fleet.cpu)), servers(single.perDelivery(single.cpu))),
+	net := "n/a (the idle CPU above the NOTIFYs')"
+	if fleet.netOK() && single.netOK() {
+		net = fmt.Sprintf("%.2f, every process (load clients too) %.2f", ratio(servers(fn), servers(sn)), ratio(fn.total(), sn.total()))
+	}
+	fmt.Fprintf(w, "  CPU per delivery, the idle CPU taken off: nodes and NATS %s; with the idle CPU: nodes and NATS %.2f, every process %.2f\n",
+		net, ratio(servers(fleet.perDelivery(fleet.cpu)), servers(single.perDelivery(single.cpu))),
 		ratio(fleet.perDelivery(fleet.cpu).total(), single.perDelivery(single.cpu).total()))
 	fmt.Fprintf(w, "  publish to the last delivery: p50 %v against %v, max %v against %v\n",
 		quantile(fl, 0.5).Round(time.Millisecond), quantile(sl, 0.5).Round(time.Millisecond),
