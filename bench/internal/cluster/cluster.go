@@ -23,6 +23,7 @@ type Node struct {
 	Name  string
 	Addr  string // HOST:PORT of the doors
 	Admin string // HOST:PORT of -admin-addr (metrics, pprof)
+	Log   string // the file its log goes to: dir/name.log
 	cmd   *exec.Cmd
 	done  chan struct{}
 }
@@ -32,9 +33,10 @@ var (
 	adminRe  = regexp.MustCompile(`msg="reso admin listening" addr=(\S+)`)
 )
 
-// StartNode starts bin in dir with its state under dir/name, loopback
-// listeners (doors, and admin with pprof), no login, room for 20,000
-// connections and args, and waits (at most 90 s) until both listen.
+// StartNode starts bin in dir with its state under dir/name and its log
+// in dir/name.log, loopback listeners (doors, and admin with pprof), no
+// login, room for 20,000 connections and args, and waits (at most 90 s)
+// until both listen.
 func StartNode(bin, dir, name string, args ...string) (*Node, error) {
 	base := []string{"-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-pprof", "-login", "", "-channel-max-connections", "20000"}
 	cmd := exec.Command(bin, append(base, args...)...)
@@ -44,14 +46,21 @@ func StartNode(bin, dir, name string, args ...string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	logName := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logName)
+	if err != nil {
 		return nil, err
 	}
-	n := &Node{Name: name, cmd: cmd, done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	n := &Node{Name: name, Log: logName, cmd: cmd, done: make(chan struct{})}
 	addrs := make(chan [2]string, 1)
 	go func() {
+		defer logFile.Close()
 		var a [2]string
-		sc := bufio.NewScanner(out)
+		sc := bufio.NewScanner(io.TeeReader(out, logFile))
 		for sc.Scan() {
 			if m := listenRe.FindStringSubmatch(sc.Text()); m != nil && a[0] == "" {
 				a[0] = m[1]
@@ -64,7 +73,7 @@ func StartNode(bin, dir, name string, args ...string) (*Node, error) {
 				addrs = nil
 			}
 		}
-		io.Copy(io.Discard, out) // past a line too long to scan: the node must not block on its log
+		io.Copy(logFile, out) // past a line too long to scan: the node must not block on its log
 	}()
 	go func() { cmd.Wait(); close(n.done) }()
 	select {

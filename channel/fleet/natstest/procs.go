@@ -81,19 +81,32 @@ func StartProcs(tb testing.TB, n int) *Procs {
 // StartProcsWith is [StartProcs] with the options of cfg.
 func StartProcsWith(tb testing.TB, n int, cfg ProcsConfig) *Procs {
 	tb.Helper()
-	bin, err := serverBinary()
+	p, err := NewProcs(n, tb.TempDir(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := &Procs{bin: bin, dir: tb.TempDir(), cfg: cfg}
 	tb.Cleanup(p.killAll)
+	return p
+}
+
+// NewProcs starts an n-server JetStream cluster of processes as
+// [StartProcsWith] does, with its files (configurations, stores, logs)
+// under dir, for a program that is no test (the load programs of bench/);
+// the caller ends it with [Procs.StopAll] (its servers also get SIGKILL
+// when the caller dies).
+func NewProcs(n int, dir string, cfg ProcsConfig) (*Procs, error) {
+	bin, err := serverBinary()
+	if err != nil {
+		return nil, err
+	}
+	p := &Procs{bin: bin, dir: dir, cfg: cfg}
 	// The route ports are chosen first, so that each server can be told
 	// every other's from its first start (a JetStream cluster starts only
 	// with routes); the client ports are those the servers take at their
 	// first start.
 	cports, err := freePorts(n)
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	for i := range n {
 		p.confs = append(p.confs, filepath.Join(p.dir, "nats-"+strconv.Itoa(i)+".conf"))
@@ -104,24 +117,28 @@ func StartProcsWith(tb testing.TB, n int, cfg ProcsConfig) *Procs {
 	}
 	if cfg.ProxiedRoutes {
 		if err := p.startRouteProxies(n); err != nil {
-			tb.Fatal(err)
+			p.killAll()
+			return nil, err
 		}
 	}
 	for i := range n {
 		if err := p.writeConf(i, n); err != nil {
-			tb.Fatal(err)
+			p.killAll()
+			return nil, err
 		}
 	}
 	for i := range n {
 		if err := p.Restart(i); err != nil {
-			tb.Fatal(err)
+			p.killAll()
+			return nil, err
 		}
 		// From now on the server keeps its client port.
 		if err := p.writeConf(i, n); err != nil {
-			tb.Fatal(err)
+			p.killAll()
+			return nil, err
 		}
 	}
-	return p
+	return p, nil
 }
 
 // freePorts returns n loopback ports free now.
