@@ -44,11 +44,15 @@ type Options struct {
 	HTTPClient *http.Client
 	// BackoffMin is the longest first wait before a reconnect; it
 	// doubles with each failed attempt up to BackoffMax. Each wait is
-	// drawn at random between half the bound and the bound. Zero means
-	// DefaultBackoffMin and DefaultBackoffMax.
+	// drawn at random between half the bound and the bound. A connection
+	// that ends before it proved itself (no frame came from the server,
+	// and it was open for less than BackoffMax and 5 s: an overloaded
+	// node's close 1013 right after the upgrade, say) counts as a failed
+	// attempt; one that proved itself starts the waits again from
+	// BackoffMin. Zero means DefaultBackoffMin and DefaultBackoffMax.
 	BackoffMin, BackoffMax time.Duration
-	// ConnectTimeout bounds one connection attempt; zero means
-	// DefaultConnectTimeout.
+	// ConnectTimeout bounds one connection attempt (one that the server
+	// refuses or ends sooner ends then); zero means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// Queue is how many requests may wait for a connection while there
 	// is none; they are sent once, after the reconnect. Zero means none:
@@ -116,6 +120,7 @@ type Client struct {
 	gen     uint64        // state changes so far
 	err     error         // why the client ended; nil while it runs
 	lastErr error         // the error of the last failed attempt
+	attempt int           // attempts failed since a connection proved itself: the exponent of the next back-off
 	next    int           // the index in urls of the next attempt
 	url     string        // the URL of the last connection
 	changed chan struct{} // closed and replaced at each state change

@@ -14,12 +14,16 @@ import (
 	"github.com/coder/websocket"
 )
 
+// provenAfter is the least time a connection that got no frame from the
+// server must have stayed open to count as proven (see Options.BackoffMin).
+const provenAfter = 5 * time.Second
+
 // run connects, serves the connection, and reconnects after a jittered
 // back-off, moving to the next URL at each attempt, until the client
-// ends.
+// ends. An attempt ends with its connection: a refused handshake, a
+// reset or a close ends it at once, ConnectTimeout bounds the rest.
 func (c *Client) run() {
 	defer c.wg.Done()
-	attempt := 0
 	for {
 		c.mu.Lock()
 		if c.err != nil {
@@ -34,7 +38,6 @@ func (c *Client) run() {
 
 		conn, err := c.dial(url)
 		if err == nil {
-			attempt = 0
 			c.serve(conn, url)
 		}
 		c.mu.Lock()
@@ -52,13 +55,13 @@ func (c *Client) run() {
 			c.lastErr = err
 		}
 		notify = c.setStateLocked(Reconnecting)
-		c.mu.Unlock()
-		notify()
-		bound := c.opt.BackoffMin << min(attempt, 30)
+		bound := c.opt.BackoffMin << min(c.attempt, 30)
 		if bound > c.opt.BackoffMax || bound <= 0 {
 			bound = c.opt.BackoffMax
 		}
-		attempt++
+		c.attempt++
+		c.mu.Unlock()
+		notify()
 		wait := bound/2 + rand.N(bound/2+1)
 		t := time.NewTimer(wait)
 		select {
@@ -124,8 +127,12 @@ func (c *Client) header(ctx context.Context) (http.Header, error) {
 }
 
 // serve runs one connection: it subscribes again, sends the queue, opens
-// the client to requests, and reads until the connection ends.
+// the client to requests, and reads until the connection ends. Once the
+// connection proved itself (its first frame, or provenAfter and
+// BackoffMax open), the count of failed attempts starts again.
 func (c *Client) serve(conn *websocket.Conn, url string) {
+	start := time.Now()
+	proven := false
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -154,12 +161,21 @@ func (c *Client) serve(conn *websocket.Conn, url string) {
 		if err != nil {
 			break
 		}
+		if !proven {
+			proven = true
+			c.mu.Lock()
+			c.attempt = 0
+			c.mu.Unlock()
+		}
 		if !c.handle(data) {
 			break // the app fell behind: resume from what it got
 		}
 	}
 	conn.CloseNow()
 	c.mu.Lock()
+	if !proven && time.Since(start) >= max(c.opt.BackoffMax, provenAfter) {
+		c.attempt = 0
+	}
 	notify := func() {}
 	if c.conn == conn {
 		c.conn = nil

@@ -60,8 +60,10 @@ var nodeWebSocketFlag bool
 // (client/js/test/*.test.mjs) in Node's test runner against the reso
 // binary of this package: messages and replies, failures, a connection
 // lost before the reply, writes while disconnected, reconnects with
-// recovery, kill -9 with a restart, failed handshakes, credentials, lists
-// of URLs, timeouts and signals, and a history reset. They run twice: on
+// recovery, kill -9 with a restart, failed handshakes, servers that end
+// connections at once (each attempt ends with its connection, the back-off
+// grows), credentials, lists of URLs, timeouts and signals, and a history
+// reset. They run twice: on
 // Node's own WebSocket, and on the ws package's (client/js/node_modules).
 func TestJSClient(t *testing.T) {
 	files, err := filepath.Glob("../client/js/test/*.test.mjs")

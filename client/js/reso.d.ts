@@ -174,11 +174,18 @@ export interface ChannelOptions {
    * attempt (an "error" event), which is retried.
    */
   getHeaders?: () => Record<string, string> | void | Promise<Record<string, string> | void>;
-  /** First wait before reconnecting, in ms (default 250); doubled per attempt. */
+  /**
+   * First wait before reconnecting, in ms (default 250); doubled per
+   * attempt since a connection proved itself (a frame came from the
+   * server, or it stayed open for backoffMax, at least 5 s).
+   */
   backoffMin?: number;
   /** Longest wait between two attempts, in ms (default 10000). */
   backoffMax?: number;
-  /** ms a connection attempt may take before it is given up and tried again (default 10000). */
+  /**
+   * ms a connection attempt may take before it is given up and tried
+   * again (default 10000); one that fails or is closed sooner ends then.
+   */
   connectTimeout?: number;
   /** ms a request may wait for its reply, from the call (default 30000; 0: no limit). */
   requestTimeout?: number;
@@ -187,7 +194,8 @@ export interface ChannelOptions {
   /**
    * After a failed handshake whose status the WebSocket does not tell
    * (all but ws), a GET of the same URL over HTTP learns it, so that 401
-   * or 403 ends the channel (default true).
+   * or 403 ends the channel (default true). It runs during the back-off
+   * and never holds the next attempt up.
    */
   probe?: boolean;
   /** fetch for SEND, CANCEL and the probe (default globalThis.fetch). */

@@ -48,6 +48,10 @@ export const defaults = Object.freeze({
 
 const noop = () => {};
 
+// provenAfter is the least time (ms) a connection that got no frame from
+// the server must have stayed open to count as proven (see _dial).
+const provenAfter = 5000;
+
 /**
  * A connection to reso's channel that reconnects and recovers by itself.
  */
@@ -82,12 +86,11 @@ export class Channel {
     this._queue = []; // entries waiting for a connection
     this._subs = new Map(); // resource -> Subscription
     this._listeners = new Map();
-    this._attempt = 0; // failed attempts since the last open
+    this._attempt = 0; // failed attempts since a connection proved itself: the back-off's exponent
     this._timer = null; // the back-off timer
     this._att = null; // the current attempt or connection
     this._ws = null; // its WebSocket once open
-    this._probe = null; // the AbortController of a probe under way
-    this._probeOf = null; // the attempt whose status it learns
+    this._probe = null; // the AbortController of the probe under way (one at a time)
     this._connect();
   }
 
@@ -289,12 +292,14 @@ export class Channel {
 
   // _connect starts an attempt on the current URL. An attempt ends at the
   // first of: open, error, close, connectTimeout; only the first counts.
+  // Whatever ends it, the next attempt comes after the back-off (_retry),
+  // which nothing else holds up: not a probe (_attemptFailed).
   _connect() {
     this._timer = null;
     if (this.error) return;
     const url = this.urls[this._urlIndex];
     this.url = url;
-    const att = { url, headers: this.options.headers, ws: null, open: false, deadline: null };
+    const att = { url, headers: this.options.headers, ws: null, open: false, opened: 0, proven: false, deadline: null };
     this._att = att;
     att.deadline = setTimeout(() => this._attemptFailed(att, null, true), this.options.connectTimeout);
     const { getHeaders } = this.options;
@@ -333,8 +338,11 @@ export class Channel {
       if (this._att !== att) return;
       clearTimeout(att.deadline);
       att.open = true;
+      att.opened = Date.now();
       this._ws = ws;
-      this._attempt = 0;
+      // The connection answers the credentials: a probe has nothing to tell.
+      this._probe?.abort();
+      this._probe = null;
       // Subscriptions first, then the queue, then the app hears of it:
       // what it sends then comes after them.
       this.state = "open";
@@ -345,7 +353,12 @@ export class Channel {
       this._emit("state", "open");
     };
     ws.onmessage = (ev) => {
-      if (this._att === att && att.open) this._frame(ev.data);
+      if (this._att !== att || !att.open) return;
+      // A frame from the server: the connection proved itself, and the
+      // back-off starts again from backoffMin.
+      att.proven = true;
+      this._attempt = 0;
+      this._frame(ev.data);
     };
     // Node 20's WebSocket reports a failed handshake with error and no
     // close; browsers and ws send both: the first one ends it.
@@ -359,6 +372,12 @@ export class Channel {
       this._ws = null;
       release(ws);
       this._fail(new ChannelError("connection lost", "the connection ended before the reply; the request may or may not have been applied"));
+      // A connection closed before any frame came (an overloaded node's
+      // 1013 Try Again Later right after the upgrade, a balancer that
+      // upgrades and drops) counts as a failed attempt: the back-off
+      // grows. One open for backoffMax (at least provenAfter) proved
+      // itself as a frame does.
+      if (!att.proven && Date.now() - att.opened >= Math.max(this.options.backoffMax, provenAfter)) this._attempt = 0;
       this._next();
       this._retry();
     };
@@ -366,52 +385,58 @@ export class Channel {
 
   // _attemptFailed ends an attempt that did not open. A handshake the
   // server refused with 401 or 403 ends the channel ("unauthorized");
-  // anything else moves to the next URL after a back-off.
+  // anything else (503, a reset, a close) moves to the next URL after the
+  // back-off. When the WebSocket does not tell the status, a probe learns
+  // it alongside the back-off, without holding the next attempt up.
   _attemptFailed(att, ev, timedOut) {
     if (this._att !== att) return;
     this._att = null;
     clearTimeout(att.deadline);
     release(att.ws);
     this._next();
-    if (timedOut || att.ws === null) {
-      this._retry();
+    const status = timedOut || att.ws === null ? undefined : handshakeStatus(ev);
+    if (status === 401 || status === 403) {
+      this._unauthorized(status);
       return;
     }
-    const status = handshakeStatus(ev);
-    if (status !== undefined || !this.options.probe) {
-      this._refused(status);
-      return;
-    }
-    this._setState("reconnecting");
-    this._learnStatus(att).then((s) => {
-      if (this._probeOf === att) this._refused(s);
-    });
+    if (status === undefined && !timedOut && att.ws !== null && this.options.probe) this._startProbe(att);
+    this._retry();
   }
 
-  _refused(status) {
+  _unauthorized(status) {
     if (this.error) return;
-    if (status === 401 || status === 403) {
-      const err = new ChannelError(
-        "unauthorized",
-        status === 401 ? "the server refused the credentials (401 Unauthorized)" : "the server refused the connection (403 Forbidden)",
-        { status },
-      );
-      this._end("unauthorized", err);
-      this._emit("error", err);
-      return;
-    }
-    this._retry();
+    const err = new ChannelError(
+      "unauthorized",
+      status === 401 ? "the server refused the credentials (401 Unauthorized)" : "the server refused the connection (403 Forbidden)",
+      { status },
+    );
+    this._end("unauthorized", err);
+    this._emit("error", err);
+  }
+
+  // _startProbe learns the status of the failed handshake att, unless a
+  // probe is under way already (it tells the same, and a server that
+  // never answers holds one probe, not one per attempt). A 401 or 403
+  // ends the channel, unless a connection opened meanwhile (it aborts
+  // the probe).
+  _startProbe(att) {
+    if (this._probe) return;
+    const ctl = new AbortController();
+    this._probe = ctl;
+    this._learnStatus(att, ctl).then((status) => {
+      if (this._probe !== ctl) return;
+      this._probe = null;
+      if (status === 401 || status === 403) this._unauthorized(status);
+    });
   }
 
   // _learnStatus asks the URL of a failed handshake for its status with a
   // GET over HTTP (the attempt's headers), since WebSockets other than ws
-  // do not tell it; undefined when it cannot be learnt.
-  async _learnStatus(att) {
+  // do not tell it; undefined when it cannot be learnt within
+  // connectTimeout, or ctl aborts.
+  async _learnStatus(att, ctl) {
     const fetchFn = this.options.fetch ?? globalThis.fetch;
-    this._probeOf = att;
     if (typeof fetchFn !== "function") return undefined;
-    const ctl = new AbortController();
-    this._probe = ctl;
     const timer = setTimeout(() => ctl.abort(), this.options.connectTimeout);
     try {
       const resp = await fetchFn(httpURL(att.url), {
@@ -426,7 +451,6 @@ export class Channel {
       return undefined;
     } finally {
       clearTimeout(timer);
-      if (this._probe === ctl) this._probe = null;
     }
   }
 
@@ -443,10 +467,12 @@ export class Channel {
     this.url = this.urls[this._urlIndex];
   }
 
+  // _retry schedules the next attempt after a wait drawn between half and
+  // all of min(backoffMax, backoffMin × 2^attempt), and counts the attempt.
   _retry() {
     if (this.error) return;
-    this._probeOf = null;
     this._setState("reconnecting");
+    if (this.error) return; // closed by a listener of the state
     const o = this.options;
     const cap = Math.min(o.backoffMax, o.backoffMin * 2 ** Math.min(this._attempt, 30));
     this._attempt++;

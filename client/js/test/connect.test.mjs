@@ -298,7 +298,9 @@ describe(`reso.js connection attempts (${impl} WebSocket)`, () => {
 
   it("ends in unauthorized on a first handshake refused with 401", async () => {
     const c = counting();
-    const ch = new Channel(reso.wsURL, { ...quick, WebSocket: c.WebSocket, headers: basic("nobody@example.org", "wrong") });
+    // A back-off longer than the probe can take: the probe runs during the
+    // back-off, and its 401 ends the channel before a second attempt.
+    const ch = new Channel(reso.wsURL, { ...quick, backoffMin: 20000, backoffMax: 20000, WebSocket: c.WebSocket, headers: basic("nobody@example.org", "wrong") });
     try {
       await assert.rejects(ch.opened(), { code: "unauthorized", status: 401 });
       assert.equal(ch.state, "unauthorized");
