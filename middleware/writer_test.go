@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"log"
 	"log/slog"
@@ -239,3 +240,155 @@ func TestRecoverAfterFlush(t *testing.T) {
 		})
 	}
 }
+
+// base is an http.ResponseWriter with none of the optional interfaces; the
+// types below add them in each combination, to wrap.
+type base struct {
+	h        http.Header
+	code     int
+	body     bytes.Buffer
+	flushed  bool
+	hijacked bool
+	read     bool
+}
+
+func (b *base) Header() http.Header         { return b.h }
+func (b *base) Write(p []byte) (int, error) { return b.body.Write(p) }
+func (b *base) WriteHeader(code int)        { b.code = code }
+func (b *base) flush()                      { b.flushed = true }
+func (b *base) hijack() (net.Conn, *bufio.ReadWriter, error) {
+	b.hijacked = true
+	return nil, nil, nil
+}
+func (b *base) readFrom(r io.Reader) (int64, error) {
+	b.read = true
+	return b.body.ReadFrom(r)
+}
+
+type (
+	withF   struct{ *base }
+	withH   struct{ *base }
+	withR   struct{ *base }
+	withFH  struct{ *base }
+	withFR  struct{ *base }
+	withHR  struct{ *base }
+	withFHR struct{ *base }
+	// unwraps has no optional interface but leads to a writer that has
+	// Flush and Hijack (not ReadFrom, which io.Copy does not unwrap).
+	unwraps struct{ http.ResponseWriter }
+)
+
+func (w withF) Flush()                                        { w.flush() }
+func (w withH) Hijack() (net.Conn, *bufio.ReadWriter, error)  { return w.hijack() }
+func (w withR) ReadFrom(r io.Reader) (int64, error)           { return w.readFrom(r) }
+func (w withFH) Flush()                                       { w.flush() }
+func (w withFH) Hijack() (net.Conn, *bufio.ReadWriter, error) { return w.hijack() }
+func (w withFR) Flush()                                       { w.flush() }
+func (w withFR) ReadFrom(r io.Reader) (int64, error)          { return w.readFrom(r) }
+func (w withHR) Hijack() (net.Conn, *bufio.ReadWriter, error) { return w.hijack() }
+func (w withHR) ReadFrom(r io.Reader) (int64, error)          { return w.readFrom(r) }
+func (w withFHR) Flush()                                      { w.flush() }
+func (w withFHR) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return w.hijack()
+}
+func (w withFHR) ReadFrom(r io.Reader) (int64, error) { return w.readFrom(r) }
+func (w unwraps) Unwrap() http.ResponseWriter         { return w.ResponseWriter }
+
+// interfaces names the optional interfaces w has.
+func interfaces(w http.ResponseWriter) string {
+	var s []string
+	if _, ok := w.(http.Flusher); ok {
+		s = append(s, "Flusher")
+	}
+	if _, ok := w.(http.Hijacker); ok {
+		s = append(s, "Hijacker")
+	}
+	if _, ok := w.(io.ReaderFrom); ok {
+		s = append(s, "ReaderFrom")
+	}
+	return strings.Join(s, "+")
+}
+
+// TestWriterInterfaces: the writer each middleware passes on, and the one
+// the whole chain passes on, has exactly the optional interfaces of the
+// writer it was given, and Unwrap; it is one wrapper, however many of the
+// middleware the request went through; the interfaces it has reach the
+// writer given, through http.ResponseController as well.
+func TestWriterInterfaces(t *testing.T) {
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	pieces := []struct {
+		name string
+		wrap func(http.Handler) http.Handler
+	}{
+		{"Log", Log(logger)},
+		{"Metrics", Metrics(&nopRecorder{})},
+		{"Recover", Recover},
+		{"Cookies", Cookies},
+		{"chain", alice.New(Log(logger), Metrics(&nopRecorder{}), core.ShowErrors, Recover, Cookies).Then},
+	}
+	inner := []struct {
+		w    func(*base) http.ResponseWriter
+		want string
+	}{
+		{func(b *base) http.ResponseWriter { return b }, ""},
+		{func(b *base) http.ResponseWriter { return withF{b} }, "Flusher"},
+		{func(b *base) http.ResponseWriter { return withH{b} }, "Hijacker"},
+		{func(b *base) http.ResponseWriter { return withR{b} }, "ReaderFrom"},
+		{func(b *base) http.ResponseWriter { return withFH{b} }, "Flusher+Hijacker"},
+		{func(b *base) http.ResponseWriter { return withFR{b} }, "Flusher+ReaderFrom"},
+		{func(b *base) http.ResponseWriter { return withHR{b} }, "Hijacker+ReaderFrom"},
+		{func(b *base) http.ResponseWriter { return withFHR{b} }, "Flusher+Hijacker+ReaderFrom"},
+		{func(b *base) http.ResponseWriter { return unwraps{withFHR{b}} }, "Flusher+Hijacker"},
+	}
+	for _, p := range pieces {
+		for _, in := range inner {
+			b := &base{h: http.Header{}}
+			given := in.w(b)
+			t.Run(p.name+"/"+interfaces(given), func(t *testing.T) {
+				var seen http.ResponseWriter
+				h := p.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					seen = w
+					if got := interfaces(w); got != in.want {
+						t.Errorf("the handler's writer has %q, want %q", got, in.want)
+					}
+					u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+					if !ok {
+						t.Fatal("no Unwrap")
+					}
+					if u.Unwrap() != given {
+						t.Errorf("more than one wrapper: Unwrap gives %T", u.Unwrap())
+					}
+					rc := http.NewResponseController(w)
+					flushErr, hijackErr := rc.Flush(), error(nil)
+					if _, _, err := rc.Hijack(); err != nil {
+						hijackErr = err
+					}
+					wantFlush, wantHijack := strings.Contains(in.want, "Flusher"), strings.Contains(in.want, "Hijacker")
+					if (flushErr == nil) != wantFlush || b.flushed != wantFlush {
+						t.Errorf("ResponseController.Flush: %v, flushed %v", flushErr, b.flushed)
+					}
+					if (hijackErr == nil) != wantHijack || b.hijacked != wantHijack {
+						t.Errorf("ResponseController.Hijack: %v, hijacked %v", hijackErr, b.hijacked)
+					}
+					if rf, ok := w.(io.ReaderFrom); ok {
+						if n, err := rf.ReadFrom(strings.NewReader("body")); n != 4 || err != nil || !b.read {
+							t.Errorf("ReadFrom: %d %v, reached %v", n, err, b.read)
+						}
+					}
+				}))
+				r := httptest.NewRequest("GET", "/", nil)
+				r.Header.Set("Cookie", "a=1") // Cookies wraps the writer only then
+				h.ServeHTTP(given, r)
+				if seen == nil {
+					t.Fatal("the handler did not run")
+				}
+			})
+		}
+	}
+}
+
+// nopRecorder is a Recorder that keeps nothing.
+type nopRecorder struct{}
+
+func (*nopRecorder) Start()           {}
+func (*nopRecorder) Done(Observation) {}
