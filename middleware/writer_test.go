@@ -3,6 +3,7 @@ package middleware
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -392,3 +394,183 @@ type nopRecorder struct{}
 
 func (*nopRecorder) Start()           {}
 func (*nopRecorder) Done(Observation) {}
+
+// observations keeps what Metrics reports, for the tests of this package.
+type observations struct {
+	mu   sync.Mutex
+	done []Observation
+}
+
+func (o *observations) Start() {}
+func (o *observations) Done(obs Observation) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.done = append(o.done, obs)
+}
+
+func (o *observations) last() Observation {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.done[len(o.done)-1]
+}
+
+// TestWriterOnConnection: over real keep-alive connections, with and
+// without the connection's own writer (core.Listen), through the chain
+// cmd/reso builds with the access log and metrics on, each answer is logged
+// and observed with its status and body bytes, unchanged cookies are gone
+// from the header on the wire however the answer starts (WriteHeader,
+// Write, ReadFrom, a flush) and only for requests with cookies, the
+// handler's writer is one wrapper of net/http's, a panic before the answer
+// becomes a 500 and the connection serves on, a panic after a partial
+// write aborts the answer, and Log and Metrics report one duration, from
+// the start the server noted on the connection when it did.
+func TestWriterOnConnection(t *testing.T) {
+	for _, kept := range []bool{true, false} {
+		t.Run(map[bool]string{true: "kept on the connection", false: "pooled"}[kept], func(t *testing.T) {
+			testWriterOnConnection(t, kept)
+		})
+	}
+}
+
+func testWriterOnConnection(t *testing.T, kept bool) {
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	obs := &observations{}
+	done := make(chan http.ResponseWriter, 1)
+	// outer gives the handler's writer to check and signals the end of
+	// each request; on a connection of core.Listen it notes the start of
+	// the request an hour back, as package server notes it (now).
+	outer := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() { done <- w }()
+			if l := core.ConnLocalFrom(r.Context()); l != nil {
+				l.Start = core.Clock() - time.Hour
+				defer func() { l.Start = 0 }()
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	var given http.ResponseWriter
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u := w.(interface{ Unwrap() http.ResponseWriter }).Unwrap(); u != given {
+			t.Errorf("%s: the handler's writer wraps %T, not net/http's", r.URL.Path, u)
+		}
+		http.SetCookie(w, &http.Cookie{Name: "same", Value: "1"})
+		http.SetCookie(w, &http.Cookie{Name: "new", Value: "2"})
+		switch r.URL.Path {
+		case "/created":
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, "abc")
+		case "/write":
+			io.WriteString(w, "abcd")
+		case "/readfrom":
+			w.(io.ReaderFrom).ReadFrom(strings.NewReader("rf"))
+		case "/flush":
+			http.NewResponseController(w).Flush()
+			io.WriteString(w, "xy")
+		case "/boom":
+			panic("boom")
+		case "/late":
+			io.WriteString(w, "partial")
+			http.NewResponseController(w).Flush()
+			panic("late")
+		}
+	})
+	capture := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			given = w
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := httptest.NewUnstartedServer(alice.New(outer, capture, Log(logger), Metrics(obs), core.ShowErrors, Recover, Cookies).Then(handler))
+	if kept {
+		srv.Listener = core.Listen(srv.Listener)
+		srv.Config.ConnContext = core.ConnContext
+	}
+	errs := serverLog(srv)
+	srv.Start()
+	defer srv.Close()
+
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(time.Minute))
+	br := bufio.NewReader(conn)
+	cases := []struct {
+		path, cookie string
+		code         int
+		body         string // a prefix, for the 500's trace
+		bytes        int64
+		setCookie    []string
+	}{
+		{"/created", "same=1", 201, "abc", 3, []string{"new=2"}},
+		{"/write", "", 200, "abcd", 4, []string{"same=1", "new=2"}},
+		{"/readfrom", "same=1; new=1", 200, "rf", 2, []string{"new=2"}},
+		{"/flush", "same=1", 200, "xy", 2, []string{"new=2"}},
+		{"/boom", "same=1", 500, "panic: boom", -1, nil},
+		{"/write", "same=2", 200, "abcd", 4, []string{"same=1", "new=2"}},
+		{"/created", "same=1", 201, "abc", 3, []string{"new=2"}},
+	}
+	for i, c := range cases {
+		req, _ := http.NewRequest("GET", srv.URL+c.path, nil)
+		if c.cookie != "" {
+			req.Header.Set("Cookie", c.cookie)
+		}
+		if err := req.Write(conn); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			t.Fatalf("%d %s: %v", i, c.path, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		<-done
+		if err != nil || resp.StatusCode != c.code || !strings.HasPrefix(string(b), c.body) {
+			t.Errorf("%d %s: %d %.40q %v", i, c.path, resp.StatusCode, b, err)
+		}
+		if got := resp.Header.Values("Set-Cookie"); strings.Join(got, ",") != strings.Join(c.setCookie, ",") {
+			t.Errorf("%d %s: Set-Cookie %q, want %q", i, c.path, got, c.setCookie)
+		}
+		bytes := c.bytes
+		if bytes < 0 {
+			bytes = int64(len(b))
+		}
+		o := obs.last()
+		if o.Status != c.code || o.Bytes != bytes {
+			t.Errorf("%d %s: observed %+v, want status %d, %d bytes", i, c.path, o, c.code, bytes)
+		}
+		if kept && o.Duration < time.Hour {
+			t.Errorf("%d %s: duration %v, not from the start noted on the connection", i, c.path, o.Duration)
+		}
+		lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+		want := fmt.Sprintf("path=%s status=%d bytes=%d duration=%s ", c.path, c.code, bytes, o.Duration)
+		if last := lines[len(lines)-1]; !strings.Contains(last, want) {
+			t.Errorf("%d: log %q lacks %q", i, last, want)
+		}
+	}
+
+	// A panic after a partial write: the client gets an incomplete answer.
+	resp, err := srv.Client().Get(srv.URL + "/late")
+	if err == nil {
+		var b []byte
+		b, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.HasPrefix(string(b), "partial") {
+			t.Errorf("/late: %d %q", resp.StatusCode, b)
+		}
+	}
+	<-done
+	if err == nil {
+		t.Error("/late: a late panic gave a complete answer")
+	}
+	if o := obs.last(); o.Status != 200 || o.Bytes != 7 {
+		t.Errorf("/late: observed %+v", o)
+	}
+	srv.Close()
+	if s := errs.String(); s != "" {
+		t.Errorf("net/http logged %q", s)
+	}
+}
