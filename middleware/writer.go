@@ -61,10 +61,30 @@ type keptKey struct{}
 // keep one on (a server without core.Listen, HTTP/2).
 var writers = sync.Pool{New: func() any { return new(writer) }}
 
-// sharer is implemented by the types of writer.out.
-type sharer interface{ shared() *writer }
-
-func (s *writer) shared() *writer { return s }
+// sharedBy returns the writer w is when w is one of the types of
+// writer.out, nil otherwise. A switch on the types themselves costs a few
+// comparisons, where an interface assertion would look up a cache.
+func sharedBy(w http.ResponseWriter) *writer {
+	switch w := w.(type) {
+	case fullWriter: // net/http's HTTP/1 writer wrapped: the common case
+		return w.writer
+	case *writer:
+		return w
+	case flushWriter:
+		return w.writer
+	case hijackWriter:
+		return w.writer
+	case readFromWriter:
+		return w.writer
+	case flushHijackWriter:
+		return w.writer
+	case flushReadFromWriter:
+		return w.writer
+	case hijackReadFromWriter:
+		return w.writer
+	}
+	return nil
+}
 
 // wrap returns the writer the middleware of r share: the one w is, when
 // an outer middleware made it, or else a new one around w, which the
@@ -74,8 +94,8 @@ func (s *writer) shared() *writer { return s }
 // a chain of these middleware inside a handler, behind a writer of another
 // kind): a request costs no allocation.
 func wrap(w http.ResponseWriter, r *http.Request) (s *writer, made bool) {
-	if sh, ok := w.(sharer); ok {
-		return sh.shared(), false
+	if s := sharedBy(w); s != nil {
+		return s, false
 	}
 	var l *core.ConnLocal
 	if r.ProtoMajor == 1 {
@@ -247,14 +267,15 @@ const (
 // itself, as io.Copy finds it. Each type holds s alone, so it is a
 // ResponseWriter without an allocation.
 func (s *writer) variant() http.ResponseWriter {
+	w := s.ResponseWriter
 	kind := 0
-	if reaches[interface{ FlushError() error }](s.ResponseWriter) || reaches[http.Flusher](s.ResponseWriter) {
+	if flushes(w) || reaches(w, flushes) {
 		kind |= canFlush
 	}
-	if reaches[http.Hijacker](s.ResponseWriter) {
+	if hijacks(w) || reaches(w, hijacks) {
 		kind |= canHijack
 	}
-	if _, ok := s.ResponseWriter.(io.ReaderFrom); ok {
+	if _, ok := w.(io.ReaderFrom); ok {
 		kind |= canReadFrom
 	}
 	switch kind {
@@ -276,19 +297,35 @@ func (s *writer) variant() http.ResponseWriter {
 	return s
 }
 
-// reaches reports whether w, or a writer its Unwrap chain leads to, is a T.
-func reaches[T any](w http.ResponseWriter) bool {
-	for w != nil {
-		if _, ok := w.(T); ok {
-			return true
-		}
+// flushes reports whether http.ResponseController can flush w itself.
+func flushes(w http.ResponseWriter) bool {
+	switch w.(type) {
+	case http.Flusher, interface{ FlushError() error }:
+		return true
+	}
+	return false
+}
+
+// hijacks reports whether w itself can be hijacked.
+func hijacks(w http.ResponseWriter) bool {
+	_, ok := w.(http.Hijacker)
+	return ok
+}
+
+// reaches reports whether a writer w's Unwrap chain leads to has can.
+func reaches(w http.ResponseWriter, can func(http.ResponseWriter) bool) bool {
+	for {
 		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
 		if !ok {
 			return false
 		}
-		w = u.Unwrap()
+		if w = u.Unwrap(); w == nil {
+			return false
+		}
+		if can(w) {
+			return true
+		}
 	}
-	return false
 }
 
 // The types of writer.out: s with the methods of one combination of
@@ -328,9 +365,6 @@ func (w fullWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) { return w.hij
 func (w fullWriter) ReadFrom(r io.Reader) (int64, error)          { return w.readFrom(r) }
 
 var (
-	_ sharer = (*writer)(nil)
-	_ sharer = flushWriter{}
-
 	_ http.Flusher  = flushWriter{}
 	_ http.Hijacker = hijackWriter{}
 	_ io.ReaderFrom = readFromWriter{}
