@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"sync"
 	"time"
 
@@ -52,6 +53,12 @@ type writer struct {
 	// one; busy is set while a request of that connection uses it.
 	local *core.ConnLocal
 	busy  bool
+
+	// kind is the optional interfaces (canFlush, ...) of writers of type
+	// wrapped, which a kept writer remembers for the connection's next
+	// requests (see variant).
+	wrapped reflect.Type
+	kind    int
 }
 
 // keptKey is the key of the writer kept on a connection (core.ConnLocal).
@@ -135,7 +142,7 @@ func (s *writer) release(returned bool) {
 		}
 		return
 	}
-	*s = writer{local: l}
+	*s = writer{local: l, wrapped: s.wrapped, kind: s.kind}
 	if l == nil {
 		writers.Put(s)
 	}
@@ -266,19 +273,31 @@ const (
 // finds them, through Unwrap if need be; ReadFrom only on the writer
 // itself, as io.Copy finds it. Each type holds s alone, so it is a
 // ResponseWriter without an allocation.
+//
+// The interfaces of a type of writer that has Flush and Hijack itself are
+// those of the type alone: s remembers them for the next writer of that
+// type, the next request's on a connection.
 func (s *writer) variant() http.ResponseWriter {
 	w := s.ResponseWriter
-	kind := 0
-	if flushes(w) || reaches(w, flushes) {
-		kind |= canFlush
+	t := reflect.TypeOf(w)
+	if t != s.wrapped || t == nil {
+		flush, hijack := flushes(w), hijacks(w)
+		s.kind = 0
+		if flush || reaches(w, flushes) {
+			s.kind |= canFlush
+		}
+		if hijack || reaches(w, hijacks) {
+			s.kind |= canHijack
+		}
+		if _, ok := w.(io.ReaderFrom); ok {
+			s.kind |= canReadFrom
+		}
+		s.wrapped = nil
+		if flush && hijack { // no Unwrap chain looked at
+			s.wrapped = t
+		}
 	}
-	if hijacks(w) || reaches(w, hijacks) {
-		kind |= canHijack
-	}
-	if _, ok := w.(io.ReaderFrom); ok {
-		kind |= canReadFrom
-	}
-	switch kind {
+	switch s.kind {
 	case canFlush:
 		return flushWriter{s}
 	case canHijack:
