@@ -85,6 +85,10 @@ type reasonConn struct {
 	// [ServeRecorded]; nil when none.
 	route atomic.Pointer[RouteRecorder]
 
+	// local is what the server and middleware keep on the connection
+	// (see [ConnLocal]).
+	local ConnLocal
+
 	// eof is set once the peer's io.EOF has been seen (and held back);
 	// gone is closed then (see peerGone).
 	eof     atomic.Bool

@@ -29,37 +29,29 @@ type Recorder interface {
 // bounded cardinality), status, bytes written and duration, and the
 // requests in flight. It imports no metrics library.
 //
-// The writer passed on keeps Flush, Hijack, ReadFrom and Unwrap, as
-// [Log]'s does.
+// The writer passed on has the optional interfaces of the one given, as
+// [Log]'s does, and shares Log's wrapper and clock readings.
 func Metrics(rec Recorder) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := clock()
+			s, made := wrap(w, r)
+			start := s.started()
 			rec.Start()
-			sw := newStatusWriter(w, r)
 			returned := false
 			defer func() {
 				rec.Done(Observation{
 					Method:   r.Method,
-					Route:    sw.routeName(),
-					Status:   sw.status(r),
-					Bytes:    sw.n,
-					Duration: clock() - start,
+					Route:    s.routeName(),
+					Status:   s.status(r),
+					Bytes:    s.n,
+					Duration: s.ended() - start,
 				})
-				if returned {
-					sw.free()
+				if made {
+					s.release(returned)
 				}
 			}()
-			sw.serve(next, r)
+			s.serve(next, r)
 			returned = true
 		})
 	}
 }
-
-// epoch is the start of the middleware's monotonic clock.
-var epoch = time.Now()
-
-// clock is the time since epoch on the monotonic clock: a request's
-// duration is the difference of two readings, which cost one clock read
-// each where time.Now costs two (wall and monotonic).
-func clock() time.Duration { return time.Since(epoch) }

@@ -1,12 +1,8 @@
 package middleware
 
 import (
-	"bufio"
 	"errors"
-	"io"
-	"net"
 	"net/http"
-	"sync"
 
 	"github.com/reso-project/reso/core"
 )
@@ -24,89 +20,32 @@ import (
 // taken the connection over (Hijack, as for an upgrade), nothing is written
 // and the connection is left to whoever hijacked it.
 //
-// The writer passed on keeps Flush, Hijack, ReadFrom and Unwrap, so
-// http.ResponseController and io.Copy's sendfile path work through it.
+// The writer passed on has the optional interfaces of the one given, and
+// shares [Log]'s wrapper.
 func Recover(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tw := trackWriters.Get().(*trackWriter)
-		tw.ResponseWriter, tw.wrote, tw.hijacked = w, false, false
+		s, made := wrap(w, r)
 		defer func() {
 			v := recover()
+			if made {
+				s.release(v == nil)
+			}
 			if v == nil {
-				tw.ResponseWriter = nil
-				trackWriters.Put(tw)
 				return
 			}
 			if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 				panic(v)
 			}
 			switch {
-			case tw.hijacked:
+			case s.hijacked:
 				return
-			case tw.wrote:
+			case s.code != 0:
 				panic(http.ErrAbortHandler)
 			}
 			// The 500 answer starts clean: nothing the failed handler set.
 			clear(w.Header())
 			core.WriteError(w, r, core.NewPanicError(v))
 		}()
-		next.ServeHTTP(tw, r)
+		next.ServeHTTP(s.out, r)
 	})
 }
-
-// trackWriters recycles the wrappers of requests that ended without a
-// panic (a handler must not keep its ResponseWriter after returning).
-var trackWriters = sync.Pool{New: func() any { return new(trackWriter) }}
-
-// trackWriter notes whether the header was written or the connection taken.
-type trackWriter struct {
-	http.ResponseWriter
-	wrote    bool
-	hijacked bool
-}
-
-func (t *trackWriter) WriteHeader(code int) {
-	if code >= 200 {
-		t.wrote = true
-	}
-	t.ResponseWriter.WriteHeader(code)
-}
-
-func (t *trackWriter) Write(p []byte) (int, error) {
-	t.wrote = true
-	return t.ResponseWriter.Write(p)
-}
-
-// ReadFrom keeps io.Copy's sendfile path for downloads.
-func (t *trackWriter) ReadFrom(r io.Reader) (int64, error) {
-	t.wrote = true
-	return io.Copy(t.ResponseWriter, r)
-}
-
-// FlushError sends the header and what is buffered, for
-// http.ResponseController.
-func (t *trackWriter) FlushError() error {
-	t.wrote = true
-	return http.NewResponseController(t.ResponseWriter).Flush()
-}
-
-// Flush implements http.Flusher.
-func (t *trackWriter) Flush() { _ = t.FlushError() }
-
-// Hijack implements http.Hijacker; after it, a panic writes nothing.
-func (t *trackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	c, rw, err := http.NewResponseController(t.ResponseWriter).Hijack()
-	if err == nil {
-		t.hijacked = true
-	}
-	return c, rw, err
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (t *trackWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
-
-var (
-	_ http.Flusher  = (*trackWriter)(nil)
-	_ http.Hijacker = (*trackWriter)(nil)
-	_ io.ReaderFrom = (*trackWriter)(nil)
-)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/reso-project/reso/core"
 )
 
 // inFlight tracks the requests being served, to name those cut at
@@ -15,7 +17,6 @@ import (
 // costs an uncontended lock, not a shared map. Requests of connections that
 // multiplex (HTTP/2) go to a shared map.
 type inFlight struct {
-	epoch time.Time // the start of the slots' monotonic clock
 	mu    sync.Mutex
 	conns map[net.Conn]*slot
 	multi map[*http.Request]time.Time
@@ -27,7 +28,12 @@ type inFlight struct {
 // same r (see get), so the two belong together.
 type slot struct {
 	r     atomic.Pointer[http.Request]
-	start atomic.Int64 // since inFlight.epoch, monotonic: one clock read, not time.Now's two
+	start atomic.Int64 // on core.Clock: one clock read, not time.Now's two
+
+	// local is the connection's core.ConnLocal, nil when none: its Start
+	// is the request's start, which middleware that measures durations
+	// reads instead of the clock.
+	local *core.ConnLocal
 }
 
 // get returns the request s holds, nil when none, and its start.
@@ -50,12 +56,12 @@ func (s *slot) get() (*http.Request, time.Duration) {
 type slotKey struct{}
 
 func newInFlight() *inFlight {
-	return &inFlight{epoch: time.Now(), conns: make(map[net.Conn]*slot), multi: make(map[*http.Request]time.Time)}
+	return &inFlight{conns: make(map[net.Conn]*slot), multi: make(map[*http.Request]time.Time)}
 }
 
 // connContext adds the connection's slot to ctx, its context.
 func (f *inFlight) connContext(ctx context.Context, c net.Conn) context.Context {
-	s := &slot{}
+	s := &slot{local: core.ConnLocalFrom(ctx)}
 	f.mu.Lock()
 	f.conns[c] = s
 	f.mu.Unlock()
@@ -87,9 +93,18 @@ func (f *inFlight) wrap(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		s.start.Store(int64(time.Since(f.epoch)))
+		start := core.Clock()
+		s.start.Store(int64(start))
 		s.r.Store(r)
-		defer s.r.Store(nil)
+		if s.local != nil {
+			s.local.Start = start
+		}
+		defer func() {
+			s.r.Store(nil)
+			if s.local != nil {
+				s.local.Start = 0
+			}
+		}()
 		h.ServeHTTP(w, r)
 	})
 }
@@ -102,7 +117,7 @@ func (f *inFlight) list() []Request {
 	add := func(r *http.Request, running time.Duration) {
 		out = append(out, Request{Method: r.Method, Target: r.URL.RequestURI(), Client: r.RemoteAddr, Running: running})
 	}
-	now := time.Since(f.epoch)
+	now := core.Clock()
 	for _, s := range f.conns {
 		if r, start := s.get(); r != nil {
 			add(r, now-start)

@@ -57,8 +57,12 @@ func TestServe(t *testing.T) {
 			inside := make(chan struct{})
 			release := make(chan struct{})
 			var sawTLS bool
+			var starts []time.Duration // the starts noted on the connection
 			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				sawTLS = r.TLS != nil
+				if l := core.ConnLocalFrom(r.Context()); l != nil {
+					starts = append(starts, l.Start)
+				}
 				if r.URL.Path == "/slow" {
 					close(inside)
 					<-release
@@ -90,6 +94,16 @@ func TestServe(t *testing.T) {
 			resp.Body.Close()
 			if resp.Status != "400 Invalid Path" || resp.Proto != "HTTP/1.1" || string(body) != "400 Invalid Path\n" || sawTLS != withTLS {
 				t.Errorf("%s %s %q, r.TLS set %v", resp.Proto, resp.Status, body, sawTLS)
+			}
+			// A second request on the same connection has a start of its
+			// own noted on it, for middleware (core.ConnLocal).
+			resp, err = client.Get(base + "/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if len(starts) != 2 || starts[0] <= 0 || starts[1] <= starts[0] || starts[1] > core.Clock() {
+				t.Errorf("request starts noted on the connection: %v", starts)
 			}
 
 			done := make(chan struct{})
