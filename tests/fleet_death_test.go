@@ -75,7 +75,8 @@ func TestFleetNodeDeath(t *testing.T) {
 			return dialer.DialContext(ctx, network, addr)
 		}}}
 		wg.Go(func() {
-			d.c = resoclient.New("", &resoclient.Options{URLs: urls, HTTPClient: hc})
+			own := []string{urls[0], urls[1+i%2], urls[2-i%2]} // the clients of node 0 go to both others
+			d.c = resoclient.New("", &resoclient.Options{URLs: own, HTTPClient: hc})
 			if err := d.c.WaitOpen(ctx); err != nil {
 				errs <- err
 				return

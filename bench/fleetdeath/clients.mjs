@@ -4,7 +4,9 @@
 // presence resource, and reports on its stdout, one JSON object a line.
 //
 // Configuration, in the environment variable RESO_DEATH (JSON):
-//   urls    the nodes' WebSocket URLs; every client starts on urls[0]
+//   urls    the nodes' WebSocket URLs; every client starts on urls[0],
+//           and its list has the others after it rotated by its number,
+//           so that the clients of urls[0] move to all the others
 //   n       how many clients
 //   first   the number of the first client (names: c<first>, c<first+1>, ...)
 //   prefix  the resources' prefix: rooms <prefix>/room<i % rooms>,
@@ -39,6 +41,13 @@ function fail(err) {
   process.exit(1);
 }
 
+/** ownList is client i's list of URLs: urls[0], then the others rotated by i. */
+function ownList(i) {
+  const rest = cfg.urls.slice(1);
+  const r = rest.length > 0 ? i % rest.length : 0;
+  return [cfg.urls[0], ...rest.slice(r), ...rest.slice(0, r)];
+}
+
 /** One client: its Channel, what it received per NOTIFY number, its resyncs. */
 class Client {
   constructor(i) {
@@ -54,7 +63,7 @@ class Client {
     const random = Math.random;
     Math.random = () => 0;
     try {
-      this.ch = new Channel(cfg.urls, { WebSocket: WebSocketImpl, requestTimeout: 60000 });
+      this.ch = new Channel(ownList(this.i), { WebSocket: WebSocketImpl, requestTimeout: 60000 });
     } finally {
       Math.random = random;
     }
