@@ -20,9 +20,10 @@ type result struct {
 	procs      []string      // the client processes, "kind:clients"
 	lastResub  time.Duration // the kill to the last client's first resync
 	p50Resub   time.Duration
-	lastDelete time.Duration // the kill to the last DELETE seen, over the watchers
-	deleted    []int         // per watcher (survivor), resources deleted
-	onceEach   []bool        // per watcher, each created once and deleted once
+	kinds      map[string][2]time.Duration // per kind of client, p50 and last resync
+	lastDelete time.Duration               // the kill to the last DELETE seen, over the watchers
+	deleted    []int                       // per watcher (survivor), resources deleted
+	onceEach   []bool                      // per watcher, each created once and deleted once
 	acked      int
 	before     latencies // the writer's PUTs before the kill
 	storm      latencies // the writer's PUTs started during the storm
@@ -54,6 +55,11 @@ func (r result) print(w io.Writer, c config) {
 		r.clients.Clients, r.procs, c.nodes, c.rooms, c.rate, c.writeRate)
 	fmt.Fprintf(w, "  kill to subscribed again elsewhere (by the clients themselves, with since): p50 %v, last %v (target: 15 s); recovered: true %d of %d; on another node %d\n",
 		r.p50Resub.Round(time.Millisecond), r.lastResub.Round(time.Millisecond), r.clients.Recovered, r.clients.Clients, r.clients.Elsewhere)
+	for _, k := range []string{"go", "js"} {
+		if d, ok := r.kinds[k]; ok {
+			fmt.Fprintf(w, "    %s clients: p50 %v, last %v\n", map[string]string{"go": "Go", "js": "reso.js"}[k], d[0].Round(time.Millisecond), d[1].Round(time.Millisecond))
+		}
+	}
 	fmt.Fprintf(w, "  kill to the last DELETE of node0's %d transient resources, seen on every survivor: %v (target: -fleet-heartbeat %v + 5 s); deleted per survivor %v, each exactly once: %v\n",
 		r.clients.Clients, r.lastDelete.Round(time.Millisecond), c.heartbeat, r.deleted, r.onceEach)
 	fmt.Fprintf(w, "  notifications: %d NOTIFYs acknowledged, %d deliveries owed, %d missed, %d doubled, %d out of seq order (target: 0)\n",
@@ -162,7 +168,7 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 			if kind == "go" {
 				argv, env = []string{self}, []string{goChildEnv + "=1"}
 			}
-			p, err := startProc(fmt.Sprintf("%s clients %d-%d", kind, first, first+m-1), argv, env, cfg)
+			p, err := startProc(kind, fmt.Sprintf("%s clients %d-%d", kind, first, first+m-1), argv, env, cfg)
 			if err != nil {
 				return err
 			}
@@ -180,11 +186,27 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 		return res, err
 	}
 	for _, p := range procs {
-		if err := p.ready(deadline); err != nil {
-			return res, err
+		for {
+			step := time.Now().Add(5 * time.Second)
+			if step.After(deadline) {
+				step = deadline
+			}
+			err := p.ready(step)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, errSilent) || time.Now().After(deadline) {
+				return res, err
+			}
+			if err := alive(f); err != nil {
+				return res, err
+			}
 		}
 	}
 	if err := waitFor(deadline, "every survivor's watcher to see every transient resource created", func() bool {
+		if alive(f) != nil {
+			return true
+		}
 		for _, w := range watches {
 			if n, _, _ := w.counts(); n < c.clients {
 				return false
@@ -192,6 +214,9 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 		}
 		return true
 	}); err != nil {
+		return res, err
+	}
+	if err := alive(f); err != nil {
 		return res, err
 	}
 
@@ -265,6 +290,9 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 	}
 	defer stopLoops()
 	time.Sleep(c.before)
+	if err := alive(f); err != nil {
+		return res, err
+	}
 
 	// The kill.
 	killed := time.Now()
@@ -272,30 +300,42 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 		return res, err
 	}
 	deadline = time.Now().Add(c.timeout)
+	kinds := map[string]*report{}
 	reports := func(a map[string][]int) (report, error) {
 		var all report
+		clear(kinds)
 		for _, p := range procs {
 			r, err := p.report(a, deadline)
 			if err != nil {
 				return all, err
 			}
 			all.add(r)
+			if kinds[p.kind] == nil {
+				kinds[p.kind] = &report{}
+			}
+			kinds[p.kind].add(r)
 		}
 		return all, nil
 	}
 	var perr error
+	progress := time.Now()
 	if err := waitFor(deadline, "every client subscribed again and every transient resource deleted on every survivor", func() bool {
-		for _, w := range watches {
-			if _, n, _ := w.counts(); n < c.clients {
-				return false
-			}
-		}
 		r, err := reports(nil)
 		if err != nil {
 			perr = err
 			return true
 		}
-		return r.Resynced == c.clients
+		var deleted []int
+		for _, w := range watches {
+			_, n, _ := w.counts()
+			deleted = append(deleted, n)
+		}
+		if time.Since(progress) >= 5*time.Second {
+			progress = time.Now()
+			fmt.Fprintf(os.Stderr, "%v after the kill: subscribed again: Go %d, reso.js %d; deleted per survivor %v\n",
+				time.Since(killed).Round(time.Second), kinds["go"].Resynced, kinds["js"].Resynced, deleted)
+		}
+		return r.Resynced == c.clients && slices.Min(deleted) >= c.clients
 	}); err != nil {
 		return res, err
 	}
@@ -333,15 +373,11 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 		return res, perr
 	}
 	res.clients = all
-	var resubs []time.Duration
-	for _, ms := range all.First {
-		if ms > 0 {
-			resubs = append(resubs, time.UnixMilli(ms).Sub(killed))
-		}
-	}
-	slices.Sort(resubs)
-	if len(resubs) > 0 {
-		res.p50Resub, res.lastResub = resubs[len(resubs)/2], resubs[len(resubs)-1]
+	res.p50Resub, res.lastResub = resubSpread(all.First, killed)
+	res.kinds = map[string][2]time.Duration{}
+	for k, r := range kinds {
+		p50, last := resubSpread(r.First, killed)
+		res.kinds[k] = [2]time.Duration{p50, last}
 	}
 	res.stormLen = max(res.lastResub, res.lastDelete)
 	var before, storm []time.Duration
@@ -357,6 +393,32 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 	putMu.Unlock()
 	res.before, res.storm = summarize(before), summarize(storm)
 	return res, nil
+}
+
+// alive fails when a node has ended before the kill.
+func alive(f *cluster.Fleet) error {
+	for _, n := range f.Nodes {
+		if st := n.Exited(); st != "" {
+			return fmt.Errorf("%s ended before the kill, %s (see %s.log)", n.Name, st, n.Name)
+		}
+	}
+	return nil
+}
+
+// resubSpread is the p50 and the last of the first resyncs first (ms
+// since the epoch; 0: none), from killed.
+func resubSpread(first []int64, killed time.Time) (p50, last time.Duration) {
+	var ds []time.Duration
+	for _, ms := range first {
+		if ms > 0 {
+			ds = append(ds, time.UnixMilli(ms).Sub(killed))
+		}
+	}
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], ds[len(ds)-1]
 }
 
 // waitFor polls cond every 500 ms until it holds, or fails at the

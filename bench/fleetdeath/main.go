@@ -106,17 +106,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
 	f, err := cluster.StartFleet(c.reso, dir, c.nodes, c.heartbeat)
 	if err != nil {
+		os.RemoveAll(dir)
 		return err
 	}
-	defer f.Stop()
 	fmt.Printf("%d reso nodes on a 3-server NATS JetStream cluster (R3), -fleet-heartbeat %v; %d CPUs\n", c.nodes, c.heartbeat, runtime.NumCPU())
 	res, err := death(f, c, append(nodeArgs, c.js))
+	f.Stop()
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (the nodes' logs are kept in %s)", err, dir)
 	}
+	os.RemoveAll(dir)
 	res.print(os.Stdout, c)
 	return nil
 }

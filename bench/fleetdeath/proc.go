@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,10 @@ import (
 	"sync"
 	"time"
 )
+
+// errSilent is a process of clients that said nothing before the
+// deadline.
+var errSilent = errors.New("nothing said before the deadline")
 
 // report is what a process of clients says of its clients (clients.mjs's
 // report, goReport).
@@ -42,6 +47,7 @@ func (r *report) add(o report) {
 // clientProc is a process of clients: this program again (Go clients)
 // or Node running clients.mjs (reso.js).
 type clientProc struct {
+	kind   string // "go" or "js"
 	name   string
 	cmd    *exec.Cmd
 	in     io.WriteCloser
@@ -52,14 +58,14 @@ type clientProc struct {
 
 // startProc starts a process of clients with the configuration cfg:
 // argv, with RESO_DEATH set and env added.
-func startProc(name string, argv []string, env []string, cfg childConfig) (*clientProc, error) {
+func startProc(kind, name string, argv []string, env []string, cfg childConfig) (*clientProc, error) {
 	b, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(append(os.Environ(), env...), "RESO_DEATH="+string(b))
-	p := &clientProc{name: name, cmd: cmd, lines: make(chan []byte, 16), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	p := &clientProc{kind: kind, name: name, cmd: cmd, lines: make(chan []byte, 16), stderr: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if p.in, err = cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -97,7 +103,7 @@ func (p *clientProc) next(v any, deadline time.Time) error {
 		}
 		return json.Unmarshal(line, v)
 	case <-time.After(time.Until(deadline)):
-		return fmt.Errorf("%s said nothing before the deadline", p.name)
+		return fmt.Errorf("%s: %w", p.name, errSilent)
 	}
 }
 

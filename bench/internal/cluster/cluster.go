@@ -32,9 +32,10 @@ var (
 	adminRe  = regexp.MustCompile(`msg="reso admin listening" addr=(\S+)`)
 )
 
-// StartNode starts bin in dir with its state under dir/name, loopback
-// listeners (doors, and admin with pprof), no login, room for 20,000
-// connections and args, and waits (at most 90 s) until both listen.
+// StartNode starts bin in dir with its state under dir/name and its log
+// in dir/name.log, loopback listeners (doors, and admin with pprof), no
+// login, room for 20,000 connections and args, and waits (at most 90 s)
+// until both listen.
 func StartNode(bin, dir, name string, args ...string) (*Node, error) {
 	base := []string{"-addr", "127.0.0.1:0", "-admin-addr", "127.0.0.1:0", "-pprof", "-login", "", "-channel-max-connections", "20000"}
 	cmd := exec.Command(bin, append(base, args...)...)
@@ -44,14 +45,20 @@ func StartNode(bin, dir, name string, args ...string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
+		logf.Close()
 		return nil, err
 	}
 	n := &Node{Name: name, cmd: cmd, done: make(chan struct{})}
+	logged := io.TeeReader(out, logf)
 	addrs := make(chan [2]string, 1)
 	go func() {
 		var a [2]string
-		sc := bufio.NewScanner(out)
+		sc := bufio.NewScanner(logged)
 		for sc.Scan() {
 			if m := listenRe.FindStringSubmatch(sc.Text()); m != nil && a[0] == "" {
 				a[0] = m[1]
@@ -64,9 +71,9 @@ func StartNode(bin, dir, name string, args ...string) (*Node, error) {
 				addrs = nil
 			}
 		}
-		io.Copy(io.Discard, out) // past a line too long to scan: the node must not block on its log
+		io.Copy(io.Discard, logged) // past a line too long to scan: the node must not block on its log
 	}()
-	go func() { cmd.Wait(); close(n.done) }()
+	go func() { cmd.Wait(); logf.Close(); close(n.done) }()
 	select {
 	case a := <-addrs:
 		n.Addr, n.Admin = a[0], a[1]
@@ -81,6 +88,17 @@ func StartNode(bin, dir, name string, args ...string) (*Node, error) {
 
 // Pid is the node's process id.
 func (n *Node) Pid() int { return n.cmd.Process.Pid }
+
+// Exited returns how the node's process ended ("signal: killed", "exit
+// status 1"), or "" while it runs.
+func (n *Node) Exited() string {
+	select {
+	case <-n.done:
+		return n.cmd.ProcessState.String()
+	default:
+		return ""
+	}
+}
 
 // Kill ends the node with SIGKILL and waits until it is gone.
 func (n *Node) Kill() error {
