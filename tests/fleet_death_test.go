@@ -28,7 +28,9 @@ const deathWait = 4 * time.Minute
 // scale is bench/fleet-death.sh): a fleet of three nodes, 240 clients on
 // node 0, half of them the Go client (in this process) and half reso.js
 // (one Node process, bench/fleetdeath/clients.mjs), each given the list
-// of the three nodes' URLs, subscribed to one of 8 rooms and owning one
+// of the three nodes' URLs (node 0 first, so that it starts there, then
+// the others in an order that depends on the client, so that the
+// clients move to both), subscribed to one of 8 rooms and owning one
 // transient presence resource; a publisher on node 1 NOTIFYs the rooms
 // throughout and a writer on node 2 PUTs. Node 0 is killed with -9.
 // Every client reconnects to node 1 or 2 by itself and resumes with

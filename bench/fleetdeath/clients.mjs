@@ -100,10 +100,11 @@ out({ ready: clients.length });
  * report counts, against the NOTIFYs acknowledged (acked: room -> numbers):
  * the deliveries owed, missed and doubled; the clients that resynced on a
  * node other than urls[0] and with recovered: true; the time of each
- * client's first resync (ms since the epoch; 0: none yet).
+ * client's first resync (ms since the epoch; 0: none yet); the states of
+ * the clients not resynced yet.
  */
 function report(acked) {
-  const r = { clients: clients.length, resynced: 0, recovered: 0, elsewhere: 0, expected: 0, missed: 0, doubled: 0, disorder: 0, first: [] };
+  const r = { clients: clients.length, resynced: 0, recovered: 0, elsewhere: 0, expected: 0, missed: 0, doubled: 0, disorder: 0, first: [], states: {} };
   for (const c of clients) {
     const ks = acked[c.room] ?? [];
     r.expected += ks.length;
@@ -116,6 +117,7 @@ function report(acked) {
       if (c.ch.url !== c.ch.urls[0]) r.elsewhere++;
     }
     r.first.push(c.resyncs.length > 0 ? c.resyncs[0].at : 0);
+    if (c.resyncs.length === 0) r.states[c.ch.state] = (r.states[c.ch.state] ?? 0) + 1;
   }
   return r;
 }

@@ -330,10 +330,10 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 			_, n, _ := w.counts()
 			deleted = append(deleted, n)
 		}
-		if time.Since(progress) >= 5*time.Second {
+		if time.Since(progress) >= 5*time.Second || time.Now().After(deadline) {
 			progress = time.Now()
-			fmt.Fprintf(os.Stderr, "%v after the kill: subscribed again: Go %d, reso.js %d; deleted per survivor %v\n",
-				time.Since(killed).Round(time.Second), kinds["go"].Resynced, kinds["js"].Resynced, deleted)
+			fmt.Fprintf(os.Stderr, "%v after the kill: subscribed again: Go %d (the others: %v), reso.js %d (the others: %v); deleted per survivor %v\n",
+				time.Since(killed).Round(time.Second), kinds["go"].Resynced, kinds["go"].States, kinds["js"].Resynced, kinds["js"].States, deleted)
 		}
 		return r.Resynced == c.clients && slices.Min(deleted) >= c.clients
 	}); err != nil {

@@ -191,6 +191,12 @@ func goReport(clients []*goClient, node0 string, acked map[string][]int) report 
 		}
 		r.First = append(r.First, first)
 		g.mu.Unlock()
+		if first == 0 {
+			if r.States == nil {
+				r.States = map[string]int{}
+			}
+			r.States[g.c.State().String()]++
+		}
 	}
 	return r
 }

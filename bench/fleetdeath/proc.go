@@ -29,6 +29,9 @@ type report struct {
 	Doubled   int     `json:"doubled"`
 	Disorder  int     `json:"disorder"` // notifications whose seq was not above the one before
 	First     []int64 `json:"first"`    // per client, its first resync (ms since the epoch; 0: none)
+	// States counts the clients by their state ("open", "reconnecting", ...)
+	// among those not subscribed again.
+	States map[string]int `json:"states"`
 }
 
 // add adds o to r.
@@ -42,6 +45,12 @@ func (r *report) add(o report) {
 	r.Doubled += o.Doubled
 	r.Disorder += o.Disorder
 	r.First = append(r.First, o.First...)
+	for k, n := range o.States {
+		if r.States == nil {
+			r.States = map[string]int{}
+		}
+		r.States[k] += n
+	}
 }
 
 // clientProc is a process of clients: this program again (Go clients)
