@@ -78,7 +78,10 @@ class Client {
           this.got.set(n.data.k, (this.got.get(n.data.k) ?? 0) + 1);
         }
       },
-      { onResync: (r) => this.resyncs.push({ at: Date.now(), recovered: r.recovered, url: this.ch.url }) },
+      {
+        onResync: (r) => this.resyncs.push({ at: Date.now(), recovered: r.recovered, url: this.ch.url }),
+        onEnd: (err) => (this.ended = err ? `subscription ended: ${err.code} ${err.message}` : "unsubscribed"),
+      },
     );
     await this.ch.put(`${cfg.prefix}/presence/c${this.i}`, { i: this.i });
   }
@@ -117,7 +120,8 @@ function report(acked) {
       if (c.ch.url !== c.ch.urls[0]) r.elsewhere++;
     }
     r.first.push(c.resyncs.length > 0 ? c.resyncs[0].at : 0);
-    if (c.resyncs.length === 0) r.states[c.ch.state] = (r.states[c.ch.state] ?? 0) + 1;
+    const st = c.ended ?? c.ch.state;
+    if (c.resyncs.length === 0) r.states[st] = (r.states[st] ?? 0) + 1;
   }
   return r;
 }

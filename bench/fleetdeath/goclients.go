@@ -45,6 +45,7 @@ func ownList(urls []string, i int) []string {
 // goClient is one Go client of the process and what it received.
 type goClient struct {
 	c    *resoclient.Client
+	sub  *resoclient.Subscription
 	room string
 
 	mu      sync.Mutex
@@ -123,10 +124,12 @@ func goChild() error {
 			g.mu.Lock()
 			g.placed = true
 			g.mu.Unlock()
-			if _, err := g.c.SubscribeFunc(ctx, g.room, g.event); err != nil {
+			sub, err := g.c.SubscribeFunc(ctx, g.room, g.event)
+			if err != nil {
 				errs <- err
 				return
 			}
+			g.sub = sub
 			errs <- g.c.Put(ctx, fmt.Sprintf("%s/presence/c%d", cfg.Prefix, i), map[string]int{"i": i}, false)
 		})
 	}
@@ -195,7 +198,11 @@ func goReport(clients []*goClient, node0 string, acked map[string][]int) report 
 			if r.States == nil {
 				r.States = map[string]int{}
 			}
-			r.States[g.c.State().String()]++
+			st := g.c.State().String()
+			if err := g.sub.Err(); err != nil {
+				st = "subscription ended: " + err.Error()
+			}
+			r.States[st]++
 		}
 	}
 	return r

@@ -117,8 +117,11 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("%w (the nodes' logs are kept in %s)", err, dir)
 	}
-	os.RemoveAll(dir)
 	res.print(os.Stdout, c)
+	if res.incomplete != "" {
+		return fmt.Errorf("%s (the nodes' logs are kept in %s)", res.incomplete, dir)
+	}
+	os.RemoveAll(dir)
 	return nil
 }
 
