@@ -23,8 +23,10 @@
 //
 // The Channel starts at a random URL of its list; to put every client on
 // urls[0] at the start, Math.random answers 0 during the constructor only
-// (the back-off's jitter keeps the real one). Everything after the start
-// is reso.js's own: reconnect to the next URL, SUBSCRIBE with since.
+// (the back-off's jitter keeps the real one), and a client whose first
+// attempt failed (so that it moved to the next URL) is closed and made
+// again. Everything after the start is reso.js's own: reconnect to the
+// next URL, SUBSCRIBE with since.
 
 import { createInterface } from "node:readline";
 import { Channel } from "../../client/js/reso.js";
@@ -60,15 +62,21 @@ class Client {
   }
 
   async open() {
-    const random = Math.random;
-    Math.random = () => 0;
-    try {
-      this.ch = new Channel(ownList(this.i), { WebSocket: WebSocketImpl, requestTimeout: 60000 });
-    } finally {
-      Math.random = random;
+    // A first attempt that fails moves the Channel to the next URL: such
+    // a client is closed and opened again, until it is on urls[0].
+    for (;;) {
+      const random = Math.random;
+      Math.random = () => 0;
+      try {
+        this.ch = new Channel(ownList(this.i), { WebSocket: WebSocketImpl, requestTimeout: 60000 });
+      } finally {
+        Math.random = random;
+      }
+      this.ch.on("error", () => {}); // failed attempts: the Channel tries the next URL
+      await this.ch.opened();
+      if (this.ch.url === this.ch.urls[0]) break;
+      this.ch.close();
     }
-    this.ch.on("error", () => {}); // failed attempts: the Channel tries the next URL
-    await this.ch.opened();
     await this.ch.subscribe(
       this.room,
       (n) => {

@@ -309,7 +309,7 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 		var all report
 		clear(kinds)
 		for _, p := range procs {
-			r, err := p.report(a, deadline)
+			r, err := p.report(a, time.Now().Add(2*time.Minute))
 			if err != nil {
 				return all, err
 			}
@@ -344,7 +344,6 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 		// What did come is measured all the same, and the run fails after
 		// printing it.
 		res.incomplete = err.Error()
-		deadline = time.Now().Add(2 * time.Minute)
 	}
 	if perr != nil {
 		return res, perr
