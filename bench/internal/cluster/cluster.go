@@ -91,6 +91,17 @@ func StartNode(bin, dir, name string, args ...string) (*Node, error) {
 // Pid is the node's process id.
 func (n *Node) Pid() int { return n.cmd.Process.Pid }
 
+// Exited returns how the node's process ended ("signal: killed", "exit
+// status 1"), or "" while it runs.
+func (n *Node) Exited() string {
+	select {
+	case <-n.done:
+		return n.cmd.ProcessState.String()
+	default:
+		return ""
+	}
+}
+
 // Kill ends the node with SIGKILL and waits until it is gone.
 func (n *Node) Kill() error {
 	err := n.cmd.Process.Kill()
