@@ -38,6 +38,12 @@ const (
 	DefaultKeep      = 50000
 	// DefaultSnapshotInterval is the least time between two snapshots.
 	DefaultSnapshotInterval = time.Minute
+	// DefaultMaxLag is how long a node may know of a position of the log
+	// without applying it before it is behind (lag.go): twice the second
+	// a node's readiness allowed before, so that a garbage collection or
+	// a snapshot's freeze on a loaded machine does not count, and a fifth
+	// of nats-server's default write deadline.
+	DefaultMaxLag = 2 * time.Second
 )
 
 // Bounds of one request to JetStream and of waiting for counts.
@@ -67,6 +73,10 @@ type Config struct {
 	// Observer is told of each message applied and each batch stored
 	// (nil: nobody).
 	Observer Observer
+	// MaxLag is how long the node may know of a position of the log
+	// without applying it; past it the node is behind ([Fleet.Behind]):
+	// not ready, and app refuses new connections.
+	MaxLag time.Duration
 }
 
 // Fleet is this node's membership of a fleet. Create it with [Open],
@@ -132,6 +142,9 @@ type Fleet struct {
 	// message (position.go).
 	last      atomic.Uint64
 	delivered atomic.Int64
+	// lag: when this node first knew of the positions it has not
+	// applied (lag.go).
+	lag lagClock
 	// leaderless: the last answer about the log said it has no leader.
 	leaderless atomic.Bool
 
@@ -171,6 +184,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	case cfg.Keep < 0:
 		cfg.Keep = 0
 	}
+	if cfg.MaxLag <= 0 {
+		cfg.MaxLag = DefaultMaxLag
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -193,6 +209,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		differs: make(map[string]bool),
 		stop:    make(chan struct{}),
 		marking: make(chan struct{}, maxMarks),
+		lag:     lagClock{grain: cfg.MaxLag / 16},
 	}
 	f.readMark = []byte(readMagic + f.node + "\n")
 	up := upper(cfg.Name)
@@ -446,9 +463,10 @@ func (f *Fleet) Close() {
 
 // Ready returns why the node cannot serve now, or nil: NATS unreachable,
 // a gap in the log, a diverged tree, the node taken for dead, the log
-// without a leader or not answering, or the node more than a second
-// behind the log. It returns by the time ctx ends, even while the NATS client
-// holds its connection's lock to reconnect.
+// without a leader or not answering (a read barrier, bounded by a
+// second), or the node behind the log ([Fleet.Behind], which the read
+// barrier's position counts in). It returns by the time ctx ends, even
+// while the NATS client holds its connection's lock to reconnect.
 func (f *Fleet) Ready(ctx context.Context) error {
 	done := make(chan error, 1)
 	go func() { done <- f.ready(ctx) }()
@@ -479,17 +497,18 @@ func (f *Fleet) ready(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	last, err := f.Barrier(ctx)
+	// The barrier tells the node the log's end even while its consumer
+	// delivers nothing; how long it has known of what it has not applied
+	// decides (lag.go), so that Ready and the admission of connections
+	// apply one rule.
+	_, err := f.Barrier(ctx)
 	switch {
 	case err != nil && f.leaderless.Load():
 		return errors.New("fleet: the log has no leader (most of its NATS servers down or cut off): it stores no write")
 	case err != nil:
 		return fmt.Errorf("fleet: the log does not answer: %v", ctx.Err())
 	}
-	if err := f.tree.WaitApplied(ctx, last); err != nil {
-		return fmt.Errorf("fleet: catching up (applied %d of %d)", f.tree.Applied(), last)
-	}
-	return nil
+	return f.Behind()
 }
 
 var (
