@@ -25,6 +25,7 @@ type fleetOptions struct {
 	name      string
 	heartbeat time.Duration
 	snapshot  time.Duration // least time between two snapshots
+	maxLag    time.Duration // behind the log past it (fleet.Config.MaxLag)
 	replicas  int
 	creds     string
 	tlsCA     string
@@ -47,6 +48,8 @@ func fleetFlags(fs *flag.FlagSet, f *fleetOptions, server bool) {
 		fs.Var(durationFlag{&f.heartbeat}, "fleet-heartbeat", "silence after which the other nodes take a node for dead and delete its transient resources (at most 15s recommended)")
 		f.snapshot = fleet.DefaultSnapshotInterval
 		fs.Var(durationFlag{&f.snapshot}, "fleet-snapshot-interval", "least time between two snapshots of the tree (and at least 10000 entries of the log)")
+		f.maxLag = fleet.DefaultMaxLag
+		fs.Var(durationFlag{&f.maxLag}, "fleet-max-lag", "how long the node may know of an entry of the log without applying it: past it the node is behind, not ready, and answers new WebSockets and GETs kept open 503 Behind the Log with Retry-After")
 	}
 }
 
@@ -74,6 +77,9 @@ func (f *fleetOptions) validate() error {
 	}
 	if f.snapshot < 0 || f.snapshot > 0 && f.snapshot < time.Second {
 		return usagef("-fleet-snapshot-interval must be at least 1s")
+	}
+	if f.maxLag < 0 || f.maxLag > 0 && f.maxLag < 100*time.Millisecond {
+		return usagef("-fleet-max-lag must be at least 100ms")
 	}
 	return nil
 }
@@ -134,7 +140,7 @@ func fleetTree(ctx context.Context, cfg *options, opt channel.Options, logger *s
 	rules := hex.EncodeToString(sum[:])
 	fc := fleet.Config{
 		Name: f.name, Replicas: f.replicas, Heartbeat: f.heartbeat, SnapshotInterval: f.snapshot,
-		RulesHash: rules, Logger: logger,
+		MaxLag: f.maxLag, RulesHash: rules, Logger: logger,
 	}
 	if o := cfg.ops; o != nil && o.metrics != nil {
 		fc.Observer = o.metrics.fleetObserver()
