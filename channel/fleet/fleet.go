@@ -399,12 +399,19 @@ func (f *Fleet) Name() string { return f.cfg.Name }
 // entries after it. It returns once the
 // tree has caught up with the log as it was when Run was called, and
 // keeps applying in the background; it also starts the heartbeats and
-// the watch for dead nodes.
+// the watch for dead nodes. ctx bounds Run, except the time the
+// snapshot's download takes: that goes on, past ctx's deadline, while
+// its chunks come.
 func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	f.tree = tree
+	start := time.Now()
 	if _, err := f.restore(ctx); err != nil {
 		return fmt.Errorf("fleet: snapshot: %w", err)
 	}
+	// The snapshot's download is bounded by its progress (download.go):
+	// the time it took does not count against ctx.
+	ctx, cancel := shifted(ctx, time.Since(start))
+	defer cancel()
 	var last uint64
 	if err := retry(ctx, func(ctx context.Context) error {
 		info, err := f.stream.Info(ctx)
@@ -436,6 +443,25 @@ func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	}
 	f.log.Info("fleet joined", "fleet", f.cfg.Name, "node", f.node, "applied", last)
 	return nil
+}
+
+// shifted returns ctx with its deadline, if any, moved later by d; it is
+// canceled when ctx is.
+func shifted(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	c, cancel := context.WithDeadline(context.WithoutCancel(ctx), dl.Add(d))
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	return c, func() {
+		stop()
+		cancel()
+	}
 }
 
 // Close stops applying, heartbeating and watching. It does not close the
