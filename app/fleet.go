@@ -84,14 +84,38 @@ func (f *fleetOptions) validate() error {
 	return nil
 }
 
+// Sizes of the node's NATS connection (docs/fleet.md#overload).
+const (
+	// natsDialTimeout bounds a connection's dial and handshake (nats.go:
+	// 2 s), which a loaded node's reconnect may need more of.
+	natsDialTimeout = 10 * time.Second
+	// natsReconnectBuf bounds what the node's publishes buffer while it
+	// reconnects (nats.go: 8 MB): four of the largest messages
+	// (max_payload, 1 MB). Past it a publish fails at once and its batch
+	// is sent again with the same Nats-Msg-Id by its retry, so a cluster
+	// that comes back is not handed a pile of stale publishes at once.
+	natsReconnectBuf = 4 << 20
+)
+
 // connect opens the node's NATS connection: reconnecting forever, every
 // 2 s with jitter, so that the node recovers by itself when NATS returns.
+// Asynchronous errors, such as a subscription whose messages the node
+// did not take in time (nats: slow consumer), are logged.
 func (f *fleetOptions) connect(logger *slog.Logger) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name("reso"),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(2 * time.Second),
 		nats.RetryOnFailedConnect(false),
+		nats.Timeout(natsDialTimeout),
+		nats.ReconnectBufSize(natsReconnectBuf),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				logger.Warn("nats", "subject", sub.Subject, "err", err)
+				return
+			}
+			logger.Warn("nats", "err", err)
+		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				logger.Warn("nats disconnected", "err", err)
