@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 
+	"github.com/reso-project/reso/channel/fleet"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
 )
@@ -20,10 +21,14 @@ func (m *fleetMember) Behind() error { return m.cur.Load().fl.Behind() }
 // 503 Behind the Log at once, with Retry-After of -fleet-max-lag (at
 // least a second). The connections open stay.
 func (m *fleetMember) admission(cfg *fleetOptions) func(http.Handler) http.Handler {
+	lag := cfg.maxLag
+	if lag <= 0 {
+		lag = fleet.DefaultMaxLag
+	}
 	return middleware.Admit(func() error {
 		if m.Behind() != nil {
 			return errBehind
 		}
 		return nil
-	}, cfg.maxLag)
+	}, lag)
 }
