@@ -2,6 +2,7 @@ package app
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/reso-project/reso/channel/fleet"
 	"github.com/reso-project/reso/core"
@@ -15,6 +16,9 @@ var errBehind = core.Status(http.StatusServiceUnavailable, "Behind the Log")
 // Behind is the current membership's [fleet.Fleet.Behind]: the rule of
 // its readiness about the log, and of the admission of new connections.
 func (m *fleetMember) Behind() error { return m.cur.Load().fl.Behind() }
+
+// Lag is the current membership's [fleet.Fleet.Lag].
+func (m *fleetMember) Lag() time.Duration { return m.cur.Load().fl.Lag() }
 
 // admission returns the middleware that refuses new long-lived
 // connections while the node is behind the log (docs/fleet.md#overload):

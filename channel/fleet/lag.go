@@ -100,6 +100,14 @@ func (e *BehindError) Error() string {
 		e.Applied, e.Last, e.Applied+1, e.Lag.Round(time.Millisecond), e.MaxLag)
 }
 
+// Lag returns how long this node has known of the oldest position of the
+// log it has not applied (0 when it applied every position it knows of):
+// what [Fleet.Behind] compares with Config.MaxLag.
+func (f *Fleet) Lag() time.Duration {
+	applied, _ := f.Position()
+	return f.lag.lag(applied, time.Now())
+}
+
 // Behind returns a [*BehindError] while the node is behind the log: it has
 // known of a position of the log for longer than Config.MaxLag without
 // applying it; nil otherwise. It asks nothing of NATS and is cheap enough
