@@ -98,7 +98,7 @@ func hiddenFiles(cfg *options) (string, error) {
 }
 
 // build assembles the server's handler: (access log ->) show errors ->
-// recover -> cookies -> router.
+// recover -> cookies -> (a fleet node's admission ->) router.
 func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler, func(), error) {
 	var closers []func()
 	cleanup := func() {
@@ -135,7 +135,7 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		return nil, nil, err
 	}
 	closers = append(closers, closeAuth)
-	closeChannel, err := setupChannel(ctx, cfg, host, a, logger)
+	closeChannel, admit, err := setupChannel(ctx, cfg, host, a, logger)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -176,6 +176,9 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		return nil, nil, fmt.Errorf("route table: %w", err)
 	}
 	chain := alice.New(core.ShowErrors, middleware.Recover, middleware.Cookies)
+	if admit != nil {
+		chain = chain.Append(admit)
+	}
 	if cfg.ops != nil && cfg.ops.metrics != nil {
 		chain = alice.New(middleware.Metrics(cfg.ops.metrics)).Extend(chain)
 	}

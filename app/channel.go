@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -136,12 +137,14 @@ func openChannelStore(cfg *options) (*chstore.Store, error) {
 // (opened by the login store before it) and gives the host the tree and
 // the WebSocket transport of session routes. The returned function closes
 // the tree (its clients get 1001) and then the store. The clients of a
-// user whose sessions a ends (removed, or a new password) are ended.
-func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *auth.Authenticator, logger *slog.Logger) (func(), error) {
+// user whose sessions a ends (removed, or a new password) are ended. The
+// returned middleware, nil on a single node, refuses new long-lived
+// connections while the node cannot take them (setupFleetChannel).
+func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *auth.Authenticator, logger *slog.Logger) (func(), func(http.Handler) http.Handler, error) {
 	c := &cfg.channel
 	rules, err := c.rules()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opt := channel.Options{
 		QueueFrames:   c.queue,
@@ -158,12 +161,12 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 	}
 	st, err := openChannelStore(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
+		return nil, nil, fmt.Errorf("-db %s: %w", cfg.db, err)
 	}
 	tree, err := channel.New(ctx, st, opt)
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("-db %s: %w", cfg.db, err)
+		return nil, nil, fmt.Errorf("-db %s: %w", cfg.db, err)
 	}
 	host.Services.Tree = endedTree{doors.TreeOf(tree), tree.EndSession, a}
 	a.OnEnd(tree.EndIdentity)
@@ -182,7 +185,7 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 		if err := st.Close(); err != nil {
 			logger.Error("closing the channel's store", "err", err)
 		}
-	}, nil
+	}, nil, nil
 }
 
 // setupFleetChannel is setupChannel for a node of a fleet: the tree
@@ -191,8 +194,10 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 // others delete its transient resources at once) and then leaves. A node
 // the others took for dead while it lived rejoins (see fleetMember). The
 // node's clients of a user whose sessions end, whichever node or reso user
-// ended them, are ended.
-func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, host *pluginhost.Host, a *auth.Authenticator, logger *slog.Logger) (func(), error) {
+// ended them, are ended. While the node is behind the log, the returned
+// middleware answers WebSocket handshakes and GETs kept open 503 Behind
+// the Log (admission.go).
+func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, host *pluginhost.Host, a *auth.Authenticator, logger *slog.Logger) (func(), func(http.Handler) http.Handler, error) {
 	o := cfg.ops
 	onID := func(id string) {
 		if o != nil {
@@ -204,7 +209,7 @@ func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, h
 	}
 	m, err := newFleetMember(ctx, cfg.nats, join, onID, logger)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	host.Services.Tree = endedTree{m, m.EndSession, a}
 	a.OnEnd(m.EndIdentity)
@@ -217,5 +222,5 @@ func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, h
 			o.metrics.fleet(m)
 		}
 	}
-	return m.Close, nil
+	return m.Close, m.admission(&cfg.fleet), nil
 }

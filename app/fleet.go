@@ -25,6 +25,7 @@ type fleetOptions struct {
 	name      string
 	heartbeat time.Duration
 	snapshot  time.Duration // least time between two snapshots
+	maxLag    time.Duration // behind the log past it (fleet.Config.MaxLag)
 	replicas  int
 	creds     string
 	tlsCA     string
@@ -47,6 +48,8 @@ func fleetFlags(fs *flag.FlagSet, f *fleetOptions, server bool) {
 		fs.Var(durationFlag{&f.heartbeat}, "fleet-heartbeat", "silence after which the other nodes take a node for dead and delete its transient resources (at most 15s recommended)")
 		f.snapshot = fleet.DefaultSnapshotInterval
 		fs.Var(durationFlag{&f.snapshot}, "fleet-snapshot-interval", "least time between two snapshots of the tree (and at least 10000 entries of the log)")
+		f.maxLag = fleet.DefaultMaxLag
+		fs.Var(durationFlag{&f.maxLag}, "fleet-max-lag", "how long the node may know of an entry of the log without applying it: past it the node is behind, not ready, and answers new WebSockets and GETs kept open 503 Behind the Log with Retry-After")
 	}
 }
 
@@ -75,17 +78,44 @@ func (f *fleetOptions) validate() error {
 	if f.snapshot < 0 || f.snapshot > 0 && f.snapshot < time.Second {
 		return usagef("-fleet-snapshot-interval must be at least 1s")
 	}
+	if f.maxLag < 0 || f.maxLag > 0 && f.maxLag < 100*time.Millisecond {
+		return usagef("-fleet-max-lag must be at least 100ms")
+	}
 	return nil
 }
 
+// Sizes of the node's NATS connection (docs/fleet.md#overload).
+const (
+	// natsDialTimeout bounds a connection's dial and handshake (nats.go:
+	// 2 s), which a loaded node's reconnect may need more of.
+	natsDialTimeout = 10 * time.Second
+	// natsReconnectBuf bounds what the node's publishes buffer while it
+	// reconnects (nats.go: 8 MB): four of the largest messages
+	// (max_payload, 1 MB). Past it a publish fails at once and its batch
+	// is sent again with the same Nats-Msg-Id by its retry, so a cluster
+	// that comes back is not handed a pile of stale publishes at once.
+	natsReconnectBuf = 4 << 20
+)
+
 // connect opens the node's NATS connection: reconnecting forever, every
 // 2 s with jitter, so that the node recovers by itself when NATS returns.
+// Asynchronous errors, such as a subscription whose messages the node
+// did not take in time (nats: slow consumer), are logged.
 func (f *fleetOptions) connect(logger *slog.Logger) (*nats.Conn, error) {
 	opts := []nats.Option{
 		nats.Name("reso"),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(2 * time.Second),
 		nats.RetryOnFailedConnect(false),
+		nats.Timeout(natsDialTimeout),
+		nats.ReconnectBufSize(natsReconnectBuf),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				logger.Warn("nats", "subject", sub.Subject, "err", err)
+				return
+			}
+			logger.Warn("nats", "err", err)
+		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				logger.Warn("nats disconnected", "err", err)
@@ -134,7 +164,7 @@ func fleetTree(ctx context.Context, cfg *options, opt channel.Options, logger *s
 	rules := hex.EncodeToString(sum[:])
 	fc := fleet.Config{
 		Name: f.name, Replicas: f.replicas, Heartbeat: f.heartbeat, SnapshotInterval: f.snapshot,
-		RulesHash: rules, Logger: logger,
+		MaxLag: f.maxLag, RulesHash: rules, Logger: logger,
 	}
 	if o := cfg.ops; o != nil && o.metrics != nil {
 		fc.Observer = o.metrics.fleetObserver()

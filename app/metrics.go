@@ -183,6 +183,7 @@ type fleetView interface {
 	Node() string
 	Name() string
 	Position() (applied, last uint64)
+	Lag() time.Duration
 	Live() []string
 	Divergent() bool
 }
@@ -221,6 +222,9 @@ func (m *metrics) fleet(fl fleetView) {
 	gauge("reso_fleet_lag_messages", "Messages of the fleet's log this node has not applied yet: reso_fleet_log_last_position minus reso_fleet_applied_position.", func() float64 {
 		applied, last := fl.Position()
 		return float64(last - applied)
+	})
+	gauge("reso_fleet_lag_seconds", "How long this node has known of the oldest entry of the fleet's log it has not applied; past -fleet-max-lag it is behind the log: not ready, and it refuses new WebSockets and GETs kept open.", func() float64 {
+		return fl.Lag().Seconds()
 	})
 	gauge("reso_fleet_live_nodes", "Nodes of the fleet whose heartbeat this node saw within the timeout.", func() float64 { return float64(len(fl.Live())) })
 	gauge("reso_fleet_divergent", "1 once this node found its tree differs from the other nodes' at the same position of the log (it reports not ready), else 0.", func() float64 {

@@ -57,6 +57,7 @@ func histogram(fams map[string]*dto.MetricFamily, name string) (uint64, float64)
 // position is a node's place in the log as its metrics show it.
 type position struct {
 	applied, last, lag float64
+	lagSeconds         float64 // reso_fleet_lag_seconds
 	// messages applied, their entries, their apply time; batches stored
 	// and their entries.
 	msgs             uint64
@@ -70,12 +71,13 @@ func (f *fleet) positionOf(i int) position {
 	f.t.Helper()
 	fams := scrape(f.t, f.admin(i))
 	var p position
-	var ok [3]bool
+	var ok [4]bool
 	p.applied, ok[0] = value(fams, "reso_fleet_applied_position")
 	p.last, ok[1] = value(fams, "reso_fleet_log_last_position")
 	p.lag, ok[2] = value(fams, "reso_fleet_lag_messages")
-	if ok != [3]bool{true, true, true} {
-		f.t.Fatalf("node %d: no reso_fleet_applied_position, reso_fleet_log_last_position or reso_fleet_lag_messages", i)
+	p.lagSeconds, ok[3] = value(fams, "reso_fleet_lag_seconds")
+	if ok != [4]bool{true, true, true, true} {
+		f.t.Fatalf("node %d: no reso_fleet_applied_position, reso_fleet_log_last_position, reso_fleet_lag_messages or reso_fleet_lag_seconds", i)
 	}
 	p.msgs, p.entries = histogram(fams, "reso_fleet_applied_batch_entries")
 	p.timed, p.seconds = histogram(fams, "reso_fleet_apply_duration_seconds")
@@ -84,13 +86,13 @@ func (f *fleet) positionOf(i int) position {
 }
 
 // caughtUp waits until node i's metrics show it applied at least pos
-// and lags by 0, and returns them.
+// and lags by 0 (messages and seconds), and returns them.
 func (f *fleet) caughtUp(i int, pos float64) position {
 	f.t.Helper()
 	deadline := time.Now().Add(fleetWait)
 	for {
 		p := f.positionOf(i)
-		if p.applied >= pos && p.lag == 0 && p.last == p.applied {
+		if p.applied >= pos && p.lag == 0 && p.last == p.applied && p.lagSeconds == 0 {
 			return p
 		}
 		if time.Now().After(deadline) {

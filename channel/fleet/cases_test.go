@@ -30,6 +30,9 @@ func TestFleet(t *testing.T) {
 	t.Run("Divergence", func(t *testing.T) { divergence(t, cl) })
 	t.Run("PositionLag", func(t *testing.T) { positionLag(t, cl) })
 	t.Run("ReadyDead", func(t *testing.T) { readyDead(t, cl) })
+	t.Run("AdmitBehind", func(t *testing.T) { admitBehind(t, cl) })
+	t.Run("DownloadChunks", func(t *testing.T) { downloadChunks(t, cl) })
+	t.Run("LargeBatches", func(t *testing.T) { largeBatches(t, cl) })
 }
 
 // sameSeqEverywhere: writes proposed on every node reach the subscribers

@@ -38,6 +38,12 @@ const (
 	DefaultKeep      = 50000
 	// DefaultSnapshotInterval is the least time between two snapshots.
 	DefaultSnapshotInterval = time.Minute
+	// DefaultMaxLag is how long a node may know of a position of the log
+	// without applying it before it is behind (lag.go): twice the second
+	// a node's readiness allowed before, so that a garbage collection or
+	// a snapshot's freeze on a loaded machine does not count, and a fifth
+	// of nats-server's default write deadline.
+	DefaultMaxLag = 2 * time.Second
 )
 
 // Bounds of one request to JetStream and of waiting for counts.
@@ -67,6 +73,10 @@ type Config struct {
 	// Observer is told of each message applied and each batch stored
 	// (nil: nobody).
 	Observer Observer
+	// MaxLag is how long the node may know of a position of the log
+	// without applying it; past it the node is behind ([Fleet.Behind]):
+	// not ready, and app refuses new connections.
+	MaxLag time.Duration
 }
 
 // Fleet is this node's membership of a fleet. Create it with [Open],
@@ -132,6 +142,9 @@ type Fleet struct {
 	// message (position.go).
 	last      atomic.Uint64
 	delivered atomic.Int64
+	// lag: when this node first knew of the positions it has not
+	// applied (lag.go).
+	lag lagClock
 	// leaderless: the last answer about the log said it has no leader.
 	leaderless atomic.Bool
 
@@ -171,6 +184,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	case cfg.Keep < 0:
 		cfg.Keep = 0
 	}
+	if cfg.MaxLag <= 0 {
+		cfg.MaxLag = DefaultMaxLag
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -193,6 +209,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		differs: make(map[string]bool),
 		stop:    make(chan struct{}),
 		marking: make(chan struct{}, maxMarks),
+		lag:     lagClock{grain: cfg.MaxLag / 16},
 	}
 	f.readMark = []byte(readMagic + f.node + "\n")
 	up := upper(cfg.Name)
@@ -382,12 +399,19 @@ func (f *Fleet) Name() string { return f.cfg.Name }
 // entries after it. It returns once the
 // tree has caught up with the log as it was when Run was called, and
 // keeps applying in the background; it also starts the heartbeats and
-// the watch for dead nodes.
+// the watch for dead nodes. ctx bounds Run, except the time the
+// snapshot's download takes: that goes on, past ctx's deadline, while
+// its chunks come.
 func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	f.tree = tree
+	start := time.Now()
 	if _, err := f.restore(ctx); err != nil {
 		return fmt.Errorf("fleet: snapshot: %w", err)
 	}
+	// The snapshot's download is bounded by its progress (download.go):
+	// the time it took does not count against ctx.
+	ctx, cancel := shifted(ctx, time.Since(start))
+	defer cancel()
 	var last uint64
 	if err := retry(ctx, func(ctx context.Context) error {
 		info, err := f.stream.Info(ctx)
@@ -421,6 +445,25 @@ func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	return nil
 }
 
+// shifted returns ctx with its deadline, if any, moved later by d; it is
+// canceled when ctx is.
+func shifted(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	c, cancel := context.WithDeadline(context.WithoutCancel(ctx), dl.Add(d))
+	stop := context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			cancel()
+		}
+	})
+	return c, func() {
+		stop()
+		cancel()
+	}
+}
+
 // Close stops applying, heartbeating and watching. It does not close the
 // NATS connection.
 func (f *Fleet) Close() {
@@ -446,9 +489,11 @@ func (f *Fleet) Close() {
 
 // Ready returns why the node cannot serve now, or nil: NATS unreachable,
 // a gap in the log, a diverged tree, the node taken for dead, the log
-// without a leader or not answering, or the node more than a second
-// behind the log. It returns by the time ctx ends, even while the NATS client
-// holds its connection's lock to reconnect.
+// without a leader or not answering (a read barrier, bounded by a
+// second), or the node behind the log ([Fleet.Behind]) or not applying
+// the read barrier's position within Config.MaxLag ("behind") or before
+// ctx ends ("catching up"). It returns by the time ctx ends, even while
+// the NATS client holds its connection's lock to reconnect.
 func (f *Fleet) Ready(ctx context.Context) error {
 	done := make(chan error, 1)
 	go func() { done <- f.ready(ctx) }()
@@ -477,16 +522,31 @@ func (f *Fleet) ready(ctx context.Context) error {
 	if f.TakenForDead() {
 		return errors.New("fleet: the other nodes took this node for dead (cut off for longer than the heartbeat timeout); it rejoins with a new id")
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	bctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	last, err := f.Barrier(ctx)
+	// The barrier tells the node the log's end even while its consumer
+	// delivers nothing. The rule of lag.go then decides, as for the
+	// admission of connections: the node must apply the barrier's
+	// position within MaxLag of learning it. Ready waits that long for
+	// it, within ctx: a node whose consumer delivers nothing (NATS just
+	// back, say) is not ready although it learned of the position only
+	// now.
+	last, err := f.Barrier(bctx)
 	switch {
 	case err != nil && f.leaderless.Load():
 		return errors.New("fleet: the log has no leader (most of its NATS servers down or cut off): it stores no write")
 	case err != nil:
-		return fmt.Errorf("fleet: the log does not answer: %v", ctx.Err())
+		return fmt.Errorf("fleet: the log does not answer: %v", bctx.Err())
 	}
-	if err := f.tree.WaitApplied(ctx, last); err != nil {
+	if err := f.Behind(); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, f.cfg.MaxLag)
+	defer cancel()
+	if err := f.tree.WaitApplied(wctx, last); err != nil {
+		if err := f.Behind(); err != nil {
+			return err
+		}
 		return fmt.Errorf("fleet: catching up (applied %d of %d)", f.tree.Applied(), last)
 	}
 	return nil

@@ -45,14 +45,23 @@ func (f *Fleet) Position() (applied, last uint64) {
 	return applied, max(f.last.Load(), applied)
 }
 
-// sawLast records that the stream's last position is at least pos.
+// sawLast records that the stream's last position is at least pos, and
+// when the node first knew of it (lag.go).
 func (f *Fleet) sawLast(pos uint64) {
 	for {
 		old := f.last.Load()
-		if pos <= old || f.last.CompareAndSwap(old, pos) {
+		if pos <= old {
 			return
 		}
+		if f.last.CompareAndSwap(old, pos) {
+			break
+		}
 	}
+	var applied uint64
+	if f.tree != nil {
+		applied = f.tree.Applied()
+	}
+	f.lag.learn(pos, applied, time.Now())
 }
 
 // refreshLast asks the stream for its last position every lastRefresh

@@ -2,7 +2,9 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,8 +51,9 @@ func (r *recorder) sums() (messages, applied, proposed int) {
 // the applied and last positions of every node alike, the writer's
 // batches and every node's applied messages are observed with their
 // entries; a node whose consumer is held lags (last above applied, by the
-// timer's request since its consumer delivers nothing) and reports not
-// ready, catching up; released, it lags by 0 and is ready again.
+// timer's request since its consumer delivers nothing) and, once it has
+// known of an entry it did not apply for MaxLag, is behind and not ready;
+// released, it lags by 0, is not behind and is ready again.
 func positionLag(t *testing.T, cl *natstest.Cluster) {
 	// A long heartbeat: no node is taken for dead on a loaded machine.
 	cfg := Config{Name: natsName(t.Name()), Heartbeat: time.Minute}
@@ -121,16 +124,30 @@ func positionLag(t *testing.T, cl *natstest.Cluster) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// Ready's barrier appends a read mark after end and waits for the
-	// entry before it: the held node is behind that.
-	err := lag.f.Ready(ctx)
-	var got, mark uint64
-	if err != nil {
-		fmt.Sscanf(err.Error(), "fleet: catching up (applied %d of %d)", &got, &mark)
+	// Ready's barrier appends a read mark after end; the held node knew
+	// of end, unapplied, and is behind once it has for MaxLag. Behind
+	// says the same without asking NATS.
+	var behind *BehindError
+	for {
+		err := lag.f.Ready(ctx)
+		if errors.As(err, &behind) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("held node's readiness: %v, want a BehindError", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	if got != held || mark < end {
-		t.Fatalf("held node's readiness: %v, want \"fleet: catching up (applied %d of N)\" with N >= %d", err, held, end)
+	if behind.Applied != held || behind.Last < end || behind.Lag <= behind.MaxLag || behind.MaxLag != DefaultMaxLag {
+		t.Fatalf("held node's readiness: %+v, want applied %d of N >= %d, lag above %s", behind, held, end, DefaultMaxLag)
 	}
+	if !strings.HasPrefix(behind.Error(), fmt.Sprintf("fleet: behind the log (applied %d of %d; ", held, behind.Last)) {
+		t.Fatalf("held node's readiness says %q", behind)
+	}
+	if err := lag.f.Behind(); !errors.As(err, new(*BehindError)) {
+		t.Fatalf("held node's Behind: %v", err)
+	}
+	mark := behind.Last
 	end = mark
 	lag.f.held.Store(nil)
 	close(h)
@@ -148,8 +165,20 @@ func positionLag(t *testing.T, cl *natstest.Cluster) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := lag.f.Ready(ctx); err != nil {
-		t.Fatalf("released node not ready: %v", err)
+	// Awaited: ready and not behind (the read mark of Ready is applied
+	// within MaxLag, on a loaded machine at the second try perhaps).
+	for {
+		err := lag.f.Ready(ctx)
+		if err == nil {
+			err = lag.f.Behind()
+		}
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("released node not ready: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	// Every message the other node applied was observed, with its entries.
 	msgs, entries, _ := recs[1].sums()

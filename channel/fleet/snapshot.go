@@ -50,25 +50,42 @@ func (f *Fleet) restore(ctx context.Context) (uint64, error) {
 }
 
 // newestSnapshot returns the newest snapshot's bytes, nil without one,
-// and the position its name gives.
+// and the position its name gives. ctx bounds the questions to JetStream;
+// the download goes on past its deadline while chunks come (download).
 func (f *Fleet) newestSnapshot(ctx context.Context) ([]byte, uint64, error) {
-	var data []byte
-	var pos uint64
-	err := retry(ctx, func(ctx context.Context) error {
-		e, err := f.meta.Get(ctx, snapKey)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
+	for {
+		var name string
+		var pos uint64
+		err := retry(ctx, func(ctx context.Context) error {
+			e, err := f.meta.Get(ctx, snapKey)
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if pos, err = snapPos(string(e.Value())); err != nil {
+				return permanent{err}
+			}
+			name = string(e.Value())
 			return nil
+		})
+		if err != nil || name == "" {
+			return nil, 0, err
 		}
-		if err != nil {
-			return err
+		data, err := f.download(ctx, name)
+		if err == nil {
+			return data, pos, nil
 		}
-		if pos, err = snapPos(string(e.Value())); err != nil {
-			return permanent{err}
+		// A newer snapshot may have replaced this one meanwhile (its
+		// object deleted): ask again for the newest, while ctx lasts.
+		f.log.Warn("fleet: snapshot", "name", name, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, 0, err
+		case <-time.After(200 * time.Millisecond):
 		}
-		data, err = f.snaps.GetBytes(ctx, string(e.Value()))
-		return err
-	})
-	return data, pos, err
+	}
 }
 
 // maybeSnapshot is called by the consumer after it applied the entry at

@@ -22,6 +22,12 @@ var (
 	ErrTooManyConnections = core.Status(http.StatusServiceUnavailable, "Too Many Connections")
 )
 
+// RetryAfter is the Retry-After, in seconds, that Accept sets with
+// ErrTooManyConnections: a place frees when a connection closes, which
+// takes its time, and a client that comes back sooner only adds to the
+// load.
+const RetryAfter = "5"
+
 // Transport is a session transport over WebSocket (the
 // pluginhost.SessionTransport of package plugins/pluginhost). Its methods
 // are safe for concurrent use.
@@ -79,7 +85,9 @@ func (t *Transport) Open() int { return int(t.open.Load()) }
 // with id. A request that is not a valid handshake, comes from an origin
 // that is not allowed, or would exceed MaxConnections fails before
 // anything is written, with ErrNotWebSocket, ErrVersion,
-// ErrForbiddenOrigin or ErrTooManyConnections.
+// ErrForbiddenOrigin or ErrTooManyConnections; with the latter it sets
+// the header Retry-After ([RetryAfter]) of the answer, which the host
+// writes at once.
 func (t *Transport) Accept(w http.ResponseWriter, r *http.Request, id string) (core.Session, error) {
 	if err := checkHandshake(w, r); err != nil {
 		return nil, err
@@ -89,6 +97,7 @@ func (t *Transport) Accept(w http.ResponseWriter, r *http.Request, id string) (c
 	}
 	if t.open.Add(1) > int64(t.opt.MaxConnections) {
 		t.open.Add(-1)
+		w.Header().Set("Retry-After", RetryAfter)
 		return nil, ErrTooManyConnections
 	}
 	h := &hijacker{ResponseWriter: w, timeout: t.opt.WriteTimeout}

@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -117,7 +118,8 @@ func TestHandshakeStatus(t *testing.T) {
 	}
 }
 
-// TestMaxConnections checks the cap: over it a handshake gets 503; a
+// TestMaxConnections checks the cap: over it a handshake gets 503 Too
+// Many Connections at once, with its reason as text and Retry-After; a
 // closed connection frees its place.
 func TestMaxConnections(t *testing.T) {
 	tr := New(Options{MaxConnections: 2})
@@ -130,6 +132,11 @@ func TestMaxConnections(t *testing.T) {
 	c, resp, err := dial(t, srv, nil)
 	if c != nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("third connection: %v, %v; want 503", resp, err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if string(body) != "503 Too Many Connections\n" ||
+		resp.Header.Get("Retry-After") != RetryAfter || resp.Header.Get("Content-Type") != "text/plain" {
+		t.Fatalf("third connection: %q %q, want the body 503 Too Many Connections and Retry-After %s", resp.Header, body, RetryAfter)
 	}
 	a.Close()
 	eventually(t, "a closed connection frees its place", func() bool { return tr.Open() == 1 })

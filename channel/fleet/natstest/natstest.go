@@ -7,7 +7,9 @@
 // the test's temporary directory. No mock: the fleet's tests run against
 // the server they run against in production, configured as docs/fleet.md
 // §14 says: with sync_interval: always, so that a server writes a message
-// to disk (fsync) before it acknowledges it.
+// to disk (fsync) before it acknowledges it, and with the write deadline
+// and policy of a client a loaded node reads slowly from (WriteDeadline,
+// WriteTimeout).
 package natstest
 
 import (
@@ -22,6 +24,17 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+)
+
+// The write deadline of the servers' client connections, and what a server
+// does when a client misses it, as docs/fleet.md §14 configures them
+// (write_deadline, write_timeout): a client (a reso node) that takes no
+// byte for WriteDeadline is cut off, one that takes some is kept. The
+// default, 10 s and close, cut off a node whose other work left it too
+// little of the processor to read 1.5 MB in 10 s (issue 36).
+const (
+	WriteDeadline = 30 * time.Second
+	WriteTimeout  = "retry"
 )
 
 // Cluster is a JetStream cluster of in-process servers.
@@ -88,8 +101,11 @@ func NewSync(n int, dir string, sync Sync) (*Cluster, error) {
 			JetStream:  true,
 			StoreDir:   filepath.Join(dir, "nats-"+strconv.Itoa(i)),
 			SyncAlways: sync == SyncAlways,
-			NoLog:      true,
-			NoSigs:     true,
+			// What WriteDeadline and WriteTimeout say.
+			WriteDeadline: WriteDeadline,
+			WriteTimeout:  server.WriteTimeoutPolicyRetry,
+			NoLog:         true,
+			NoSigs:        true,
 		}
 		if n > 1 {
 			// NoAdvertise: clients know the servers they were given and no

@@ -163,6 +163,7 @@ func (p *Procs) writeConf(i, n int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "server_name: %s\nhost: 127.0.0.1\nport: %d\n", q(p.Name(i)), p.ports[i])
 	fmt.Fprintf(&b, "ports_file_dir: %s\n", q(p.dir))
+	fmt.Fprintf(&b, "write_deadline: %s\nwrite_timeout: %s\n", q(WriteDeadline.String()), WriteTimeout)
 	if p.cfg.Monitor {
 		fmt.Fprintf(&b, "http_port: %d\n", p.mport[i])
 	}
