@@ -163,8 +163,11 @@ func TestRejoinKeeps(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	newID := a.Node()
-	if !strings.Contains(alog.String(), `msg="fleet rejoined" node=`+newID+` was=`+oldID) {
-		t.Fatalf("no \"fleet rejoined node=%s was=%s\" in a's log", newID, oldID)
+	for !strings.Contains(alog.String(), `msg="fleet rejoined" node=`+newID+` was=`+oldID) {
+		if ctx.Err() != nil {
+			t.Fatalf("no \"fleet rejoined node=%s was=%s\" in a's log", newID, oldID)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 
 	// taken's resource was taken: it ends, as without a rejoin.
