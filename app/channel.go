@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/channel"
-	"github.com/reso-project/reso/channel/fleet"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
 	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/plugins/doors"
@@ -192,35 +191,36 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 // applies the fleet's log (docs/fleet.md) instead of keeping a store.
 // The returned function closes the tree (its clients get 1001 and the
 // others delete its transient resources at once) and then leaves. A node
-// the others took for dead while it lived rejoins (see fleetMember). The
-// node's clients of a user whose sessions end, whichever node or reso user
-// ended them, are ended. While the node is behind the log, the returned
-// middleware answers WebSocket handshakes and GETs kept open 503 Behind
-// the Log (admission.go).
+// the others took for dead while it lived rejoins, keeping its
+// connections (fleet.Member). The node's clients of a user whose sessions
+// end, whichever node or reso user ended them, are ended. While the node
+// is behind the log, the returned middleware answers WebSocket handshakes
+// and GETs kept open 503 Behind the Log (admission.go).
 func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, host *pluginhost.Host, a *auth.Authenticator, logger *slog.Logger) (func(), func(http.Handler) http.Handler, error) {
 	o := cfg.ops
-	onID := func(id string) {
+	m, err := fleetMember(ctx, cfg, opt, logger, func(id, _ string) {
 		if o != nil {
 			o.node.Store(&id)
 		}
-	}
-	join := func(ctx context.Context) (*channel.Tree, *fleet.Fleet, error) {
-		return fleetTree(ctx, cfg, opt, logger)
-	}
-	m, err := newFleetMember(ctx, cfg.nats, join, onID, logger)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	host.Services.Tree = endedTree{m, m.EndSession, a}
-	a.OnEnd(m.EndIdentity)
+	if o != nil {
+		id := m.Node()
+		o.node.Store(&id)
+	}
+	tree := m.Tree()
+	host.Services.Tree = endedTree{doors.TreeOf(tree), tree.EndSession, a}
+	a.OnEnd(tree.EndIdentity)
 	ws := websocket.New(cfg.channel.transport())
 	host.Sessions = ws
 	if o != nil {
 		o.addCheck("fleet "+m.Name(), m.Ready)
 		if o.metrics != nil {
-			o.metrics.channel(m, nil, ws)
+			o.metrics.channel(tree, nil, ws)
 			o.metrics.fleet(m)
 		}
 	}
-	return m.Close, m.admission(&cfg.fleet), nil
+	return m.Close, admission(m, &cfg.fleet), nil
 }

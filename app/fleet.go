@@ -154,9 +154,9 @@ func (f *fleetOptions) openLogins(ctx context.Context, nc *nats.Conn) (*natsstor
 	return st, secret, nil
 }
 
-// fleetTree joins the fleet and returns the tree that applies its log,
-// caught up, and the membership (Close it after the tree).
-func fleetTree(ctx context.Context, cfg *options, opt channel.Options, logger *slog.Logger) (*channel.Tree, *fleet.Fleet, error) {
+// fleetMember joins the fleet with a tree that applies its log, caught
+// up; rejoined is told each rejoin (fleet.Config.Rejoined).
+func fleetMember(ctx context.Context, cfg *options, opt channel.Options, logger *slog.Logger, rejoined func(node, was string)) (*fleet.Member, error) {
 	f := &cfg.fleet
 	jctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -164,34 +164,21 @@ func fleetTree(ctx context.Context, cfg *options, opt channel.Options, logger *s
 	rules := hex.EncodeToString(sum[:])
 	fc := fleet.Config{
 		Name: f.name, Replicas: f.replicas, Heartbeat: f.heartbeat, SnapshotInterval: f.snapshot,
-		MaxLag: f.maxLag, RulesHash: rules, Logger: logger,
+		MaxLag: f.maxLag, RulesHash: rules, Logger: logger, Rejoined: rejoined,
 	}
 	if o := cfg.ops; o != nil && o.metrics != nil {
 		fc.Observer = o.metrics.fleetObserver()
 	}
-	fl, err := fleet.Open(jctx, cfg.nats, fc)
-	var refused *fleet.Refused
-	if errors.As(err, &refused) {
-		return nil, nil, refused
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("-nats: %w", err)
-	}
 	logger.Info("channel rules", "sha256", rules)
-	logger.Info("fleet node", "node", fl.Node(), "fleet", fl.Name())
-	opt.Log, opt.Node = fl, fl.Node()
-	tree, err := channel.New(ctx, nil, opt)
-	if err != nil {
-		fl.Close()
-		return nil, nil, err
+	m, err := fleet.Join(jctx, cfg.nats, fc, opt)
+	var refused *fleet.Refused
+	switch {
+	case errors.As(err, &refused):
+		return nil, refused
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, fmt.Errorf("-nats: no JetStream answer within a minute: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("-nats: %w", err)
 	}
-	if err := fl.Run(jctx, tree); err != nil {
-		tree.Close()
-		fl.Close()
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, nil, fmt.Errorf("-nats: no JetStream answer within a minute: %w", err)
-		}
-		return nil, nil, fmt.Errorf("-nats: %w", err)
-	}
-	return tree, fl, nil
+	return m, nil
 }

@@ -45,10 +45,10 @@ func (t *Tree) Apply(pos uint64, b Batch) {
 	t.applyWake = make(chan struct{})
 	t.mu.Unlock()
 	if len(after.counts) > 0 {
-		t.opt.Log.Report(b.Node, after.counts)
+		t.log().Report(b.Node, after.counts)
 	}
 	for _, c := range after.ended {
-		c.end(&Gone{Code: 1012, Reason: "node left the fleet"})
+		c.end(ErrNodeLeft)
 	}
 }
 
@@ -87,15 +87,19 @@ func (t *Tree) applyEntry(d *decoded, after *afterApply) {
 }
 
 // applyMsg runs a client's message from the log and hands the result to
-// its proposer when that is this node. Called with the lock.
+// its proposer when that is this node (under its id, or under an id it
+// had before it rejoined: refused, since that id is dead). Called with
+// the lock.
 func (t *Tree) applyMsg(d *decoded, after *afterApply) {
 	e, m, reason := &d.e, d.m, d.reason
-	mine := e.Node == t.opt.Node
+	mine := e.Node == t.nodeID() || t.dead[e.Node] && t.waits[e.P] != nil
 	cl := &caller{from: e.From, identity: e.Who, fresh: e.ID, at: time.UnixMilli(e.At), held: true}
 	switch {
 	case reason != "":
 	case t.dead[e.Node]:
 		reason = reasonUnavailable
+	case e.Redo && t.redoTaken(m):
+		reason = reasonExists
 	case e.Call:
 	case mine:
 		if c := t.clients[e.Conn]; c != nil && !c.ended {
@@ -152,7 +156,7 @@ var errGhost = errors.New("channel: connection of another node")
 // connOf returns the connection node/conn, local or ghost, or nil.
 // Called with the lock.
 func (t *Tree) connOf(node, conn string) *Client {
-	if node == t.opt.Node {
+	if node == t.nodeID() {
 		return t.clients[conn]
 	}
 	return t.ghosts[connKey{node, conn}]
@@ -169,7 +173,7 @@ func (t *Tree) endConn(c *Client) {
 	for p := range c.subs.all() {
 		t.unsubscribe(c, p)
 	}
-	if c.node == t.opt.Node {
+	if c.node == t.nodeID() {
 		delete(t.clients, c.id)
 	} else {
 		delete(t.ghosts, connKey{c.node, c.id})
@@ -189,15 +193,18 @@ func (t *Tree) endConn(c *Client) {
 
 // applyDead ends every connection of node, which the fleet took for dead,
 // and refuses its later entries. It returns the local connections to
-// end once the lock is let go (when node is this one). Called with the
-// lock.
+// end once the lock is let go (when node is this one). With
+// Options.Rejoin, this node's connections that can be kept are kept
+// instead (keepConn): their transient resources go all the same, in the
+// same order. Called with the lock.
 func (t *Tree) applyDead(node string) []*Client {
 	if t.dead[node] {
 		return nil
 	}
 	t.dead[node] = true
+	self := node == t.nodeID()
 	var cs []*Client
-	if node == t.opt.Node {
+	if self {
 		for _, c := range t.clients {
 			cs = append(cs, c)
 		}
@@ -209,11 +216,16 @@ func (t *Tree) applyDead(node string) []*Client {
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
+	var ended []*Client
 	for _, c := range cs {
+		if self && t.opt.Rejoin && t.keepConn(c) {
+			continue
+		}
 		t.endConn(c)
+		ended = append(ended, c)
 	}
-	if node != t.opt.Node {
+	if !self {
 		return nil
 	}
-	return cs
+	return ended
 }

@@ -20,6 +20,9 @@ type Client struct {
 	pend  *batch // of the last change it proposed, until its end
 	subs  subSet
 	owned map[*node]struct{}
+	// lost is what its node's death deleted, to be made again when the
+	// node rejoins (see Tree.Rejoin).
+	lost []lost
 	// pipelined counts its changes in batches whose replies are not
 	// queued yet (see pipelining); written with the tree's lock held.
 	pipelined atomic.Int32
@@ -349,8 +352,10 @@ func (t *Tree) removeOwned(c *Client) <-chan struct{} {
 // transient resources go when the log says so, after the end entry that
 // leave proposes once the client's proposals under way are done (so that
 // none of them comes after it in the log). A client that never proposed
-// anything owns nothing and needs no entry. A closing tree proposes the
-// death of its node instead (see leaveFleet).
+// anything owns nothing and needs no entry, nor does one whose node the
+// log took for dead and that has not rejoined yet: the death removed what
+// it owned, and the log refuses what it proposed since. A closing tree
+// proposes the death of its node instead (see leaveFleet).
 func (c *Client) leave(proposed bool) {
 	t := c.t
 	t.mu.Lock()
@@ -358,12 +363,17 @@ func (c *Client) leave(proposed bool) {
 		t.unsubscribe(c, p)
 	}
 	closing := t.closed
+	node := t.nodeID()
+	if proposed && t.dead[node] {
+		t.endConn(c)
+		proposed = false
+	}
 	if !proposed && !c.ended {
 		c.ended = true
 		delete(t.clients, c.id)
 	}
 	t.mu.Unlock()
 	if proposed && !closing {
-		t.proposeLater(entry{V: entryVersion, K: kindEnd, P: proposalID(), Node: t.opt.Node, Conn: c.id}, c.inflight.Wait)
+		t.proposeLater(entry{V: entryVersion, K: kindEnd, P: proposalID(), Node: node, Conn: c.id}, c.inflight.Wait)
 	}
 }

@@ -40,6 +40,7 @@ type entry struct {
 	Path  string `json:"path,omitempty"`
 	Lease uint64 `json:"lease,omitempty"`
 	Count bool   `json:"count,omitempty"` // a NOTIFY whose proposer waits for sent_count
+	Redo  bool   `json:"redo,omitempty"`  // a PUT that only creates (Tree.Rejoin)
 	Msg   []byte `json:"-"`
 }
 
@@ -68,6 +69,9 @@ func (e *entry) encode() []byte {
 	}
 	if e.Count {
 		b = append(b, `,"count":true`...)
+	}
+	if e.Redo {
+		b = append(b, `,"redo":true`...)
 	}
 	b = append(b, '}')
 	if e.Msg == nil {
@@ -255,6 +259,8 @@ func setBool(e *entry, key []byte, v bool) bool {
 		e.Call = v
 	case "count":
 		e.Count = v
+	case "redo":
+		e.Redo = v
 	default:
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 var entryCases = []entry{
 	{V: entryVersion, K: kindMsg, P: "0a1b", Node: "n1", Conn: "ws-1", From: "ws-1", Who: "alice@example.com", At: 1764080000123, Msg: []byte(`{"method":"PUT","resource":"/a"}`)},
 	{V: entryVersion, K: kindMsg, P: "p", Node: "n1", Call: true, ID: "x1", At: -5, Count: true, Msg: []byte{}},
+	{V: entryVersion, K: kindMsg, P: "p", Node: "n3", Conn: "ws-1", From: "ws-1", At: 9, Redo: true, Msg: []byte(`{"method":"PUT","resource":"/a"}`)},
 	{V: entryVersion, K: kindEnd, P: "p", Node: "n1", Conn: "ws-1"},
 	{V: entryVersion, K: kindDead, Node: "n2"},
 	{V: entryVersion, K: kindExpire, P: "p", Path: "/a/b", Lease: 1<<63 + 7},

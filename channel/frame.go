@@ -26,3 +26,9 @@ var ErrSlowConsumer error = &Gone{Code: 1008, Reason: "slow consumer"}
 // ErrSessionEnded disconnects the clients of a user whose sessions ended
 // (see [Tree.EndIdentity]).
 var ErrSessionEnded error = &Gone{Code: 1008, Reason: "session ended"}
+
+// ErrNodeLeft disconnects the clients of a node of a fleet that the log
+// took for dead and that could not keep them for its rejoin
+// (docs/fleet.md#5-lifecycle-across-nodes): clients reconnect, to this
+// node or another.
+var ErrNodeLeft error = &Gone{Code: 1012, Reason: "node left the fleet"}

@@ -169,7 +169,7 @@ func (t *Tree) execConn(ctx context.Context, c *Client, data []byte) {
 func (t *Tree) barrier(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, applyTimeout)
 	defer cancel()
-	pos, err := t.opt.Log.Barrier(ctx)
+	pos, err := t.log().Barrier(ctx)
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,8 @@ func (t *Tree) startWrite(ctx context.Context, cl *caller, m *message, raw []byt
 	if m.Method == "NOTIFY" && m.Offer && !t.offerReaches(ctx, m) {
 		return nil, t.refuseOffer(cl, raw, call)
 	}
-	e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: t.opt.Node, From: cl.from,
+	mem := t.mem.Load() // the id and the log of one membership
+	e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: mem.node, From: cl.from,
 		Who: cl.identity, Call: call, At: t.now().UnixMilli(), Msg: raw}
 	if cl.c != nil {
 		e.Conn = cl.c.id
@@ -250,7 +251,7 @@ func (t *Tree) startWrite(ctx context.Context, cl *caller, m *message, raw []byt
 	t.waits[e.P] = w.res
 	t.mu.Unlock()
 	w.ctx, w.cancel = context.WithTimeout(context.WithoutCancel(ctx), proposeTimeout)
-	t.opt.Log.Propose(w.ctx, e.encode(), func(err error) { w.stored <- err })
+	mem.log.Propose(w.ctx, e.encode(), func(err error) { w.stored <- err })
 	return w, nil
 }
 
@@ -268,7 +269,7 @@ func (t *Tree) offerReaches(ctx context.Context, m *message) bool {
 	if t.Reaches(r.path) {
 		return true
 	}
-	return t.opt.Log.Reaches(ctx, r.path)
+	return t.log().Reaches(ctx, r.path)
 }
 
 // refuseOffer answers an offer that no node would deliver, as one node
@@ -335,7 +336,7 @@ func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
 	if !w.e.Count {
 		return nil // nobody reads the count
 	}
-	sent := r.sent + t.opt.Log.Gather(ctx, w.e.P)
+	sent := r.sent + t.log().Gather(ctx, w.e.P)
 	if sent == 0 {
 		return failedReply(r.msgID, reasonNoSubscriber)
 	}
@@ -347,7 +348,7 @@ func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
 // logStore proposes entry and waits until the log holds it.
 func (t *Tree) logStore(ctx context.Context, entry []byte) error {
 	done := make(chan error, 1)
-	t.opt.Log.Propose(ctx, entry, func(err error) { done <- err })
+	t.log().Propose(ctx, entry, func(err error) { done <- err })
 	select {
 	case err := <-done:
 		return err
@@ -418,5 +419,5 @@ func (t *Tree) ProposeDead(ctx context.Context, node string) error {
 func (t *Tree) leaveFleet() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_ = t.ProposeDead(ctx, t.opt.Node)
+	_ = t.ProposeDead(ctx, t.nodeID())
 }

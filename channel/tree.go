@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,6 +28,13 @@ type Options struct {
 	// store: the log is its store.
 	Log  Log
 	Node string
+	// Rejoin keeps this node's connections when the log takes the node
+	// for dead while it lives (docs/fleet.md#5-lifecycle-across-nodes):
+	// their transient resources go as on every node, their subscriptions
+	// stay, and the backend then gives the tree its next id with
+	// [Tree.Rejoin], which makes those resources again. Off, the death
+	// ends every connection of the node (close code 1012).
+	Rejoin bool
 	// Pipeline lets a connection's changes that the store keeps run
 	// without waiting for the store: [Client.Exec] returns once such a
 	// change joined a batch, and its reply is queued once the batch is
@@ -92,11 +100,13 @@ type Tree struct {
 	counts       counters
 	leaseN       uint64 // the id of the last lease started
 
-	// In a fleet (docs/fleet.md): the last entry applied and a channel
+	// In a fleet (docs/fleet.md): the node's id and log (replaced by
+	// Rejoin, under the lock); the last entry applied and a channel
 	// closed at each apply; the proposers waiting for their entries;
 	// the connections of other nodes that sent entries; the nodes the
 	// log took for dead; the number of the last batch applied of each
 	// node (see [Batch]).
+	mem       atomic.Pointer[membership]
 	applied   uint64
 	applyWake chan struct{}
 	waits     map[string]chan result
@@ -163,6 +173,9 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		ghosts:    make(map[connKey]*Client),
 		batches:   make(map[string]uint64),
 		dead:      make(map[string]bool),
+	}
+	if opt.Log != nil {
+		t.mem.Store(&membership{node: opt.Node, log: opt.Log})
 	}
 	if store != nil {
 		if err := t.load(ctx); err != nil {
@@ -281,12 +294,13 @@ func (t *Tree) Close() error {
 // Connect attaches a client with the unique id (it appears as "from" in
 // its notifications) and identity ("" anonymous).
 func (t *Tree) Connect(id, identity string) (*Client, error) {
-	c := &Client{t: t, id: id, identity: identity, node: t.opt.Node}
+	c := &Client{t: t, id: id, identity: identity}
 	if t.replicated() {
 		c.slots = make(chan struct{}, pipelineDepth)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	c.node = t.nodeID()
 	if t.closed {
 		return nil, ErrClosed
 	}

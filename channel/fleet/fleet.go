@@ -77,6 +77,9 @@ type Config struct {
 	// without applying it; past it the node is behind ([Fleet.Behind]):
 	// not ready, and app refuses new connections.
 	MaxLag time.Duration
+	// Rejoined, when not nil, is called by a [Member] each time the node
+	// rejoined under the id node; was is the id the others took for dead.
+	Rejoined func(node, was string)
 }
 
 // Fleet is this node's membership of a fleet. Create it with [Open],
@@ -383,10 +386,11 @@ func (f *Fleet) Node() string { return f.node }
 
 // TakenForDead reports whether the log took this node for dead while it
 // lived (cut off from NATS for longer than the heartbeat timeout): its
-// tree applied the entry, ended every connection of this node and refuses
-// whatever this node proposes from then on. The node rejoins as another
-// one: a new Fleet (a new id) and a new tree, from the newest snapshot
-// and the log after it (docs/fleet.md#5-lifecycle-across-nodes).
+// tree applied the entry, deleted the transient resources of this node's
+// connections and refuses whatever this node proposes from then on. A
+// [Member] then rejoins as another node: a new Fleet (a new id) that goes
+// on applying the log to the same tree
+// (docs/fleet.md#5-lifecycle-across-nodes).
 func (f *Fleet) TakenForDead() bool {
 	return f.tree != nil && f.tree.Dead(f.node)
 }
@@ -412,6 +416,14 @@ func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	// the time it took does not count against ctx.
 	ctx, cancel := shifted(ctx, time.Since(start))
 	defer cancel()
+	return f.start(ctx, nil)
+}
+
+// start applies the log to f.tree from the entry after the last one it
+// applied, as Run describes. switchOver, when not nil, is called once the
+// node's first heartbeat is stored and before the log is applied: a
+// failure before it or of it leaves the tree as it was (see takeOver).
+func (f *Fleet) start(ctx context.Context, switchOver func() error) error {
 	var last uint64
 	if err := retry(ctx, func(ctx context.Context) error {
 		info, err := f.stream.Info(ctx)
@@ -433,12 +445,17 @@ func (f *Fleet) Run(ctx context.Context, tree *channel.Tree) error {
 	if err := f.beat(ctx); err != nil {
 		return fmt.Errorf("fleet: heartbeat: %w", err)
 	}
+	if switchOver != nil {
+		if err := switchOver(); err != nil {
+			return err
+		}
+	}
 	f.done.Add(4)
 	go f.consume()
 	go f.heartbeats()
 	go f.watch()
 	go f.refreshLast()
-	if err := tree.WaitApplied(ctx, last); err != nil {
+	if err := f.tree.WaitApplied(ctx, last); err != nil {
 		return fmt.Errorf("fleet: catching up with the log: %w", err)
 	}
 	f.log.Info("fleet joined", "fleet", f.cfg.Name, "node", f.node, "applied", last)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -476,7 +477,10 @@ func nodeIDOf(t *testing.T, f *Fleet, i int) string {
 // TestNodeFaultsPastHeartbeat: a node that owns a transient resource (a
 // client's; only such a node is taken for dead), cut off from NATS, then another paused, for longer than the
 // heartbeat's timeout, until another node proposes its death: healed,
-// each rejoins (with a new id) and is ready.
+// each rejoins (with a new id) and is ready, and keeps its client's
+// connection (issue 36): the client never lost it, and its resource,
+// deleted by the death, is made again under the new id (another node
+// serves it).
 func TestNodeFaultsPastHeartbeat(t *testing.T) {
 	skipShort(t)
 	f := StartFleet(t, FleetConfig{})
@@ -487,8 +491,9 @@ func TestNodeFaultsPastHeartbeat(t *testing.T) {
 			for i := range f.Nodes() {
 				ids[i] = nodeIDOf(t, f, i)
 			}
+			drops := make([]*atomic.Int32, f.Nodes())
 			for j := range f.Nodes() {
-				own(t, f, j)
+				drops[j] = own(t, f, j)
 			}
 			x := oneFault(t, f, k)
 			i := nodeOf(t, injectOrFail(t, x))
@@ -507,18 +512,36 @@ func TestNodeFaultsPastHeartbeat(t *testing.T) {
 				code, body := readyzOf(f.URL(i))
 				return code == http.StatusOK && !strings.Contains(body, ids[i]), fmt.Sprintf("/readyz %d %q", code, body)
 			})
+			other := (i + 1) % f.Nodes()
+			await(t, fmt.Sprintf("node %d's client's resource made again, seen on node %d", i, other), faultWait, func() (bool, string) {
+				r, err := http.Get(f.URL(other) + fmt.Sprintf("/channel/owned-%d", i))
+				if err != nil {
+					return false, err.Error()
+				}
+				r.Body.Close()
+				return r.StatusCode == http.StatusOK, r.Status
+			})
+			if n := drops[i].Load(); n != 0 {
+				t.Fatalf("node %d's client lost its connection %d times across the rejoin", i, n)
+			}
 		})
 	}
 }
 
 // own has a client of node i put a transient resource, which node i then
-// owns, and closes the client when t ends.
-func own(t *testing.T, f *Fleet, i int) {
+// owns, and closes the client when t ends. It returns how many times the
+// client's connection ended since (it reconnects by itself).
+func own(t *testing.T, f *Fleet, i int) *atomic.Int32 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	url := "ws" + strings.TrimPrefix(f.URL(i), "http") + "/channel"
-	c, err := resoclient.Dial(ctx, url, nil)
+	drops := new(atomic.Int32)
+	c, err := resoclient.Dial(ctx, url, &resoclient.Options{OnState: func(s resoclient.State) {
+		if s == resoclient.Reconnecting {
+			drops.Add(1)
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,4 +549,5 @@ func own(t *testing.T, f *Fleet, i int) {
 	if _, err := c.Do(ctx, resoclient.Message{Method: "PUT", Resource: fmt.Sprintf("/owned-%d", i), Entity: map[string]any{}}); err != nil {
 		t.Fatal(err)
 	}
+	return drops
 }
