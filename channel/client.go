@@ -10,16 +10,15 @@ import (
 // transient resources it owns and its bounded queue of frames. Create it
 // with [Tree.Connect].
 type Client struct {
-	t        *Tree
-	id       string
+	t *Tree
+	// Its id, its node, and guarded by the tree's lock whether it ended
+	// and the transient resources it owns.
+	connection
 	identity string
-	node     string // the node it is connected to (docs/fleet.md)
 
 	// Guarded by the tree's lock.
-	ended bool
-	pend  *batch // of the last change it proposed, until its end
-	subs  subSet
-	owned map[*node]struct{}
+	pend *batch // of the last change it proposed, until its end
+	subs subSet
 	// pipelined counts its changes in batches whose replies are not
 	// queued yet (see pipelining); written with the tree's lock held.
 	pipelined atomic.Int32
@@ -322,14 +321,14 @@ func (c *Client) end(gone error) {
 		<-w
 		t.mu.Lock()
 	}
-	c.owned = nil
+	c.owned = ownedSet{}
 	t.mu.Unlock()
 }
 
 // removeOwned removes the entities c owns. It returns what it must wait
 // for before going on, nil once done. Called with the lock.
 func (t *Tree) removeOwned(c *Client) <-chan struct{} {
-	for n := range c.owned {
+	for n := range c.owned.all() {
 		if w := t.conflict(n.path, touchRemove); w != nil {
 			return w
 		}
@@ -338,7 +337,7 @@ func (t *Tree) removeOwned(c *Client) <-chan struct{} {
 			return out.wait
 		}
 		if out.b != nil { // stored: it leaves c.owned once applied
-			delete(c.owned, n)
+			c.owned.remove(n)
 			t.kickCommitter()
 		}
 	}

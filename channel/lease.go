@@ -12,9 +12,9 @@ func (t *Tree) startLease(n *node, d time.Duration) {
 // armLease runs the timer of n's lease id, which ends at end. Called with
 // the lock.
 func (t *Tree) armLease(n *node, id uint64, end time.Time) {
-	n.leaseID, n.leaseEnd = id, end
 	path := n.path
-	n.lease = time.AfterFunc(max(end.Sub(t.now()), 0), func() {
+	n.lease = &lease{id: id, end: end}
+	n.lease.timer = time.AfterFunc(max(end.Sub(t.now()), 0), func() {
 		if t.replicated() {
 			// Every node proposes it; the first one applied deletes.
 			t.proposeLater(entry{V: entryVersion, K: kindExpire, P: proposalID(), Path: path, Lease: id}, nil)
@@ -30,7 +30,7 @@ func (t *Tree) armLease(n *node, id uint64, end time.Time) {
 func (t *Tree) expire(n *node, id uint64) {
 	for {
 		t.mu.Lock()
-		if t.closed || n.lease == nil || n.leaseID != id || t.nodes[n.path] != n {
+		if t.closed || n.lease == nil || n.lease.id != id || t.nodes[n.path] != n {
 			t.mu.Unlock()
 			return
 		}

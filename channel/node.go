@@ -3,15 +3,18 @@ package channel
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"time"
 )
 
 // node is one resource of the tree. Every field is guarded by the tree's
 // lock. A node without entity exists only while it has children (or is
-// the root).
+// the root). Every node of a fleet holds every connection's transient
+// entities, so a node is kept small (docs/fleet.md §13, issue 36): what
+// few nodes have (a lease) is behind a pointer, and what the path gives
+// (the name) is not kept twice.
 type node struct {
 	path    string
-	name    string // last segment; "" for the root
 	parent  *node
 	typ     string
 	entity  []byte // compact JSON, private fields included; nil: none
@@ -21,19 +24,26 @@ type node struct {
 	rule    *Rule  // its own rule (docs/channel.md#permissions); nil: none
 	group   *group // the group of its subtree; nil: the one above
 
-	owner    *Client     // the connection a transient entity belongs to
-	lease    *time.Timer // the expiry of an entity leased by Call
-	leaseID  uint64      // which lease the running timer belongs to (unique in the tree)
-	leaseEnd time.Time   // when it runs out
-	persist  bool        // the entity is persistent
+	owner   *connection // the connection a transient entity belongs to
+	lease   *lease      // the expiry of an entity leased by Call; nil: none
+	persist bool        // the entity is persistent
 
 	stored     bool // the store holds a record of this node
 	storedKids int  // children with stored set
 
 	first, last *node // children in creation order
 	prev, next  *node // siblings
-	kids        int
 }
+
+// lease is the expiry of an entity leased by Call.
+type lease struct {
+	timer *time.Timer
+	id    uint64    // which lease the timer belongs to (unique in the tree)
+	end   time.Time // when it runs out
+}
+
+// name returns n's last segment; "" for the root.
+func (n *node) name() string { return n.path[strings.LastIndexByte(n.path, '/')+1:] }
 
 // lookup returns the node at path, or nil.
 func (t *Tree) lookup(path string) *node { return t.nodes[path] }
@@ -50,9 +60,9 @@ func (t *Tree) ensure(path string, seq uint64) *node {
 // create is ensure for a path that has no node: it creates the node and
 // its missing ancestors with creation seq seq. Called with the lock.
 func (t *Tree) create(path string, seq uint64) *node {
-	pp, name := parentPath(path)
+	pp, _ := parentPath(path)
 	p := t.ensure(pp, seq)
-	n := &node{path: path, name: name, parent: p, created: seq}
+	n := &node{path: path, parent: p, created: seq}
 	p.link(n)
 	t.nodes[path] = n
 	return n
@@ -67,7 +77,6 @@ func (n *node) link(c *node) {
 		n.first = c
 	}
 	n.last = c
-	n.kids++
 }
 
 // unlink removes child c from n's children.
@@ -83,7 +92,6 @@ func (n *node) unlink(c *node) {
 		n.last = c.prev
 	}
 	c.prev, c.next = nil, nil
-	n.kids--
 }
 
 // prune removes n and then its ancestors while they have neither entity

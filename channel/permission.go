@@ -85,7 +85,7 @@ func (t *Tree) accessAt(a *access, path string) {
 // descend turns a, the access at n's parent, into the access at n.
 func (t *Tree) descend(a *access, n *node) {
 	if n.parent == t.root {
-		a.rule = *t.opt.Rules.of(n.name)
+		a.rule = *t.opt.Rules.of(n.name())
 	} else if n.creator != "" && a.nOwners < maxDepth {
 		a.owners[a.nOwners] = n.creator
 		a.nOwners++

@@ -106,7 +106,7 @@ func appendChildIDs(b []byte, l *lister) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = AppendString(b, c.name)
+		b = AppendString(b, c.name())
 	}
 	return append(b, ']')
 }
@@ -122,7 +122,7 @@ func (t *Tree) appendChildren(b []byte, ls *lister, l listing) []byte {
 	if l.deep == 0 {
 		count := 0
 		for c := first; c != nil; c = step(c) {
-			if (l.like == "" || like(l.like, c.name)) && ls.sees(c) {
+			if (l.like == "" || like(l.like, c.name())) && ls.sees(c) {
 				count++
 			}
 		}
@@ -133,7 +133,7 @@ func (t *Tree) appendChildren(b []byte, ls *lister, l listing) []byte {
 	b = append(b, '[')
 	skip, taken := l.offset, 0
 	for c := first; c != nil && (l.limit < 0 || taken < l.limit); c = step(c) {
-		if l.like != "" && !like(l.like, c.name) || !ls.sees(c) {
+		if l.like != "" && !like(l.like, c.name()) || !ls.sees(c) {
 			continue
 		}
 		if skip > 0 {
@@ -145,11 +145,11 @@ func (t *Tree) appendChildren(b []byte, ls *lister, l listing) []byte {
 		}
 		taken++
 		if l.deep == 1 {
-			b = AppendString(b, c.name)
+			b = AppendString(b, c.name())
 			continue
 		}
 		b = append(b, `{"rid":`...)
-		b = AppendString(b, c.name)
+		b = AppendString(b, c.name())
 		b = append(b, `,"type":`...)
 		if c.entity != nil {
 			b = AppendString(b, c.typ)

@@ -137,7 +137,7 @@ type snapItem struct {
 	created            uint64
 	rule               *Rule
 	group              *group
-	owner              *Client
+	owner              *connection
 	leaseID            uint64 // 0: no lease
 	leaseEnd           int64  // unix milliseconds
 	persist            bool
@@ -160,7 +160,7 @@ func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 			rule: n.rule, group: n.group, owner: n.owner, persist: n.persist,
 		}
 		if n.lease != nil {
-			it.leaseID, it.leaseEnd = n.leaseID, n.leaseEnd.UnixMilli()
+			it.leaseID, it.leaseEnd = n.lease.id, n.lease.end.UnixMilli()
 		}
 		items = append(items, it)
 		if n.first != nil {
@@ -306,7 +306,7 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	keep := make(map[string]*Client)
 	for id, c := range t.clients {
 		cs = append(cs, c)
-		c.subs, c.owned = subSet{}, nil
+		c.subs, c.owned = subSet{}, ownedSet{}
 		c.mu.Lock()
 		proposed := c.proposed
 		c.mu.Unlock()
@@ -315,7 +315,7 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 		}
 	}
 	for n := range t.leases {
-		n.lease.Stop()
+		n.lease.timer.Stop()
 	}
 	t.root = &node{path: "/"}
 	t.nodes = map[string]*node{"/": t.root}
@@ -323,7 +323,8 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	t.clients = keep
 	t.leases = make(map[*node]struct{})
 	t.hist = history{max: t.opt.HistoryCount, maxBytes: t.opt.HistoryBytes, age: t.opt.HistoryAge}
-	t.ghosts = make(map[connKey]*Client)
+	t.ghosts = make(map[connKey]*connection)
+	t.nodeIDs = make(map[string]string)
 	t.dead = make(map[string]bool)
 	t.batches = make(map[string]uint64)
 	t.seq, t.leaseN, t.applied, t.hash = 0, 0, 0, 0
@@ -408,10 +409,7 @@ func (t *Tree) restoreNode(s *snapNode) error {
 			c = t.ghost(s.Node, s.Conn)
 		}
 		n.owner = c
-		if c.owned == nil {
-			c.owned = make(map[*node]struct{})
-		}
-		c.owned[n] = struct{}{}
+		c.owned.add(n)
 	case s.Lease != 0:
 		t.armLease(n, s.Lease, time.UnixMilli(s.Ends))
 	}

@@ -100,7 +100,8 @@ type Tree struct {
 	applied   uint64
 	applyWake chan struct{}
 	waits     map[string]chan result
-	ghosts    map[connKey]*Client
+	ghosts    map[connKey]*connection
+	nodeIDs   map[string]string // see nodeID
 	dead      map[string]bool
 	batches   map[string]uint64
 	hash      uint64 // the running hash of the batches applied (chainHash)
@@ -160,7 +161,8 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		committed: make(chan struct{}),
 		applyWake: make(chan struct{}),
 		waits:     make(map[string]chan result),
-		ghosts:    make(map[connKey]*Client),
+		ghosts:    make(map[connKey]*connection),
+		nodeIDs:   make(map[string]string),
 		batches:   make(map[string]uint64),
 		dead:      make(map[string]bool),
 	}
@@ -255,7 +257,7 @@ func (t *Tree) Close() error {
 		t.mu.Lock()
 		t.closed = true
 		for n := range t.leases {
-			n.lease.Stop()
+			n.lease.timer.Stop()
 		}
 		clear(t.leases)
 		cs := make([]*Client, 0, len(t.clients))
@@ -281,7 +283,7 @@ func (t *Tree) Close() error {
 // Connect attaches a client with the unique id (it appears as "from" in
 // its notifications) and identity ("" anonymous).
 func (t *Tree) Connect(id, identity string) (*Client, error) {
-	c := &Client{t: t, id: id, identity: identity, node: t.opt.Node}
+	c := &Client{t: t, connection: connection{id: id, node: t.opt.Node}, identity: identity}
 	if t.replicated() {
 		c.slots = make(chan struct{}, pipelineDepth)
 	}

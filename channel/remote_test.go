@@ -1,0 +1,110 @@
+package channel
+
+import (
+	"context"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"testing"
+)
+
+// remoteHeapProfile names a file for the heap profile of
+// TestRemoteTransientHeap, taken while its tree holds the transients:
+//
+//	go test ./channel -run RemoteTransientHeap -v -args -remote-heap-profile=heap.out
+//	go tool pprof -sample_index=inuse_space -top heap.out
+var remoteHeapProfile = flag.String("remote-heap-profile", "", "write the heap profile of TestRemoteTransientHeap to this file")
+
+// remoteNode is the id of the other node of remoteBatch.
+const remoteNode = "5f1d0c3e9a7b2468"
+
+// remoteBatch returns the k-th batch of 64 of node remoteNode's entries
+// in which connections 0 to n-1 of that node each PUT one transient
+// presence entry, as the fleet's consumer hands it to Apply: each
+// entry a slice of one message.
+func remoteBatch(k, n int) Batch {
+	var msg []byte
+	for i := k * 64; i < min(k*64+64, n); i++ {
+		conn := fmt.Sprintf("%016x", uint64(i)*0x9e3779b97f4a7c15)
+		e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: remoteNode, Conn: conn, From: conn,
+			At: 1764080000000 + int64(i),
+			Msg: fmt.Appendf(nil, `{"method":"PUT","resource":"/room/members/%s","entity":{"name":"user %d","state":"online"},"msg_id":1}`, conn, i)}
+		data := e.encode()
+		msg = binary.AppendUvarint(msg, uint64(len(data)))
+		msg = append(msg, data...)
+	}
+	b := Batch{Node: remoteNode, N: uint64(k + 1)}
+	for len(msg) > 0 {
+		l, w := binary.Uvarint(msg)
+		b.Entries = append(b.Entries, msg[w:w+int(l)])
+		msg = msg[w+int(l):]
+	}
+	return b
+}
+
+// heapInUse returns the bytes of the live heap objects, after a
+// collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestRemoteTransientHeap bounds what every node of a fleet holds for a
+// transient entity of another node's connection (issue 36, docs/fleet.md
+// §13): the node, its path, its entity, its entry in the tree's index,
+// the record of its owner (a ghost) and the owner's entry in the ghosts'
+// index. 30,000 connections of another node each create one, applied
+// from the log as the consumer applies them; the history of
+// notifications, bounded apart (Options.HistoryCount), is left out. The
+// layout of issue 36 holds about 460 bytes each; the one before, 960
+// (a ghost was a whole Client, its owned entities a map of one, a node
+// kept its lease and name in place).
+func TestRemoteTransientHeap(t *testing.T) {
+	const n, bound = 30_000, 600
+	tr, err := New(context.Background(), nil, Options{Log: idleLog{}, Node: "n1", HistoryCount: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	before := heapInUse()
+	for k := 0; k*64 < n; k++ {
+		tr.Apply(uint64(k+1), remoteBatch(k, n))
+	}
+	after := heapInUse()
+	per := (float64(after) - float64(before)) / n
+	t.Logf("%d transients of another node's connections: %.0f bytes each", n, per)
+	tr.mu.RLock()
+	owned := 0
+	for _, g := range tr.ghosts {
+		for e := range g.owned.all() {
+			if e.owner == g && e.entity != nil {
+				owned++
+			}
+		}
+	}
+	ghosts := len(tr.ghosts)
+	tr.mu.RUnlock()
+	if ghosts != n || owned != n {
+		t.Fatalf("%d ghosts owning %d transients, want %d of each", ghosts, owned, n)
+	}
+	if *remoteHeapProfile != "" {
+		f, err := os.Create(*remoteHeapProfile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if per > bound {
+		t.Errorf("a transient of another node costs this one %.0f bytes of heap, above %d", per, bound)
+	}
+	runtime.KeepAlive(tr)
+}
