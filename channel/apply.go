@@ -133,19 +133,24 @@ func (t *Tree) applyMsg(d *decoded, after *afterApply) {
 // the log says: its transient resources go, in the order of their paths
 // so that every node hands out the same seqs. Called with the lock.
 func (t *Tree) endConn(o *connection) {
-	if o == nil || o.ended {
+	if o == nil {
 		return
 	}
-	o.ended = true
 	if o.node == t.opt.Node {
-		if c := t.clients[o.id]; c != nil && &c.connection == o {
-			for p := range c.subs.all() {
-				t.unsubscribe(c, p)
-			}
-			delete(t.clients, o.id)
+		c := t.clients[o.id]
+		if c == nil || &c.connection != o || c.ended {
+			return
 		}
+		c.ended = true
+		for p := range c.subs.all() {
+			t.unsubscribe(c, p)
+		}
+		delete(t.clients, o.id)
 	} else {
-		delete(t.ghosts, connKey{o.node, o.id})
+		if t.ghosts[o.node][o.id] != o {
+			return // ended already
+		}
+		t.endGhost(o)
 	}
 	ns := make([]*node, 0, o.owned.len())
 	for n := range o.owned.all() {
@@ -170,11 +175,9 @@ func (t *Tree) applyDead(node string) []*Client {
 	}
 	t.dead[node] = true
 	if node != t.opt.Node {
-		var gs []*connection
-		for k, g := range t.ghosts {
-			if k.node == node {
-				gs = append(gs, g)
-			}
+		gs := make([]*connection, 0, len(t.ghosts[node]))
+		for _, g := range t.ghosts[node] {
+			gs = append(gs, g)
 		}
 		sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })
 		for _, g := range gs {

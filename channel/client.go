@@ -11,14 +11,14 @@ import (
 // with [Tree.Connect].
 type Client struct {
 	t *Tree
-	// Its id, its node, and guarded by the tree's lock whether it ended
-	// and the transient resources it owns.
+	// Its id, its node and the transient resources it owns.
 	connection
 	identity string
 
 	// Guarded by the tree's lock.
-	pend *batch // of the last change it proposed, until its end
-	subs subSet
+	ended bool
+	pend  *batch // of the last change it proposed, until its end
+	subs  subSet
 	// pipelined counts its changes in batches whose replies are not
 	// queued yet (see pipelining); written with the tree's lock held.
 	pipelined atomic.Int32

@@ -3,31 +3,40 @@ package channel
 // connection is what the tree holds of a connection for the transient
 // entities it owns: a [Client] of this node holds one, and every node of
 // a fleet holds one for each connection of another node that sent an
-// entry (a ghost, docs/fleet.md), ended by its end entry or its node's
-// death. Every node holds every connection's ghost, so a ghost is only
-// this, not a Client (issue 36, docs/fleet.md §13). Guarded by the tree's
-// lock.
+// entry (a ghost, docs/fleet.md), forgotten at its end entry or its
+// node's death. Every node holds every connection's ghost, so a ghost is
+// only this, 48 bytes, not a Client (issue 36, docs/fleet.md §13).
 type connection struct {
 	id    string
-	node  string // the node it is connected to (docs/fleet.md)
-	ended bool
-	owned ownedSet // the transient entities it owns
+	node  string   // the node it is connected to (docs/fleet.md)
+	owned ownedSet // the transient entities it owns; guarded by the tree's lock
 }
 
-// connKey names a connection of the fleet.
-type connKey struct{ node, conn string }
-
 // ghost returns the record of a connection of another node, made at its
-// first entry. Called with the lock.
+// first entry. The ghosts are indexed by node, then by connection: a
+// connection's entry holds its id alone, and its node's id is one string
+// for all its connections. Called with the lock.
 func (t *Tree) ghost(node, conn string) *connection {
-	k := connKey{node, conn}
-	g := t.ghosts[k]
+	gs := t.ghosts[node]
+	if gs == nil {
+		gs = make(map[string]*connection)
+		t.ghosts[node] = gs
+	}
+	g := gs[conn]
 	if g == nil {
-		k.node = t.nodeID(node) // one string for all its connections
-		g = &connection{id: conn, node: k.node}
-		t.ghosts[k] = g
+		g = &connection{id: conn, node: t.nodeID(node)}
+		gs[conn] = g
 	}
 	return g
+}
+
+// endGhost forgets the ghost g, which ended. Called with the lock.
+func (t *Tree) endGhost(g *connection) {
+	gs := t.ghosts[g.node]
+	delete(gs, g.id)
+	if len(gs) == 0 {
+		delete(t.ghosts, g.node) // see Nodes
+	}
 }
 
 // nodeID returns id as the tree keeps it: one string per node of the
@@ -50,5 +59,5 @@ func (t *Tree) connOf(node, conn string) *connection {
 		}
 		return nil
 	}
-	return t.ghosts[connKey{node, conn}]
+	return t.ghosts[node][conn]
 }

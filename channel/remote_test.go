@@ -30,7 +30,7 @@ func remoteBatch(k, n int) Batch {
 	for i := k * 64; i < min(k*64+64, n); i++ {
 		conn := fmt.Sprintf("%016x", uint64(i)*0x9e3779b97f4a7c15)
 		e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: remoteNode, Conn: conn, From: conn,
-			At: 1764080000000 + int64(i),
+			At:  1764080000000 + int64(i),
 			Msg: fmt.Appendf(nil, `{"method":"PUT","resource":"/room/members/%s","entity":{"name":"user %d","state":"online"},"msg_id":1}`, conn, i)}
 		data := e.encode()
 		msg = binary.AppendUvarint(msg, uint64(len(data)))
@@ -67,6 +67,10 @@ func heapInUse() uint64 {
 // kept its lease and name in place).
 func TestRemoteTransientHeap(t *testing.T) {
 	const n, bound = 30_000, 600
+	if *remoteHeapProfile != "" {
+		defer func(r int) { runtime.MemProfileRate = r }(runtime.MemProfileRate)
+		runtime.MemProfileRate = 1 // every allocation, for exact figures
+	}
 	tr, err := New(context.Background(), nil, Options{Log: idleLog{}, Node: "n1", HistoryCount: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -80,15 +84,17 @@ func TestRemoteTransientHeap(t *testing.T) {
 	per := (float64(after) - float64(before)) / n
 	t.Logf("%d transients of another node's connections: %.0f bytes each", n, per)
 	tr.mu.RLock()
-	owned := 0
-	for _, g := range tr.ghosts {
-		for e := range g.owned.all() {
-			if e.owner == g && e.entity != nil {
-				owned++
+	ghosts, owned := 0, 0
+	for _, gs := range tr.ghosts {
+		for _, g := range gs {
+			ghosts++
+			for e := range g.owned.all() {
+				if e.owner == g && e.entity != nil {
+					owned++
+				}
 			}
 		}
 	}
-	ghosts := len(tr.ghosts)
 	tr.mu.RUnlock()
 	if ghosts != n || owned != n {
 		t.Fatalf("%d ghosts owning %d transients, want %d of each", ghosts, owned, n)

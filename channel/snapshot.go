@@ -323,7 +323,7 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	t.clients = keep
 	t.leases = make(map[*node]struct{})
 	t.hist = history{max: t.opt.HistoryCount, maxBytes: t.opt.HistoryBytes, age: t.opt.HistoryAge}
-	t.ghosts = make(map[connKey]*connection)
+	t.ghosts = make(map[string]map[string]*connection)
 	t.nodeIDs = make(map[string]string)
 	t.dead = make(map[string]bool)
 	t.batches = make(map[string]uint64)

@@ -100,8 +100,8 @@ type Tree struct {
 	applied   uint64
 	applyWake chan struct{}
 	waits     map[string]chan result
-	ghosts    map[connKey]*connection
-	nodeIDs   map[string]string // see nodeID
+	ghosts    map[string]map[string]*connection // by node, then connection
+	nodeIDs   map[string]string                 // see nodeID
 	dead      map[string]bool
 	batches   map[string]uint64
 	hash      uint64 // the running hash of the batches applied (chainHash)
@@ -161,7 +161,7 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		committed: make(chan struct{}),
 		applyWake: make(chan struct{}),
 		waits:     make(map[string]chan result),
-		ghosts:    make(map[connKey]*connection),
+		ghosts:    make(map[string]map[string]*connection),
 		nodeIDs:   make(map[string]string),
 		batches:   make(map[string]uint64),
 		dead:      make(map[string]bool),

@@ -346,7 +346,7 @@ func (t *Tree) usable(cl *caller) string {
 	switch {
 	case t.closed:
 		return reasonClosed
-	case cl.conn() != nil && cl.conn().ended:
+	case cl.c != nil && cl.c.ended:
 		return reasonDisconnected
 	}
 	return ""
