@@ -7,7 +7,9 @@
 # on the single node, then on node 1 of the fleet: the RSS growth per
 # connection of the single node and of node 1, and per transient of node
 # 0 and node 2, which only apply them from the log.
-#   bench/fleet-memory.sh [-conns 5000] [-timeout 3m]
+#   bench/fleet-memory.sh [-conns 5000] [-history N] [-timeout 3m] [-heap-profile FILE]
+# (-history N: every node with -channel-history N, which leaves the bounded
+# history of notifications out of the figures)
 # RESO=path uses a reso binary built elsewhere; BASE=commit also measures
 # the reso of that commit first (built from `git archive`), for a before
 # and after in one invocation. Loopback only; every step bounded by

@@ -79,7 +79,7 @@ func (t *Tree) applyEntry(d *decoded, after *afterApply) {
 	case kindDead:
 		after.ended = append(after.ended, t.applyDead(e.Node)...)
 	case kindExpire:
-		if n := t.lookup(e.Path); n != nil && n.lease != nil && n.lease.id == e.Lease {
+		if n := t.lookup(e.Path); n != nil && t.leases[n] != nil && t.leases[n].id == e.Lease {
 			t.remove(n, "", nil) // a tree without store applies at once
 		}
 	}

@@ -10,26 +10,29 @@ import (
 // node is one resource of the tree. Every field is guarded by the tree's
 // lock. A node without entity exists only while it has children (or is
 // the root). Every node of a fleet holds every connection's transient
-// entities, so a node is kept small (docs/fleet.md §13, issue 36): what
-// few nodes have (a lease) is behind a pointer, and what the path gives
-// (the name) is not kept twice.
+// entities, so a node is kept to 160 bytes (docs/fleet.md §13, issue 36):
+// what few nodes have (a lease, an entity with private fields) is kept
+// apart, and what the path gives (the name) is not kept twice.
 type node struct {
-	path    string
-	parent  *node
-	typ     string
-	entity  []byte // compact JSON, private fields included; nil: none
-	pub     []byte // entity without private fields, sent to clients
-	creator string
-	created uint64
-	rule    *Rule  // its own rule (docs/channel.md#permissions); nil: none
-	group   *group // the group of its subtree; nil: the one above
+	path   string
+	parent *node
+	typ    string
+	entity []byte // compact JSON, private fields included; nil: none
+	// stripped is the entity without its private fields when it has
+	// some; nil when it has none (see pub).
+	stripped *[]byte
+	creator  string
+	created  uint64
+	rule     *Rule  // its own rule (docs/channel.md#permissions); nil: none
+	group    *group // the group of its subtree; nil: the one above
 
-	owner   *connection // the connection a transient entity belongs to
-	lease   *lease      // the expiry of an entity leased by Call; nil: none
-	persist bool        // the entity is persistent
+	// owner is the connection a transient entity belongs to; an entity
+	// leased by Call has its lease in Tree.leases.
+	owner *connection
 
-	stored     bool // the store holds a record of this node
-	storedKids int  // children with stored set
+	storedKids int32 // children with stored set
+	stored     bool  // the store holds a record of this node
+	persist    bool  // the entity is persistent
 
 	first, last *node // children in creation order
 	prev, next  *node // siblings
@@ -40,6 +43,23 @@ type lease struct {
 	timer *time.Timer
 	id    uint64    // which lease the timer belongs to (unique in the tree)
 	end   time.Time // when it runs out
+}
+
+// pub returns n's entity without private fields, as clients see it.
+func (n *node) pub() []byte {
+	if n.stripped != nil {
+		return *n.stripped
+	}
+	return n.entity
+}
+
+// setBytes sets n's entity to full, whose public part (publicEntity) is
+// pub: full itself when it has no private fields.
+func (n *node) setBytes(full, pub []byte) {
+	n.entity, n.stripped = full, nil
+	if len(pub) != len(full) || len(pub) > 0 && &pub[0] != &full[0] {
+		n.stripped = &pub
+	}
 }
 
 // name returns n's last segment; "" for the root.
@@ -223,7 +243,7 @@ func (t *Tree) planRemove(n *node) journal {
 		return nil
 	}
 	next := *n
-	next.typ, next.entity, next.pub, next.persist = "", nil, nil, false
+	next.typ, next.entity, next.stripped, next.persist = "", nil, nil, false
 	return t.planUnstore(n, &next)
 }
 

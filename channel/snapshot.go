@@ -159,8 +159,10 @@ func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 			path: n.path, typ: n.typ, creator: n.creator, entity: n.entity, created: n.created,
 			rule: n.rule, group: n.group, owner: n.owner, persist: n.persist,
 		}
-		if n.lease != nil {
-			it.leaseID, it.leaseEnd = n.lease.id, n.lease.end.UnixMilli()
+		if n.entity != nil && n.owner == nil && !n.persist { // leased (one of the three)
+			if l := t.leases[n]; l != nil {
+				it.leaseID, it.leaseEnd = l.id, l.end.UnixMilli()
+			}
 		}
 		items = append(items, it)
 		if n.first != nil {
@@ -314,14 +316,14 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 			keep[id] = c
 		}
 	}
-	for n := range t.leases {
-		n.lease.timer.Stop()
+	for _, l := range t.leases {
+		l.timer.Stop()
 	}
 	t.root = &node{path: "/"}
 	t.nodes = map[string]*node{"/": t.root}
 	t.subs = make(map[string]*subList)
 	t.clients = keep
-	t.leases = make(map[*node]struct{})
+	t.leases = make(map[*node]*lease)
 	t.hist = history{max: t.opt.HistoryCount, maxBytes: t.opt.HistoryBytes, age: t.opt.HistoryAge}
 	t.ghosts = make(map[string]map[string]*connection)
 	t.nodeIDs = make(map[string]string)
@@ -400,7 +402,8 @@ func (t *Tree) restoreNode(s *snapNode) error {
 		if err != nil {
 			return err
 		}
-		n.typ, n.entity, n.pub = s.Type, e, publicEntity(e)
+		n.typ = s.Type
+		n.setBytes(e, publicEntity(e))
 	}
 	switch {
 	case s.Conn != "":

@@ -79,7 +79,7 @@ type Tree struct {
 	nodes   map[string]*node
 	subs    map[string]*subList
 	clients map[string]*Client
-	leases  map[*node]struct{}
+	leases  map[*node]*lease // the entities leased by Call
 	hist    history
 	// batchSize is the size of the last batch saved, which the next
 	// one's maps start with.
@@ -154,7 +154,7 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		nodes:     map[string]*node{"/": root},
 		subs:      make(map[string]*subList),
 		clients:   make(map[string]*Client),
-		leases:    make(map[*node]struct{}),
+		leases:    make(map[*node]*lease),
 		hist:      history{max: opt.HistoryCount, maxBytes: opt.HistoryBytes, age: opt.HistoryAge},
 		kick:      make(chan struct{}, 1),
 		quit:      make(chan struct{}),
@@ -215,7 +215,8 @@ func (t *Tree) load(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("channel: load: entity of %q: %w", r.Path, err)
 			}
-			n.typ, n.entity, n.pub, n.persist = r.Type, e, publicEntity(e), true
+			n.typ, n.persist = r.Type, true
+			n.setBytes(e, publicEntity(e))
 			if n.typ == "" {
 				n.typ = defaultType
 			}
@@ -256,8 +257,8 @@ func (t *Tree) Close() error {
 	t.closeOnce.Do(func() {
 		t.mu.Lock()
 		t.closed = true
-		for n := range t.leases {
-			n.lease.timer.Stop()
+		for _, l := range t.leases {
+			l.timer.Stop()
 		}
 		clear(t.leases)
 		cs := make([]*Client, 0, len(t.clients))

@@ -127,7 +127,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 			if fresh {
 				next.creator = cl.identity
 			}
-			next.typ, next.entity, next.pub, next.persist = typ, e.full, e.pub, persist
+			next.typ, next.entity, next.persist = typ, e.full, persist
 			recs = t.planSet(r.path, n, &next)
 		}
 		pa := putApply{
@@ -279,7 +279,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 				return fail(reasonForbidden)
 			}
 		}
-		next := node{path: path, creator: cl.identity, typ: typ, entity: e.full, pub: e.pub, persist: persist}
+		next := node{path: path, creator: cl.identity, typ: typ, entity: e.full, persist: persist}
 		// The change keeps what it needs of cl, not cl: a caller that
 		// does not escape is not allocated.
 		identity, owner, from := cl.identity, cl.conn(), cl.from
@@ -356,7 +356,8 @@ func (t *Tree) usable(cl *caller) string {
 // owned by the client owner (not nil), or else leased for lease. Called
 // with the lock.
 func (t *Tree) setEntity(n *node, typ string, e prepared, owner *connection, persist bool, lease time.Duration) {
-	n.typ, n.entity, n.pub = typ, e.full, e.pub
+	n.typ = typ
+	n.setBytes(e.full, e.pub)
 	t.release(n)
 	switch {
 	case persist:
@@ -383,9 +384,8 @@ func (t *Tree) release(n *node) {
 		n.owner.owned.remove(n)
 		n.owner = nil
 	}
-	if n.lease != nil {
-		n.lease.timer.Stop()
-		n.lease = nil
+	if l := t.leases[n]; l != nil {
+		l.timer.Stop()
 		delete(t.leases, n)
 	}
 }
@@ -394,7 +394,7 @@ func (t *Tree) release(n *node) {
 // "from"), and n itself when it has no children. Called with the lock.
 func (t *Tree) removeEntity(n *node, from string, seq uint64) {
 	t.release(n)
-	n.typ, n.entity, n.pub, n.persist = "", nil, nil, false
+	n.typ, n.entity, n.stripped, n.persist = "", nil, nil, false
 	t.unstore(n, nil)
 	t.emitChange(n, "DELETE", "delete", from, seq)
 	t.prune(n, nil)

@@ -15,14 +15,20 @@ import (
 	"github.com/reso-project/reso/bench/internal/proc"
 )
 
-// result is one run's RSS growth of each node, in KiB.
+// result is one run's growth of each node: of its RSS, in KiB, and of its
+// live heap (after a collection), in bytes.
 type result struct {
 	conns  int
 	growth []int64
+	live   []int64
 }
 
-// perConn is node i's growth per connection of the run, in KiB.
+// perConn is node i's RSS growth per connection of the run, in KiB.
 func (r result) perConn(i int) float64 { return float64(r.growth[i]) / float64(r.conns) }
+
+// livePerConn is node i's live heap growth per connection of the run, in
+// bytes.
+func (r result) livePerConn(i int) float64 { return float64(r.live[i]) / float64(r.conns) }
 
 // runs counts the runs, for their rooms' names.
 var runs atomic.Int64
@@ -31,17 +37,21 @@ var runs atomic.Int64
 // shared room and owning one transient entry of a list of members (apart
 // from the room, so that an entry is not fanned out to every connection),
 // waits until a subscriber of the list on nodes[watch] saw every entry
-// created, and measures each node's RSS growth 3 s after, then calls held
+// created, and measures each node's RSS growth 3 s after and its live
+// heap's growth (after a collection), then calls held
 // (when not nil); then it closes them.
 func presence(nodes []*cluster.Node, at, watch, n int, timeout time.Duration, held func() error) (result, error) {
-	res := result{conns: n, growth: make([]int64, len(nodes))}
-	base := make([]int64, len(nodes))
+	res := result{conns: n, growth: make([]int64, len(nodes)), live: make([]int64, len(nodes))}
+	base, baseLive := make([]int64, len(nodes)), make([]int64, len(nodes))
 	for i, nd := range nodes {
 		v, err := proc.RSSKB(nd.Pid())
 		if err != nil {
 			return res, err
 		}
 		base[i] = v
+		if baseLive[i], err = liveHeap(nd); err != nil {
+			return res, err
+		}
 	}
 	run := runs.Add(1)
 	room, members := fmt.Sprintf("/presence%d/room", run), fmt.Sprintf("/presence%d/members", run)
@@ -144,6 +154,13 @@ func presence(nodes []*cluster.Node, at, watch, n int, timeout time.Duration, he
 			return res, err
 		}
 		res.growth[i] = v - base[i]
+	}
+	for i, nd := range nodes { // after every RSS: this collects
+		v, err := liveHeap(nd)
+		if err != nil {
+			return res, err
+		}
+		res.live[i] = v - baseLive[i]
 	}
 	if held != nil {
 		return res, held()
