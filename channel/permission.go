@@ -90,11 +90,13 @@ func (t *Tree) descend(a *access, n *node) {
 		a.owners[a.nOwners] = n.creator
 		a.nOwners++
 	}
-	if n.rule != nil {
-		a.rule.narrow(n.rule)
-	}
-	if n.group != nil {
-		a.group = n.group
+	if x := n.x; x != nil {
+		if x.rule != nil {
+			a.rule.narrow(x.rule)
+		}
+		if x.group != nil {
+			a.group = x.group
+		}
 	}
 }
 

@@ -62,9 +62,9 @@ func heapInUse() uint64 {
 // index. 30,000 connections of another node each create one, applied
 // from the log as the consumer applies them; the history of
 // notifications, bounded apart (Options.HistoryCount), is left out. The
-// layout of issue 36 holds about 460 bytes each; the one before, 960
-// (a ghost was a whole Client, its owned entities a map of one, a node
-// kept its lease and name in place).
+// layout of issue 36 holds about 415 bytes each; the one before, 1,004
+// (a ghost was a whole Client, its owned entities a map of one, the
+// ghosts one map keyed by node and connection, a node 248 bytes).
 func TestRemoteTransientHeap(t *testing.T) {
 	const n, bound = 30_000, 600
 	if *remoteHeapProfile != "" {

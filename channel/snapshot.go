@@ -157,7 +157,7 @@ func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 	for n := t.root.first; n != nil; {
 		it := snapItem{
 			path: n.path, typ: n.typ, creator: n.creator, entity: n.entity, created: n.created,
-			rule: n.rule, group: n.group, owner: n.owner, persist: n.persist,
+			rule: n.rule(), group: n.group(), owner: n.owner, persist: n.persist,
 		}
 		if n.entity != nil && n.owner == nil && !n.persist { // leased (one of the three)
 			if l := t.leases[n]; l != nil {
@@ -392,10 +392,10 @@ func (t *Tree) restoreNode(s *snapNode) error {
 		if err != nil {
 			return err
 		}
-		n.rule = &rule
+		n.setRule(&rule)
 	}
 	if s.HasGrp {
-		n.group = newGroup(s.Group)
+		n.setGroup(newGroup(s.Group))
 	}
 	if s.Entity != nil {
 		e, err := compactJSON(s.Entity)

@@ -201,10 +201,10 @@ func (t *Tree) load(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("channel: load: rule of %q: %w", r.Path, err)
 			}
-			n.rule = &rule
+			n.setRule(&rule)
 		}
 		if r.Group != nil {
-			n.group = newGroup(r.Group)
+			n.setGroup(newGroup(r.Group))
 		}
 		if !n.stored {
 			n.stored = true

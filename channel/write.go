@@ -394,7 +394,8 @@ func (t *Tree) release(n *node) {
 // "from"), and n itself when it has no children. Called with the lock.
 func (t *Tree) removeEntity(n *node, from string, seq uint64) {
 	t.release(n)
-	n.typ, n.entity, n.stripped, n.persist = "", nil, nil, false
+	n.typ, n.persist = "", false
+	n.setBytes(nil, nil)
 	t.unstore(n, nil)
 	t.emitChange(n, "DELETE", "delete", from, seq)
 	t.prune(n, nil)
