@@ -62,9 +62,10 @@ func heapInUse() uint64 {
 // index. 30,000 connections of another node each create one, applied
 // from the log as the consumer applies them; the history of
 // notifications, bounded apart (Options.HistoryCount), is left out. The
-// layout of issue 36 holds about 415 bytes each; the one before, 1,004
+// layout of issue 36 holds about 400 bytes each; the one before, 1,004
 // (a ghost was a whole Client, its owned entities a map of one, the
-// ghosts one map keyed by node and connection, a node 248 bytes).
+// ghosts one map keyed by node and connection, a node 248 bytes): see
+// docs/fleet.md §13, "Issue 36".
 func TestRemoteTransientHeap(t *testing.T) {
 	const n, bound = 30_000, 600
 	if *remoteHeapProfile != "" {

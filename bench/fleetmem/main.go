@@ -53,7 +53,7 @@ func main() { cluster.Main("fleetmem", run) }
 
 func run() error {
 	reso := flag.String("reso", "", "the reso binary")
-	conns := flag.Int("conns", 5000, "connections, all on the single node, then all on node 1 of the fleet (1 to 20,000)")
+	conns := flag.Int("conns", 5000, "connections, all on the single node, then all on node 1 of the fleet (1 to 15,000: the load client holds them all, under a descriptor limit of 20,000 here)")
 	history := flag.Int("history", 0, "-channel-history of every node (0: reso's default, 50,000); a small one leaves out the notifications kept for replay, a cost bounded apart")
 	profile := flag.String("heap-profile", "", "save node 0's heap profile to this file once the fleet's connections are held")
 	timeout := flag.Duration("timeout", 3*time.Minute, "bound of each run's connecting and of the entries reaching node 0 (at most 10m)")
@@ -61,7 +61,7 @@ func run() error {
 	switch {
 	case *reso == "":
 		return errors.New("-reso is required")
-	case *conns < 1 || *conns > 20_000, *timeout <= 0 || *timeout > 10*time.Minute, *history < 0:
+	case *conns < 1 || *conns > 15_000, *timeout <= 0 || *timeout > 10*time.Minute, *history < 0:
 		return errors.New("a flag is out of its range (see -h)")
 	}
 	var args []string
