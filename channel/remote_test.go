@@ -115,3 +115,75 @@ func TestRemoteTransientHeap(t *testing.T) {
 	}
 	runtime.KeepAlive(tr)
 }
+
+// TestRemoteConnectionEnd: the transients of another node's connection go
+// with its end entry, however many it owns, and its ghost with them; the
+// rest go with its node's death, after which the tree names no node.
+func TestRemoteConnectionEnd(t *testing.T) {
+	tr, err := New(context.Background(), nil, Options{Log: idleLog{}, Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	pos := uint64(0)
+	apply := func(es ...entry) {
+		pos++
+		b := Batch{Node: remoteNode, N: pos}
+		for _, e := range es {
+			e.V, e.Node = entryVersion, remoteNode
+			if e.K == "" {
+				e.K = kindMsg
+			}
+			b.Entries = append(b.Entries, e.encode())
+		}
+		tr.Apply(pos, b)
+	}
+	put := func(conn, path string) entry {
+		return entry{P: proposalID(), Conn: conn, From: conn,
+			Msg: []byte(`{"method":"PUT","resource":"` + path + `","entity":{"on":true}}`)}
+	}
+	exists := func(path string) bool {
+		tr.mu.RLock()
+		defer tr.mu.RUnlock()
+		n := tr.lookup(path)
+		return n != nil && n.entity != nil
+	}
+	ghosts := func() int {
+		tr.mu.RLock()
+		defer tr.mu.RUnlock()
+		k := 0
+		for _, gs := range tr.ghosts {
+			k += len(gs)
+		}
+		return k
+	}
+	apply(put("c1", "/room/a"), put("c1", "/room/b"), put("c1", "/room/c"), put("c2", "/room/d"))
+	for _, p := range []string{"/room/a", "/room/b", "/room/c", "/room/d"} {
+		if !exists(p) {
+			t.Fatalf("%s missing after its PUT", p)
+		}
+	}
+	if g := ghosts(); g != 2 {
+		t.Fatalf("%d ghosts, want 2", g)
+	}
+	apply(put("c1", "/room/b")) // a replace keeps one entry of c1's set
+	apply(entry{K: kindEnd, P: proposalID(), Conn: "c1"})
+	for _, p := range []string{"/room/a", "/room/b", "/room/c"} {
+		if exists(p) {
+			t.Errorf("%s of the ended connection is still there", p)
+		}
+	}
+	if !exists("/room/d") {
+		t.Error("/room/d of the connection still there went")
+	}
+	if g, ns := ghosts(), tr.Nodes(); g != 1 || len(ns) != 1 || ns[0] != remoteNode {
+		t.Fatalf("%d ghosts of nodes %v after one ended, want 1 of [%s]", g, ns, remoteNode)
+	}
+	apply(entry{K: kindDead, P: proposalID()})
+	if exists("/room/d") {
+		t.Error("/room/d is still there after its node's death")
+	}
+	if g, ns := ghosts(), tr.Nodes(); g != 0 || ns != nil {
+		t.Fatalf("%d ghosts of nodes %v after the node's death, want none", g, ns)
+	}
+}
