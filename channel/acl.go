@@ -131,10 +131,10 @@ func (t *Tree) rulesMsg(cl *caller, m *message, r resource) ([]byte, string) {
 // applyTo makes the change in n.
 func (ch *aclChange) applyTo(n *node) {
 	if ch.setRule {
-		n.rule = ch.rule
+		n.setRule(ch.rule)
 	}
 	if ch.setGroup {
-		n.group = ch.group
+		n.setGroup(ch.group)
 	}
 	if ch.owner != "" {
 		n.creator = ch.owner
@@ -148,16 +148,16 @@ func appendACL(b []byte, n *node, a *access) []byte {
 	b = AppendString(b, n.path)
 	b = append(b, `,"rules":`...)
 	rule := ""
-	if n.rule != nil {
-		rule = n.rule.String()
+	if n.rule() != nil {
+		rule = n.rule().String()
 	}
 	b = AppendString(b, rule)
 	b = append(b, `,"group":`...)
-	if n.group == nil {
+	if n.group() == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
-		for i, e := range n.group.members {
+		for i, e := range n.group().members {
 			if i > 0 {
 				b = append(b, ',')
 			}

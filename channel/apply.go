@@ -1,7 +1,6 @@
 package channel
 
 import (
-	"errors"
 	"sort"
 	"time"
 )
@@ -80,7 +79,7 @@ func (t *Tree) applyEntry(d *decoded, after *afterApply) {
 	case kindDead:
 		after.ended = append(after.ended, t.applyDead(e.Node)...)
 	case kindExpire:
-		if n := t.lookup(e.Path); n != nil && n.lease != nil && n.leaseID == e.Lease {
+		if n := t.lookup(e.Path); n != nil && t.leases[n] != nil && t.leases[n].id == e.Lease {
 			t.remove(n, "", nil) // a tree without store applies at once
 		}
 	}
@@ -108,7 +107,7 @@ func (t *Tree) applyMsg(d *decoded, after *afterApply) {
 			reason = reasonDisconnected
 		}
 	default:
-		cl.c = t.ghost(e.Node, e.Conn)
+		cl.ghost = t.ghost(e.Node, e.Conn)
 	}
 	var reply []byte
 	if reason == "" {
@@ -134,61 +133,40 @@ func (t *Tree) applyMsg(d *decoded, after *afterApply) {
 	}
 }
 
-// connKey names a connection of the fleet.
-type connKey struct{ node, conn string }
-
-// ghost returns the record of a connection of another node, made at its
-// first entry. Called with the lock.
-func (t *Tree) ghost(node, conn string) *Client {
-	k := connKey{node, conn}
-	c := t.ghosts[k]
-	if c == nil {
-		c = &Client{t: t, id: conn, node: node}
-		c.gone = errGhost
-		t.ghosts[k] = c
-	}
-	return c
-}
-
-// errGhost ends every queue of a ghost: nothing is ever delivered to it.
-var errGhost = errors.New("channel: connection of another node")
-
-// connOf returns the connection node/conn, local or ghost, or nil.
-// Called with the lock.
-func (t *Tree) connOf(node, conn string) *Client {
-	if node == t.nodeID() {
-		return t.clients[conn]
-	}
-	return t.ghosts[connKey{node, conn}]
-}
-
-// endConn ends c as the log says: its transient resources go, in the
-// order of their paths so that every node hands out the same seqs.
-// Called with the lock.
-func (t *Tree) endConn(c *Client) {
-	if c == nil || c.ended {
+// endConn ends the connection o (a client of this node's or a ghost) as
+// the log says: its transient resources go, in the order of their paths
+// so that every node hands out the same seqs. Called with the lock.
+func (t *Tree) endConn(o *connection) {
+	if o == nil {
 		return
 	}
-	c.ended = true
-	for p := range c.subs.all() {
-		t.unsubscribe(c, p)
-	}
-	if c.node == t.nodeID() {
-		delete(t.clients, c.id)
+	if o.node == t.nodeID() {
+		c := t.clients[o.id]
+		if c == nil || &c.connection != o || c.ended {
+			return
+		}
+		c.ended = true
+		for p := range c.subs.all() {
+			t.unsubscribe(c, p)
+		}
+		delete(t.clients, o.id)
 	} else {
-		delete(t.ghosts, connKey{c.node, c.id})
+		if t.ghosts[o.node][o.id] != o {
+			return // ended already
+		}
+		t.endGhost(o)
 	}
-	ns := make([]*node, 0, len(c.owned))
-	for n := range c.owned {
+	ns := make([]*node, 0, o.owned.len())
+	for n := range o.owned.all() {
 		ns = append(ns, n)
 	}
 	sort.Slice(ns, func(i, j int) bool { return ns[i].path < ns[j].path })
 	for _, n := range ns {
-		if n.owner == c {
-			t.remove(n, c.id, nil) // a tree without store applies at once
+		if n.owner == o {
+			t.remove(n, o.id, nil) // a tree without store applies at once
 		}
 	}
-	c.owned = nil
+	o.owned = ownedSet{}
 }
 
 // applyDead ends every connection of node, which the fleet took for dead,
@@ -202,30 +180,29 @@ func (t *Tree) applyDead(node string) []*Client {
 		return nil
 	}
 	t.dead[node] = true
-	self := node == t.nodeID()
+	if node != t.nodeID() {
+		gs := make([]*connection, 0, len(t.ghosts[node]))
+		for _, g := range t.ghosts[node] {
+			gs = append(gs, g)
+		}
+		sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })
+		for _, g := range gs {
+			t.endConn(g)
+		}
+		return nil
+	}
 	var cs []*Client
-	if self {
-		for _, c := range t.clients {
-			cs = append(cs, c)
-		}
-	} else {
-		for k, c := range t.ghosts {
-			if k.node == node {
-				cs = append(cs, c)
-			}
-		}
+	for _, c := range t.clients {
+		cs = append(cs, c)
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
 	var ended []*Client
 	for _, c := range cs {
-		if self && t.opt.Rejoin && t.keepConn(c) {
+		if t.opt.Rejoin && t.keepConn(c) {
 			continue
 		}
-		t.endConn(c)
+		t.endConn(&c.connection)
 		ended = append(ended, c)
-	}
-	if !self {
-		return nil
 	}
 	return ended
 }

@@ -10,16 +10,15 @@ import (
 // transient resources it owns and its bounded queue of frames. Create it
 // with [Tree.Connect].
 type Client struct {
-	t        *Tree
-	id       string
+	t *Tree
+	// Its id, its node and the transient resources it owns.
+	connection
 	identity string
-	node     string // the node it is connected to (docs/fleet.md)
 
 	// Guarded by the tree's lock.
 	ended bool
 	pend  *batch // of the last change it proposed, until its end
 	subs  subSet
-	owned map[*node]struct{}
 	// lost is what its node's death deleted, to be made again when the
 	// node rejoins (see Tree.Rejoin).
 	lost []lost
@@ -325,14 +324,14 @@ func (c *Client) end(gone error) {
 		<-w
 		t.mu.Lock()
 	}
-	c.owned = nil
+	c.owned = ownedSet{}
 	t.mu.Unlock()
 }
 
 // removeOwned removes the entities c owns. It returns what it must wait
 // for before going on, nil once done. Called with the lock.
 func (t *Tree) removeOwned(c *Client) <-chan struct{} {
-	for n := range c.owned {
+	for n := range c.owned.all() {
 		if w := t.conflict(n.path, touchRemove); w != nil {
 			return w
 		}
@@ -341,7 +340,7 @@ func (t *Tree) removeOwned(c *Client) <-chan struct{} {
 			return out.wait
 		}
 		if out.b != nil { // stored: it leaves c.owned once applied
-			delete(c.owned, n)
+			c.owned.remove(n)
 			t.kickCommitter()
 		}
 	}
@@ -365,7 +364,7 @@ func (c *Client) leave(proposed bool) {
 	closing := t.closed
 	node := t.nodeID()
 	if proposed && t.dead[node] {
-		t.endConn(c)
+		t.endConn(&c.connection)
 		proposed = false
 	}
 	if !proposed && !c.ended {

@@ -44,7 +44,7 @@ func TestNoteHeads(t *testing.T) {
 	if string(up) != wantUp {
 		t.Fatalf("appending to the first changed the second: %s", up)
 	}
-	n := &node{path: "/a/b", name: "b", parent: &node{path: "/a"}}
+	n := &node{path: "/a/b", parent: &node{path: "/a"}}
 	note, up = changeNotes("DELETE", "delete", n, "", 18446744073709551615)
 	wantNote = `{"notify":"DELETE","resource":"/a/b","type":null,"entity":null,"from":null,"seq":18446744073709551615}`
 	wantUp = `{"notify":"UPDATE","resource":"/a","delete":"b","type":null,"entity":null,"seq":18446744073709551615}`

@@ -5,9 +5,13 @@ import (
 	"time"
 )
 
-// caller is who sends a message: a connected client, or a Call (c nil).
+// caller is who sends a message: a connected client, the connection of
+// another node of a fleet, or a Call (c and ghost nil).
 type caller struct {
-	c        *Client
+	c *Client
+	// ghost is the connection of another node of a fleet whose entry is
+	// applied (c is then nil).
+	ghost    *connection
 	from     string // the "from" of the notifications it causes
 	identity string // "" anonymous
 	// From the log of a fleet: the id a POST without one takes, and the
@@ -27,6 +31,15 @@ type caller struct {
 	pipe     bool
 	msgID    []byte
 	deferred bool
+}
+
+// conn returns the connection the caller writes for, a client's or a
+// ghost, whose transient entities it creates; nil for a Call.
+func (cl *caller) conn() *connection {
+	if cl.c != nil {
+		return &cl.c.connection
+	}
+	return cl.ghost
 }
 
 // freshID returns the i-th candidate for the id of a POST without one:

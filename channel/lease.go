@@ -12,9 +12,9 @@ func (t *Tree) startLease(n *node, d time.Duration) {
 // armLease runs the timer of n's lease id, which ends at end. Called with
 // the lock.
 func (t *Tree) armLease(n *node, id uint64, end time.Time) {
-	n.leaseID, n.leaseEnd = id, end
 	path := n.path
-	n.lease = time.AfterFunc(max(end.Sub(t.now()), 0), func() {
+	l := &lease{id: id, end: end}
+	l.timer = time.AfterFunc(max(end.Sub(t.now()), 0), func() {
 		if t.replicated() {
 			// Every node proposes it; the first one applied deletes.
 			t.proposeLater(entry{V: entryVersion, K: kindExpire, P: proposalID(), Path: path, Lease: id}, nil)
@@ -22,7 +22,7 @@ func (t *Tree) armLease(n *node, id uint64, end time.Time) {
 		}
 		t.expire(n, id)
 	})
-	t.leases[n] = struct{}{}
+	t.leases[n] = l
 }
 
 // expire deletes n's leased entity with notifications, unless the lease
@@ -30,7 +30,7 @@ func (t *Tree) armLease(n *node, id uint64, end time.Time) {
 func (t *Tree) expire(n *node, id uint64) {
 	for {
 		t.mu.Lock()
-		if t.closed || n.lease == nil || n.leaseID != id || t.nodes[n.path] != n {
+		if t.closed || t.leases[n] == nil || t.leases[n].id != id || t.nodes[n.path] != n {
 			t.mu.Unlock()
 			return
 		}

@@ -3,37 +3,120 @@ package channel
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"time"
 )
 
 // node is one resource of the tree. Every field is guarded by the tree's
 // lock. A node without entity exists only while it has children (or is
-// the root).
+// the root). Every node of a fleet holds every connection's transient
+// entities, so a node is kept to 144 bytes (docs/fleet.md §13, issue 36):
+// what few nodes have (a lease, a rule, a group, an entity with private
+// fields) is kept apart, and what the path gives (the name) is not kept
+// twice.
 type node struct {
 	path    string
-	name    string // last segment; "" for the root
 	parent  *node
 	typ     string
 	entity  []byte // compact JSON, private fields included; nil: none
-	pub     []byte // entity without private fields, sent to clients
 	creator string
 	created uint64
-	rule    *Rule  // its own rule (docs/channel.md#permissions); nil: none
-	group   *group // the group of its subtree; nil: the one above
+	x       *nodeExtra // nil: none of what it holds
 
-	owner    *Client     // the connection a transient entity belongs to
-	lease    *time.Timer // the expiry of an entity leased by Call
-	leaseID  uint64      // which lease the running timer belongs to (unique in the tree)
-	leaseEnd time.Time   // when it runs out
-	persist  bool        // the entity is persistent
+	// owner is the connection a transient entity belongs to; an entity
+	// leased by Call has its lease in Tree.leases.
+	owner *connection
 
-	stored     bool // the store holds a record of this node
-	storedKids int  // children with stored set
+	storedKids int32 // children with stored set
+	stored     bool  // the store holds a record of this node
+	persist    bool  // the entity is persistent
 
 	first, last *node // children in creation order
 	prev, next  *node // siblings
-	kids        int
 }
+
+// lease is the expiry of an entity leased by Call.
+type lease struct {
+	timer *time.Timer
+	id    uint64    // which lease the timer belongs to (unique in the tree)
+	end   time.Time // when it runs out
+}
+
+// nodeExtra is what few nodes have. It is never changed once made (a
+// change makes another), so that a copy of a node (a change planned) and
+// the node share it safely.
+type nodeExtra struct {
+	rule  *Rule  // its own rule (docs/channel.md#permissions); nil: none
+	group *group // the group of its subtree; nil: the one above
+	// stripped is the entity without its private fields when it has
+	// some; nil when it has none (see pub).
+	stripped []byte
+}
+
+// setExtra gives n what few nodes have: rule, g and stripped (each nil
+// for none).
+func (n *node) setExtra(rule *Rule, g *group, stripped []byte) {
+	if rule == nil && g == nil && stripped == nil {
+		n.x = nil
+		return
+	}
+	n.x = &nodeExtra{rule: rule, group: g, stripped: stripped}
+}
+
+// rule returns n's own rule, nil for none.
+func (n *node) rule() *Rule {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.rule
+}
+
+// group returns the group of n's subtree, nil for the one above.
+func (n *node) group() *group {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.group
+}
+
+// stripped returns n's entity without its private fields when it has
+// some, else nil.
+func (n *node) stripped() []byte {
+	if n.x == nil {
+		return nil
+	}
+	return n.x.stripped
+}
+
+// setRule sets n's own rule (nil: none).
+func (n *node) setRule(r *Rule) { n.setExtra(r, n.group(), n.stripped()) }
+
+// setGroup sets the group of n's subtree (nil: the one above).
+func (n *node) setGroup(g *group) { n.setExtra(n.rule(), g, n.stripped()) }
+
+// pub returns n's entity without private fields, as clients see it.
+func (n *node) pub() []byte {
+	if s := n.stripped(); s != nil {
+		return s
+	}
+	return n.entity
+}
+
+// setBytes sets n's entity to full, whose public part (publicEntity) is
+// pub: full itself when it has no private fields; nil removes it.
+func (n *node) setBytes(full, pub []byte) {
+	n.entity = full
+	var stripped []byte
+	if len(pub) != len(full) || len(pub) > 0 && &pub[0] != &full[0] {
+		stripped = pub
+	}
+	if stripped != nil || n.stripped() != nil {
+		n.setExtra(n.rule(), n.group(), stripped)
+	}
+}
+
+// name returns n's last segment; "" for the root.
+func (n *node) name() string { return n.path[strings.LastIndexByte(n.path, '/')+1:] }
 
 // lookup returns the node at path, or nil.
 func (t *Tree) lookup(path string) *node { return t.nodes[path] }
@@ -50,9 +133,9 @@ func (t *Tree) ensure(path string, seq uint64) *node {
 // create is ensure for a path that has no node: it creates the node and
 // its missing ancestors with creation seq seq. Called with the lock.
 func (t *Tree) create(path string, seq uint64) *node {
-	pp, name := parentPath(path)
+	pp, _ := parentPath(path)
 	p := t.ensure(pp, seq)
-	n := &node{path: path, name: name, parent: p, created: seq}
+	n := &node{path: path, parent: p, created: seq}
 	p.link(n)
 	t.nodes[path] = n
 	return n
@@ -67,7 +150,6 @@ func (n *node) link(c *node) {
 		n.first = c
 	}
 	n.last = c
-	n.kids++
 }
 
 // unlink removes child c from n's children.
@@ -83,7 +165,6 @@ func (n *node) unlink(c *node) {
 		n.last = c.prev
 	}
 	c.prev, c.next = nil, nil
-	n.kids--
 }
 
 // prune removes n and then its ancestors while they have neither entity
@@ -103,11 +184,11 @@ func (t *Tree) prune(n *node, j journal) {
 // record returns the store's record of n.
 func (n *node) record() Record {
 	r := Record{Path: n.path, Creator: n.creator, Created: n.created}
-	if n.rule != nil {
-		r.Rule = n.rule.String()
+	if n.rule() != nil {
+		r.Rule = n.rule().String()
 	}
-	if n.group != nil {
-		r.Group = n.group.members
+	if n.group() != nil {
+		r.Group = n.group().members
 		if r.Group == nil {
 			r.Group = []string{}
 		}
@@ -215,7 +296,8 @@ func (t *Tree) planRemove(n *node) journal {
 		return nil
 	}
 	next := *n
-	next.typ, next.entity, next.pub, next.persist = "", nil, nil, false
+	next.typ, next.persist = "", false
+	next.setBytes(nil, nil)
 	return t.planUnstore(n, &next)
 }
 

@@ -85,16 +85,18 @@ func (t *Tree) accessAt(a *access, path string) {
 // descend turns a, the access at n's parent, into the access at n.
 func (t *Tree) descend(a *access, n *node) {
 	if n.parent == t.root {
-		a.rule = *t.opt.Rules.of(n.name)
+		a.rule = *t.opt.Rules.of(n.name())
 	} else if n.creator != "" && a.nOwners < maxDepth {
 		a.owners[a.nOwners] = n.creator
 		a.nOwners++
 	}
-	if n.rule != nil {
-		a.rule.narrow(n.rule)
-	}
-	if n.group != nil {
-		a.group = n.group
+	if x := n.x; x != nil {
+		if x.rule != nil {
+			a.rule.narrow(x.rule)
+		}
+		if x.group != nil {
+			a.group = x.group
+		}
 	}
 }
 

@@ -29,7 +29,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 			return nil, reasonNotFound
 		}
 	}
-	b := replyStart(m.MsgID, len(m.Resource)+len(n.pub)+32)
+	b := replyStart(m.MsgID, len(m.Resource)+len(n.pub())+32)
 	b = append(b, `,"resource":`...)
 	b = AppendString(b, m.Resource)
 	switch {
@@ -37,7 +37,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 		if n.entity == nil || r.attr[0] == '_' {
 			return nil, reasonNotFound
 		}
-		v, ok := entityField(n.pub, r.attr)
+		v, ok := entityField(n.pub(), r.attr)
 		if !ok {
 			return nil, reasonNotFound
 		}
@@ -50,7 +50,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 		b = append(b, `,"type":`...)
 		b = AppendString(b, n.typ)
 		b = append(b, `,"entity":`...)
-		b = append(b, n.pub...)
+		b = append(b, n.pub()...)
 	default:
 		b = append(b, `,"type":"`+defaultType+`","entity":`...)
 		b = appendChildIDs(b, ls)
@@ -106,7 +106,7 @@ func appendChildIDs(b []byte, l *lister) []byte {
 			b = append(b, ',')
 		}
 		first = false
-		b = AppendString(b, c.name)
+		b = AppendString(b, c.name())
 	}
 	return append(b, ']')
 }
@@ -122,7 +122,7 @@ func (t *Tree) appendChildren(b []byte, ls *lister, l listing) []byte {
 	if l.deep == 0 {
 		count := 0
 		for c := first; c != nil; c = step(c) {
-			if (l.like == "" || like(l.like, c.name)) && ls.sees(c) {
+			if (l.like == "" || like(l.like, c.name())) && ls.sees(c) {
 				count++
 			}
 		}
@@ -133,7 +133,7 @@ func (t *Tree) appendChildren(b []byte, ls *lister, l listing) []byte {
 	b = append(b, '[')
 	skip, taken := l.offset, 0
 	for c := first; c != nil && (l.limit < 0 || taken < l.limit); c = step(c) {
-		if l.like != "" && !like(l.like, c.name) || !ls.sees(c) {
+		if l.like != "" && !like(l.like, c.name()) || !ls.sees(c) {
 			continue
 		}
 		if skip > 0 {
@@ -145,16 +145,16 @@ func (t *Tree) appendChildren(b []byte, ls *lister, l listing) []byte {
 		}
 		taken++
 		if l.deep == 1 {
-			b = AppendString(b, c.name)
+			b = AppendString(b, c.name())
 			continue
 		}
 		b = append(b, `{"rid":`...)
-		b = AppendString(b, c.name)
+		b = AppendString(b, c.name())
 		b = append(b, `,"type":`...)
 		if c.entity != nil {
 			b = AppendString(b, c.typ)
 			b = append(b, `,"entity":`...)
-			b = append(b, c.pub...)
+			b = append(b, c.pub()...)
 		} else {
 			b = append(b, `"`+defaultType+`","entity":`...)
 			b = appendChildIDs(b, ls.child(c))

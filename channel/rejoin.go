@@ -67,12 +67,12 @@ func (t *Tree) keepConn(c *Client) bool {
 	if leaving {
 		return false
 	}
-	ns := make([]*node, 0, len(c.owned))
-	for n := range c.owned {
-		if n.owner != c {
+	ns := make([]*node, 0, c.owned.len())
+	for n := range c.owned.all() {
+		if n.owner != &c.connection {
 			continue
 		}
-		if n.rule != nil || n.group != nil {
+		if n.rule() != nil || n.group() != nil {
 			return false
 		}
 		ns = append(ns, n)
@@ -82,7 +82,7 @@ func (t *Tree) keepConn(c *Client) bool {
 		c.lost = append(c.lost, lost{path: n.path, typ: n.typ, entity: n.entity})
 		t.remove(n, c.id, nil) // a tree without store applies at once
 	}
-	c.owned = nil
+	c.owned = ownedSet{}
 	return true
 }
 

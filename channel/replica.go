@@ -393,13 +393,9 @@ func (t *Tree) Dead(node string) bool {
 func (t *Tree) Nodes() []string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	seen := make(map[string]bool)
 	var ns []string
-	for k := range t.ghosts {
-		if !seen[k.node] {
-			seen[k.node] = true
-			ns = append(ns, k.node)
-		}
+	for node := range t.ghosts { // a node whose ghosts all ended is not there
+		ns = append(ns, node)
 	}
 	sort.Strings(ns)
 	return ns

@@ -137,7 +137,7 @@ type snapItem struct {
 	created            uint64
 	rule               *Rule
 	group              *group
-	owner              *Client
+	owner              *connection
 	leaseID            uint64 // 0: no lease
 	leaseEnd           int64  // unix milliseconds
 	persist            bool
@@ -157,10 +157,12 @@ func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 	for n := t.root.first; n != nil; {
 		it := snapItem{
 			path: n.path, typ: n.typ, creator: n.creator, entity: n.entity, created: n.created,
-			rule: n.rule, group: n.group, owner: n.owner, persist: n.persist,
+			rule: n.rule(), group: n.group(), owner: n.owner, persist: n.persist,
 		}
-		if n.lease != nil {
-			it.leaseID, it.leaseEnd = n.leaseID, n.leaseEnd.UnixMilli()
+		if n.entity != nil && n.owner == nil && !n.persist { // leased (one of the three)
+			if l := t.leases[n]; l != nil {
+				it.leaseID, it.leaseEnd = l.id, l.end.UnixMilli()
+			}
 		}
 		items = append(items, it)
 		if n.first != nil {
@@ -306,7 +308,7 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	keep := make(map[string]*Client)
 	for id, c := range t.clients {
 		cs = append(cs, c)
-		c.subs, c.owned = subSet{}, nil
+		c.subs, c.owned = subSet{}, ownedSet{}
 		c.mu.Lock()
 		proposed := c.proposed
 		c.mu.Unlock()
@@ -314,16 +316,17 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 			keep[id] = c
 		}
 	}
-	for n := range t.leases {
-		n.lease.Stop()
+	for _, l := range t.leases {
+		l.timer.Stop()
 	}
 	t.root = &node{path: "/"}
 	t.nodes = map[string]*node{"/": t.root}
 	t.subs = make(map[string]*subList)
 	t.clients = keep
-	t.leases = make(map[*node]struct{})
+	t.leases = make(map[*node]*lease)
 	t.hist = history{max: t.opt.HistoryCount, maxBytes: t.opt.HistoryBytes, age: t.opt.HistoryAge}
-	t.ghosts = make(map[connKey]*Client)
+	t.ghosts = make(map[string]map[string]*connection)
+	t.nodeIDs = make(map[string]string)
 	t.dead = make(map[string]bool)
 	t.batches = make(map[string]uint64)
 	t.seq, t.leaseN, t.applied, t.hash = 0, 0, 0, 0
@@ -389,17 +392,18 @@ func (t *Tree) restoreNode(s *snapNode) error {
 		if err != nil {
 			return err
 		}
-		n.rule = &rule
+		n.setRule(&rule)
 	}
 	if s.HasGrp {
-		n.group = newGroup(s.Group)
+		n.setGroup(newGroup(s.Group))
 	}
 	if s.Entity != nil {
 		e, err := compactJSON(s.Entity)
 		if err != nil {
 			return err
 		}
-		n.typ, n.entity, n.pub = s.Type, e, publicEntity(e)
+		n.typ = s.Type
+		n.setBytes(e, publicEntity(e))
 	}
 	switch {
 	case s.Conn != "":
@@ -408,10 +412,7 @@ func (t *Tree) restoreNode(s *snapNode) error {
 			c = t.ghost(s.Node, s.Conn)
 		}
 		n.owner = c
-		if c.owned == nil {
-			c.owned = make(map[*node]struct{})
-		}
-		c.owned[n] = struct{}{}
+		c.owned.add(n)
 	case s.Lease != 0:
 		t.armLease(n, s.Lease, time.UnixMilli(s.Ends))
 	}

@@ -87,7 +87,7 @@ type Tree struct {
 	nodes   map[string]*node
 	subs    map[string]*subList
 	clients map[string]*Client
-	leases  map[*node]struct{}
+	leases  map[*node]*lease // the entities leased by Call
 	hist    history
 	// batchSize is the size of the last batch saved, which the next
 	// one's maps start with.
@@ -110,7 +110,8 @@ type Tree struct {
 	applied   uint64
 	applyWake chan struct{}
 	waits     map[string]chan result
-	ghosts    map[connKey]*Client
+	ghosts    map[string]map[string]*connection // by node, then connection
+	nodeIDs   map[string]string                 // see nodeID
 	dead      map[string]bool
 	batches   map[string]uint64
 	hash      uint64 // the running hash of the batches applied (chainHash)
@@ -163,14 +164,15 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		nodes:     map[string]*node{"/": root},
 		subs:      make(map[string]*subList),
 		clients:   make(map[string]*Client),
-		leases:    make(map[*node]struct{}),
+		leases:    make(map[*node]*lease),
 		hist:      history{max: opt.HistoryCount, maxBytes: opt.HistoryBytes, age: opt.HistoryAge},
 		kick:      make(chan struct{}, 1),
 		quit:      make(chan struct{}),
 		committed: make(chan struct{}),
 		applyWake: make(chan struct{}),
 		waits:     make(map[string]chan result),
-		ghosts:    make(map[connKey]*Client),
+		ghosts:    make(map[string]map[string]*connection),
+		nodeIDs:   make(map[string]string),
 		batches:   make(map[string]uint64),
 		dead:      make(map[string]bool),
 	}
@@ -212,10 +214,10 @@ func (t *Tree) load(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("channel: load: rule of %q: %w", r.Path, err)
 			}
-			n.rule = &rule
+			n.setRule(&rule)
 		}
 		if r.Group != nil {
-			n.group = newGroup(r.Group)
+			n.setGroup(newGroup(r.Group))
 		}
 		if !n.stored {
 			n.stored = true
@@ -226,7 +228,8 @@ func (t *Tree) load(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("channel: load: entity of %q: %w", r.Path, err)
 			}
-			n.typ, n.entity, n.pub, n.persist = r.Type, e, publicEntity(e), true
+			n.typ, n.persist = r.Type, true
+			n.setBytes(e, publicEntity(e))
 			if n.typ == "" {
 				n.typ = defaultType
 			}
@@ -267,8 +270,8 @@ func (t *Tree) Close() error {
 	t.closeOnce.Do(func() {
 		t.mu.Lock()
 		t.closed = true
-		for n := range t.leases {
-			n.lease.Stop()
+		for _, l := range t.leases {
+			l.timer.Stop()
 		}
 		clear(t.leases)
 		cs := make([]*Client, 0, len(t.clients))
@@ -294,7 +297,7 @@ func (t *Tree) Close() error {
 // Connect attaches a client with the unique id (it appears as "from" in
 // its notifications) and identity ("" anonymous).
 func (t *Tree) Connect(id, identity string) (*Client, error) {
-	c := &Client{t: t, id: id, identity: identity}
+	c := &Client{t: t, connection: connection{id: id}, identity: identity}
 	if t.replicated() {
 		c.slots = make(chan struct{}, pipelineDepth)
 	}

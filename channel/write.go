@@ -66,7 +66,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 	}
 	// Persistent unless a client wrote it without persistent:true (then
 	// it is the client's) or a Call gave "expires" (then it is a lease).
-	persist := !(cl.c != nil && !m.Persistent) && !(cl.c == nil && lease > 0)
+	persist := !(cl.conn() != nil && !m.Persistent) && !(cl.conn() == nil && lease > 0)
 	// Unless it merges (then the stored entity and type count), the
 	// notifications are encoded before the lock is taken, their seqs
 	// under it.
@@ -127,12 +127,12 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 			if fresh {
 				next.creator = cl.identity
 			}
-			next.typ, next.entity, next.pub, next.persist = typ, e.full, e.pub, persist
+			next.typ, next.entity, next.persist = typ, e.full, persist
 			recs = t.planSet(r.path, n, &next)
 		}
 		pa := putApply{
 			path: r.path, typ: typ, e: e, fresh: fresh, persist: persist,
-			creator: cl.identity, from: cl.from, owner: cl.c, lease: lease,
+			creator: cl.identity, from: cl.from, owner: cl.conn(), lease: lease,
 			heads: heads,
 		}
 		if t.keeps(recs) {
@@ -161,7 +161,7 @@ type putApply struct {
 	fresh         bool  // no node was at path: it gets a creator
 	persist       bool
 	creator, from string
-	owner         *Client
+	owner         *connection
 	lease         time.Duration
 	heads         changeHeads // its notifications encoded; heads.b nil: not
 }
@@ -242,7 +242,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 	if typ == "" {
 		typ = defaultType
 	}
-	persist := !(cl.c != nil && !m.Persistent) && !(cl.c == nil && lease > 0)
+	persist := !(cl.conn() != nil && !m.Persistent) && !(cl.conn() == nil && lease > 0)
 	return t.run(cl, func() outcome {
 		if reason := t.usable(cl); reason != "" {
 			return fail(reason)
@@ -279,10 +279,10 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 				return fail(reasonForbidden)
 			}
 		}
-		next := node{path: path, creator: cl.identity, typ: typ, entity: e.full, pub: e.pub, persist: persist}
+		next := node{path: path, creator: cl.identity, typ: typ, entity: e.full, persist: persist}
 		// The change keeps what it needs of cl, not cl: a caller that
 		// does not escape is not allocated.
-		identity, owner, from := cl.identity, cl.c, cl.from
+		identity, owner, from := cl.identity, cl.conn(), cl.from
 		out := t.commitOrApply(path, t.planSet(path, nil, &next), cl.c, func(seq uint64) {
 			n := t.ensure(path, seq)
 			n.creator = identity
@@ -355,8 +355,9 @@ func (t *Tree) usable(cl *caller) string {
 // setEntity gives n its new entity and its lifetime: persistent, or
 // owned by the client owner (not nil), or else leased for lease. Called
 // with the lock.
-func (t *Tree) setEntity(n *node, typ string, e prepared, owner *Client, persist bool, lease time.Duration) {
-	n.typ, n.entity, n.pub = typ, e.full, e.pub
+func (t *Tree) setEntity(n *node, typ string, e prepared, owner *connection, persist bool, lease time.Duration) {
+	n.typ = typ
+	n.setBytes(e.full, e.pub)
 	t.release(n)
 	switch {
 	case persist:
@@ -364,10 +365,7 @@ func (t *Tree) setEntity(n *node, typ string, e prepared, owner *Client, persist
 		t.store(n, nil)
 	case owner != nil:
 		n.owner = owner
-		if owner.owned == nil {
-			owner.owned = make(map[*node]struct{})
-		}
-		owner.owned[n] = struct{}{}
+		owner.owned.add(n)
 		n.persist = false
 		t.unstore(n, nil)
 	default:
@@ -383,12 +381,11 @@ func (t *Tree) setEntity(n *node, typ string, e prepared, owner *Client, persist
 // lock.
 func (t *Tree) release(n *node) {
 	if n.owner != nil {
-		delete(n.owner.owned, n)
+		n.owner.owned.remove(n)
 		n.owner = nil
 	}
-	if n.lease != nil {
-		n.lease.Stop()
-		n.lease = nil
+	if l := t.leases[n]; l != nil {
+		l.timer.Stop()
 		delete(t.leases, n)
 	}
 }
@@ -397,7 +394,8 @@ func (t *Tree) release(n *node) {
 // "from"), and n itself when it has no children. Called with the lock.
 func (t *Tree) removeEntity(n *node, from string, seq uint64) {
 	t.release(n)
-	n.typ, n.entity, n.pub, n.persist = "", nil, nil, false
+	n.typ, n.persist = "", false
+	n.setBytes(nil, nil)
 	t.unstore(n, nil)
 	t.emitChange(n, "DELETE", "delete", from, seq)
 	t.prune(n, nil)
