@@ -47,7 +47,10 @@ func (s *Subscription) Resource() string { return s.resource }
 
 // Events returns the subscription's events, in order; the channel is
 // closed when the subscription ends (Unsubscribe, Close, or a refusal
-// when it was made again after a reconnect: see Err). The events of a
+// when it was made again after a reconnect: see Err; a refusal that says
+// the node cannot serve it now, "unavailable", "closed" or
+// "disconnected", moves the client on to its next connection instead,
+// which subscribes again). The events of a
 // connection come once the client is Open on it (or once it ended
 // first), so that a request made on a Resync is sent.
 func (s *Subscription) Events() <-chan Event { return s.ch }
@@ -261,6 +264,7 @@ func (c *Client) subscribeCallLocked(s *Subscription) *call {
 		msg.Epoch = s.epoch
 	}
 	s.answered = false
+	conn := c.conn
 	cl := &call{msg: msg, done: make(chan result, 1)}
 	cl.onReply = func(r *Reply, err error) {
 		c.mu.Lock()
@@ -269,6 +273,16 @@ func (c *Client) subscribeCallLocked(s *Subscription) *call {
 			return
 		}
 		if err != nil {
+			if e, ok := err.(*Error); ok && transientRefusal(e.Reason) {
+				// The node cannot serve it now (a fleet node without its
+				// log, a server shutting down): the subscription stays,
+				// and the connection moves on to the next URL after the
+				// back-off, which subscribes again with since.
+				if c.conn != nil && c.conn == conn {
+					c.conn.CloseNow()
+				}
+				return
+			}
 			if e, ok := err.(*Error); ok {
 				// Refused (forbidden, ...): the subscription ends.
 				delete(c.subs, s.resource)
@@ -311,4 +325,11 @@ func (c *Client) subscribeCallLocked(s *Subscription) *call {
 	}
 	c.registerLocked(cl)
 	return cl
+}
+
+// transientRefusal tells whether a server's reason refusing a SUBSCRIBE
+// says the node cannot serve it now rather than never: tried again on
+// another connection, not the end of the subscription.
+func transientRefusal(reason string) bool {
+	return reason == "unavailable" || reason == "closed" || reason == "disconnected"
 }

@@ -534,6 +534,7 @@ export class Channel {
 
   _subscribe(sub) {
     const msg = { method: "SUBSCRIBE", resource: sub.resource };
+    const ws = this._ws;
     const since = sub.since();
     const resync = sub.confirmed; // a subscription coming back
     if (since > 0) {
@@ -576,6 +577,14 @@ export class Channel {
     };
     const reject = (err) => {
       if (!sub.active) return;
+      if (err.code === "failed" && transientRefusal(err.reply?.reason)) {
+        // The node cannot serve it now (a fleet node without its log,
+        // a server shutting down): the subscription stays, and the
+        // connection moves on to the next URL after the back-off, which
+        // subscribes again with since.
+        if (this._ws === ws) ws.close();
+        return;
+      }
       if (err.code === "failed") {
         // The server refused it (forbidden, ...): it ends.
         this._subs.delete(sub.resource);
@@ -851,6 +860,13 @@ function abortedError() {
 
 // handshakeStatus returns the HTTP status of a refused handshake when the
 // WebSocket tells it (the ws package: "Unexpected server response: 401").
+// transientRefusal tells whether a server's reason refusing a SUBSCRIBE
+// says the node cannot serve it now rather than never: tried again on
+// another connection, not the end of the subscription.
+function transientRefusal(reason) {
+  return reason === "unavailable" || reason === "closed" || reason === "disconnected";
+}
+
 function handshakeStatus(ev) {
   const m = /Unexpected server response: (\d{3})/.exec(String(ev?.message ?? ev?.error?.message ?? ""));
   return m ? Number(m[1]) : undefined;
