@@ -222,7 +222,7 @@ func (m *metrics) fleet(fl fleetView) {
 		applied, last := fl.Position()
 		return float64(last - applied)
 	})
-	gauge("reso_fleet_live_nodes", "Nodes of the fleet whose heartbeat this node saw within the timeout.", func() float64 { return float64(len(fl.Live())) })
+	gauge("reso_fleet_live_nodes", "Members of the fleet not taken for dead, less those this node watches and finds silent.", func() float64 { return float64(len(fl.Live())) })
 	gauge("reso_fleet_divergent", "1 once this node found its tree differs from the other nodes' at the same position of the log (it reports not ready), else 0.", func() float64 {
 		if fl.Divergent() {
 			return 1
