@@ -112,6 +112,7 @@ type Fleet struct {
 	ownHeard   time.Time             // when this node's own heartbeat came back
 	prevTick   time.Time             // the watch's last judgement
 	lateSaid   time.Time             // when this node last logged it was too late
+	swept      time.Time             // when the members' old purge markers were dropped
 
 	ring       chan struct{} // signalled when the members change
 	joined     chan struct{} // closed when the members are first known
@@ -197,6 +198,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		cfg: cfg, node: newNodeID(), nc: nc, js: js, log: cfg.Logger,
 		subject: "reso." + cfg.Name + ".log",
 		started: time.Now(),
+		swept:   time.Now(),
 		snapAt:  time.Now(),
 		tallies: make(map[string]*tally),
 		seen:    make(map[string]time.Time),

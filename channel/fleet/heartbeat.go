@@ -69,6 +69,7 @@ func (f *Fleet) heartbeats() {
 			if err := f.enlist(ctx); err != nil {
 				f.log.Warn("fleet: member key", "err", err)
 			}
+			f.sweepMarkers(ctx)
 		}
 		cancel()
 	}
@@ -331,6 +332,13 @@ func (f *Fleet) suspect(want map[string]bool, now time.Time, blind bool) {
 // it.
 func (f *Fleet) accuse() {
 	now := time.Now()
+	// The end of this judgement, proposals included, is the watch's
+	// last tick: the time it spends proposing is not a lateness.
+	defer func() {
+		f.mu.Lock()
+		f.prevTick = time.Now()
+		f.mu.Unlock()
+	}()
 	if f.nc.Status() != nats.CONNECTED {
 		f.offline = true
 		return // this node's own silence is no news about the others
@@ -338,7 +346,6 @@ func (f *Fleet) accuse() {
 	owners := f.tree.Nodes()
 	f.mu.Lock()
 	prev := f.prevTick
-	f.prevTick = now
 	if !f.watching {
 		f.mu.Unlock()
 		return // blind: the silence is this node's

@@ -25,16 +25,36 @@ func membersBucket(name string) string {
 	return "RESO_" + upper(name) + "_MEMBERS"
 }
 
-// openMembers creates the members bucket when it is missing. Purge
-// markers last ten timeouts.
+// openMembers creates the members bucket when it is missing.
 func (f *Fleet) openMembers(ctx context.Context) error {
 	return retry(ctx, func(ctx context.Context) (err error) {
 		f.members, err = f.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
 			Bucket: membersBucket(f.cfg.Name), Replicas: f.cfg.Replicas, Storage: jetstream.MemoryStorage,
-			LimitMarkerTTL: 10 * f.cfg.Heartbeat,
 		})
 		return err
 	})
+}
+
+// markersSweep is how often the node watching every heartbeat drops the
+// members bucket's purge markers (one per node id gone) older than
+// half an hour (nats-server 2.10 has no markers that expire).
+const markersSweep = 30 * time.Minute
+
+// sweepMarkers drops the members bucket's old purge markers, at most once
+// per markersSweep, when this node watches every heartbeat.
+func (f *Fleet) sweepMarkers(ctx context.Context) {
+	f.mu.Lock()
+	due := f.watchAll && time.Since(f.swept) > markersSweep
+	if due {
+		f.swept = time.Now()
+	}
+	f.mu.Unlock()
+	if !due {
+		return
+	}
+	if err := f.members.PurgeDeletes(ctx); err != nil {
+		f.log.Warn("fleet: dropping the members' purge markers", "err", err)
+	}
 }
 
 // enlist writes this node's key in the members bucket unless it is there
@@ -55,7 +75,7 @@ func (f *Fleet) enlist(ctx context.Context) error {
 
 // dismiss purges node's key from the members bucket.
 func (f *Fleet) dismiss(ctx context.Context, node string) error {
-	return f.members.Purge(ctx, node, jetstream.PurgeTTL(10*f.cfg.Heartbeat))
+	return f.members.Purge(ctx, node)
 }
 
 // followMembers keeps f.member the set of the members bucket's keys, as w
