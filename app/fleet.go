@@ -45,7 +45,7 @@ func fleetFlags(fs *flag.FlagSet, f *fleetOptions, server bool) {
 	fs.IntVar(&f.replicas, "nats-replicas", fleet.DefaultReplicas, "replicas of the fleet's streams and buckets when they are created (1 for a single NATS server)")
 	if server {
 		f.heartbeat = fleet.DefaultHeartbeat
-		fs.Var(durationFlag{&f.heartbeat}, "fleet-heartbeat", "silence after which the other nodes take a node for dead and delete its transient resources (at most 15s recommended)")
+		fs.Var(durationFlag{&f.heartbeat}, "fleet-heartbeat", "silence after which the other nodes take a node for dead and delete its transient resources: the floor, up to half more (at most 3s) for a node whose heartbeats come late (at most 15s recommended)")
 		f.snapshot = fleet.DefaultSnapshotInterval
 		fs.Var(durationFlag{&f.snapshot}, "fleet-snapshot-interval", "least time between two snapshots of the tree (and at least 10000 entries of the log)")
 		f.maxLag = fleet.DefaultMaxLag

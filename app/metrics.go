@@ -226,7 +226,7 @@ func (m *metrics) fleet(fl fleetView) {
 	gauge("reso_fleet_lag_seconds", "How long this node has known of the oldest entry of the fleet's log it has not applied; past -fleet-max-lag it is behind the log: not ready, and it refuses new WebSockets and GETs kept open.", func() float64 {
 		return fl.Lag().Seconds()
 	})
-	gauge("reso_fleet_live_nodes", "Nodes of the fleet whose heartbeat this node saw within the timeout.", func() float64 { return float64(len(fl.Live())) })
+	gauge("reso_fleet_live_nodes", "Members of the fleet not taken for dead, less those this node watches and finds silent.", func() float64 { return float64(len(fl.Live())) })
 	gauge("reso_fleet_divergent", "1 once this node found its tree differs from the other nodes' at the same position of the log (it reports not ready), else 0.", func() float64 {
 		if fl.Divergent() {
 			return 1

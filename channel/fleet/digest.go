@@ -45,9 +45,11 @@ func (f *Fleet) record(m mark) {
 
 // compare checks the marks of another node's heartbeat against this
 // node's at the newest position both recorded, and decides whether this
-// node diverged: it disagrees with at least half of the live nodes, itself
-// included (with three nodes, a node that disagrees with both others; with
-// two, both). A tree that diverged stays so: the hash chains every batch.
+// node diverged: it disagrees with at least half of the live nodes it
+// watches, itself included (with three nodes, a node that disagrees with
+// both others; with two, both; in a larger fleet, with two of its three
+// predecessors). A tree that diverged stays so: the hash chains every
+// batch.
 func (f *Fleet) compare(b beat) {
 	if b.Node == f.node {
 		return
@@ -81,12 +83,17 @@ func (f *Fleet) compare(b beat) {
 		return
 	}
 	var against []string
+	judges := 1 // this node, and the live nodes it watches
 	for _, n := range live {
+		if n == f.node || f.sus[n] == nil {
+			continue
+		}
+		judges++
 		if f.differs[n] {
 			against = append(against, n)
 		}
 	}
-	if len(against) == 0 || 2*len(against) < len(live) {
+	if len(against) == 0 || 2*len(against) < judges {
 		return
 	}
 	slices.Sort(against)

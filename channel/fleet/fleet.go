@@ -90,7 +90,8 @@ type Fleet struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	stream  jetstream.Stream
-	nodes   jetstream.KeyValue
+	nodes   jetstream.KeyValue // the heartbeats
+	members jetstream.KeyValue // a key per member (members.go)
 	snaps   jetstream.ObjectStore
 	meta    jetstream.KeyValue // the format, the newest snapshot's position
 	subject string             // of the log
@@ -114,9 +115,21 @@ type Fleet struct {
 	marks     []mark               // this node's last recorded states (see digest.go)
 	differs   map[string]bool      // whether each node's last compared mark differed
 	divergent error                // this node's tree diverged from the others'
-	// watching: the watch of heartbeats is live, since watchSince.
+	// watching: the watch of heartbeats is live, since watchSince, of
+	// every node's (watchAll) or of this node's and its predecessors'.
 	watching   bool
 	watchSince time.Time
+	watchAll   bool
+	member     map[string]bool       // the keys of the members bucket
+	sus        map[string]*suspicion // of each node watched (suspicion.go)
+	ownHeard   time.Time             // when this node's own heartbeat came back
+	prevTick   time.Time             // the watch's last judgement
+	lateSaid   time.Time             // when this node last logged it was too late
+	swept      time.Time             // when the members' old purge markers were dropped
+
+	ring       chan struct{} // signalled when the members change
+	joined     chan struct{} // closed when the members are first known
+	joinedOnce sync.Once
 
 	// The last snapshot this node took or started from, and when (its
 	// start without one); the consumer's alone.
@@ -204,12 +217,17 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		cfg: cfg, node: newNodeID(), nc: nc, js: js, log: cfg.Logger,
 		subject: "reso." + cfg.Name + ".log",
 		started: time.Now(),
+		swept:   time.Now(),
 		snapAt:  time.Now(),
 		tallies: make(map[string]*tally),
 		seen:    make(map[string]time.Time),
 		applied: make(map[string]uint64),
 		accused: make(map[string]time.Time),
 		differs: make(map[string]bool),
+		member:  make(map[string]bool),
+		sus:     make(map[string]*suspicion),
+		ring:    make(chan struct{}, 1),
+		joined:  make(chan struct{}),
 		stop:    make(chan struct{}),
 		marking: make(chan struct{}, maxMarks),
 		lag:     lagClock{grain: cfg.MaxLag / 16},
@@ -262,6 +280,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fleet: the nodes bucket: %w", err)
+	}
+	if err := f.openMembers(ctx); err != nil {
+		return nil, fmt.Errorf("fleet: the members bucket: %w", err)
 	}
 	if cfg.RulesHash != "" {
 		if err := f.checkRules(ctx, cfg.RulesHash); err != nil {
@@ -445,15 +466,24 @@ func (f *Fleet) start(ctx context.Context, switchOver func() error) error {
 	if err := f.beat(ctx); err != nil {
 		return fmt.Errorf("fleet: heartbeat: %w", err)
 	}
+	if err := retry(ctx, f.enlist); err != nil {
+		return fmt.Errorf("fleet: member key: %w", err)
+	}
 	if switchOver != nil {
 		if err := switchOver(); err != nil {
 			return err
 		}
 	}
 	f.done.Add(4)
+	go f.watch()
+	select { // the members known before anything asks for them
+	case <-f.joined:
+	case <-ctx.Done():
+		f.done.Add(-3)
+		return fmt.Errorf("fleet: watching the members: %w", ctx.Err())
+	}
 	go f.consume()
 	go f.heartbeats()
-	go f.watch()
 	go f.refreshLast()
 	if err := f.tree.WaitApplied(ctx, last); err != nil {
 		return fmt.Errorf("fleet: catching up with the log: %w", err)
@@ -502,6 +532,7 @@ func (f *Fleet) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 	defer cancel()
 	_ = f.nodes.Delete(ctx, f.node)
+	_ = f.dismiss(ctx, f.node)
 }
 
 // Ready returns why the node cannot serve now, or nil: NATS unreachable,

@@ -3,7 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -11,19 +11,26 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Live returns the nodes whose heartbeat this node saw within the
-// heartbeat timeout and that the log has not taken for dead, this one
-// included.
+// Live returns the members of the fleet the log has not taken for dead,
+// this one included, but for those this node watches and finds silent
+// (see accuse).
 func (f *Fleet) Live() []string {
 	now := time.Now()
 	f.mu.Lock()
-	var ns []string
-	for n, at := range f.seen {
-		if now.Sub(at) <= f.cfg.Heartbeat && (f.tree == nil || !f.tree.Dead(n)) {
-			ns = append(ns, n)
+	ns := []string{f.node}
+	for n := range f.member {
+		if n == f.node || f.tree != nil && f.tree.Dead(n) {
+			continue
 		}
+		if s := f.sus[n]; s != nil && s.dead(now) {
+			continue
+		}
+		ns = append(ns, n)
 	}
 	f.mu.Unlock()
+	if f.TakenForDead() {
+		return ns[1:]
+	}
 	return ns
 }
 
@@ -41,12 +48,14 @@ func (f *Fleet) beat(ctx context.Context) error {
 	})
 }
 
-// heartbeats writes this node's heartbeat every third of the timeout.
+// heartbeats writes this node's heartbeat every third of the timeout,
+// and once per timeout its key in the members bucket if it went missing
+// (NATS restarted, or a node found this one silent).
 func (f *Fleet) heartbeats() {
 	defer f.done.Done()
 	tick := time.NewTicker(f.cfg.Heartbeat / 3)
 	defer tick.Stop()
-	for {
+	for i := 1; ; i++ {
 		select {
 		case <-f.stop:
 			return
@@ -56,12 +65,18 @@ func (f *Fleet) heartbeats() {
 		if err := f.beat(ctx); err != nil {
 			f.log.Warn("fleet: heartbeat", "err", err)
 		}
+		if i%3 == 0 {
+			if err := f.enlist(ctx); err != nil {
+				f.log.Warn("fleet: member key", "err", err)
+			}
+			f.sweepMarkers(ctx)
+		}
 		cancel()
 	}
 }
 
-// watch follows the heartbeats of the other nodes and proposes the death
-// of those silent for longer than the timeout; it also sweeps the
+// watch follows the heartbeats of the nodes this node watches and
+// proposes the death of those silent for too long; it also sweeps the
 // tallies of NOTIFY counts nobody gathered.
 func (f *Fleet) watch() {
 	defer f.done.Done()
@@ -69,7 +84,7 @@ func (f *Fleet) watch() {
 	defer cancel()
 	updates := make(chan beat, 64)
 	go f.follow(ctx, updates)
-	tick := time.NewTicker(max(f.cfg.Heartbeat/10, 50*time.Millisecond))
+	tick := time.NewTicker(f.tick())
 	defer tick.Stop()
 	sweep := time.NewTicker(tallySweep)
 	defer sweep.Stop()
@@ -80,15 +95,42 @@ func (f *Fleet) watch() {
 		case <-sweep.C:
 			f.sweepTallies()
 		case b := <-updates:
-			f.mu.Lock()
-			f.seen[b.Node] = time.Now()
-			f.applied[b.Node] = b.Applied
-			f.mu.Unlock()
-			f.compare(b)
+			f.hear(b)
 		case <-tick.C:
+			// What came before the tick is heard first: a watcher that
+			// did not run for a while has heartbeats waiting.
+			for drained := false; !drained; {
+				select {
+				case b := <-updates:
+					f.hear(b)
+				default:
+					drained = true
+				}
+			}
 			f.accuse()
 		}
 	}
+}
+
+// tick returns the period of the watch's judgements.
+func (f *Fleet) tick() time.Duration {
+	return max(f.cfg.Heartbeat/10, 50*time.Millisecond)
+}
+
+// hear records a heartbeat received now and compares its marks.
+func (f *Fleet) hear(b beat) {
+	now := time.Now()
+	f.mu.Lock()
+	f.seen[b.Node] = now
+	f.applied[b.Node] = b.Applied
+	if b.Node == f.node {
+		f.ownHeard = now
+	}
+	if s := f.sus[b.Node]; s != nil {
+		s.heard(now)
+	}
+	f.mu.Unlock()
+	f.compare(b)
 }
 
 // beat is a node's heartbeat.
@@ -102,19 +144,22 @@ type beat struct {
 	Marks []mark `json:"marks,omitempty"`
 }
 
-// follow sends every heartbeat written to updates, watching the bucket
-// again whenever the watch ends or goes stale: this node's own heartbeat
-// comes through it every third of the timeout, so a watch silent for two
-// thirds of it lost its consumer (NATS restarted under it). A watch
-// begins with the last value of each key, which says nothing about the
-// present: after the first watch those are skipped.
+// follow watches the members bucket and sends the heartbeats of the
+// nodes this node watches (see watched) to updates, watching the
+// heartbeats again whenever those change, and both buckets again whenever
+// a watch ends or goes stale: this node's own heartbeat comes through the
+// watch every third of the timeout, so a watch silent for two thirds of
+// it lost its consumer (NATS restarted under it). A watch begins with the
+// last value of each key, which says nothing about the present: after
+// the first watch those are skipped.
 func (f *Fleet) follow(ctx context.Context, updates chan<- beat) {
 	stale := f.cfg.Heartbeat * 2 / 3
-	for first := true; ctx.Err() == nil; first = false {
-		wctx, cancel := context.WithCancel(ctx)
-		w, err := f.watch1(wctx, stale)
+	first := true
+	for ctx.Err() == nil {
+		mctx, mcancel := context.WithCancel(ctx)
+		mw, err := f.watchMembers(mctx, stale)
 		if err != nil {
-			cancel()
+			mcancel()
 			select {
 			case <-ctx.Done():
 				return
@@ -122,36 +167,61 @@ func (f *Fleet) follow(ctx context.Context, updates chan<- beat) {
 			}
 			continue
 		}
-		f.watchUntilStale(ctx, w, updates, stale, first)
+		loaded := make(chan struct{})
+		go func() {
+			f.followMembers(mctx, mw, loaded)
+			mcancel() // the members watch ended: both are watched again
+		}()
+		select {
+		case <-loaded:
+			f.joinedOnce.Do(func() { close(f.joined) })
+		case <-mctx.Done():
+		case <-time.After(stale):
+			f.log.Warn("fleet: the watch of members did not start; watching again")
+			mcancel()
+		}
+		f.followBeats(mctx, updates, stale, first)
+		first = false
+		_ = mw.Stop()
+		mcancel()
+	}
+}
+
+// followBeats watches the heartbeats of the nodes this node watches until
+// ctx ends or a watch goes stale, watching again whenever that set
+// changes.
+func (f *Fleet) followBeats(ctx context.Context, updates chan<- beat, stale time.Duration, first bool) {
+	fresh := true // the first watch after the members'
+	for ctx.Err() == nil {
+		keys := f.watched()
+		wctx, cancel := context.WithCancel(ctx)
+		w, err := within(stale, func() (jetstream.KeyWatcher, error) {
+			if keys == nil {
+				return f.nodes.WatchAll(wctx)
+			}
+			return f.nodes.WatchFiltered(wctx, slices.Clone(keys)) // it rewrites its argument
+		})
+		if err != nil {
+			cancel()
+			return
+		}
+		again := f.watchUntilStale(ctx, w, keys, updates, stale, first && fresh, fresh)
+		fresh = false
 		_ = w.Stop()
 		cancel()
+		if !again {
+			return
+		}
 	}
 }
 
-// watch1 starts a watch of the heartbeats, which lives as long as ctx,
-// giving up after limit (starting it may hang while NATS restarts).
-func (f *Fleet) watch1(ctx context.Context, limit time.Duration) (jetstream.KeyWatcher, error) {
-	type started struct {
-		w   jetstream.KeyWatcher
-		err error
-	}
-	done := make(chan started, 1)
-	go func() {
-		w, err := f.nodes.WatchAll(ctx)
-		done <- started{w, err}
-	}()
-	select {
-	case s := <-done:
-		return s.w, s.err
-	case <-time.After(limit):
-		return nil, errors.New("fleet: no watch of the heartbeats in time")
-	}
-}
-
-// watchUntilStale sends the heartbeats of w to updates until w ends, ctx
-// ends or nothing comes for stale; old ones (before the watch's marker of
-// the present) only when first.
-func (f *Fleet) watchUntilStale(ctx context.Context, w jetstream.KeyWatcher, updates chan<- beat, stale time.Duration, first bool) {
+// watchUntilStale sends the heartbeats of w, a watch of keys (nil: all),
+// to updates until w ends, ctx ends or nothing comes for stale, and
+// returns true when it ended because the nodes to watch changed. Old
+// heartbeats (before the watch's marker of the present) only when old.
+// At the marker, every node watched is timed from now when blind (the
+// watch is new, not one of a changed set), those newly watched otherwise.
+func (f *Fleet) watchUntilStale(ctx context.Context, w jetstream.KeyWatcher, keys []string, updates chan<- beat, stale time.Duration, old, blind bool) bool {
 	timer := time.NewTimer(stale)
 	defer timer.Stop()
 	defer func() {
@@ -163,81 +233,186 @@ func (f *Fleet) watchUntilStale(ctx context.Context, w jetstream.KeyWatcher, upd
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-timer.C:
 			f.log.Warn("fleet: the watch of heartbeats went silent; watching again")
-			return
+			return false
+		case <-f.ring:
+			if now := f.watched(); !slices.Equal(now, keys) {
+				return true
+			}
+			if present && keys == nil {
+				f.mu.Lock()
+				f.track(nil, time.Now(), false)
+				f.mu.Unlock()
+			}
 		case e, ok := <-w.Updates():
 			if !ok {
-				return
+				return false
 			}
 			timer.Reset(stale)
 			if e == nil {
 				present = true
-				f.mu.Lock()
-				f.watching, f.watchSince = true, time.Now()
-				f.mu.Unlock()
+				f.watchFrom(keys, time.Now(), blind)
 				continue
 			}
 			var b beat
-			if !present && !first || e.Operation() != jetstream.KeyValuePut || json.Unmarshal(e.Value(), &b) != nil || b.Node != e.Key() {
+			if !present && !old || e.Operation() != jetstream.KeyValuePut || json.Unmarshal(e.Value(), &b) != nil || b.Node != e.Key() {
 				continue
 			}
 			select {
 			case updates <- b:
 			case <-ctx.Done():
-				return
+				return false
 			}
 		}
 	}
 }
 
-// accuse proposes the death of every node that owns connections in the
-// tree and was silent for longer than the timeout (a node never seen is
-// timed from this node's start, every node from this node's return after
-// it lost NATS and from the start of the current watch of heartbeats,
-// none while that watch is down), at most once per timeout each. Only
-// watch calls it.
+// watchFrom records that the heartbeats of keys (nil: all) are watched
+// from now: the nodes newly watched are timed from now, all of them when
+// blind, and the suspicions of the nodes no longer watched are dropped.
+func (f *Fleet) watchFrom(keys []string, now time.Time, blind bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	// The marker came back: this node's way through NATS works now, its
+	// own heartbeat possibly lost between two watches.
+	f.watching, f.watchSince, f.ownHeard = true, now, now
+	f.track(keys, now, blind)
+}
+
+// track makes the suspicions those of the nodes of keys (nil: the members
+// and the nodes that own connections), but this one: those newly watched
+// timed from now, all of them when blind; f.mu is held.
+func (f *Fleet) track(keys []string, now time.Time, blind bool) {
+	f.watchAll = keys == nil
+	want := make(map[string]bool)
+	for _, n := range keys {
+		want[n] = true
+	}
+	if keys == nil {
+		for _, n := range f.ringOf() {
+			want[n] = true
+		}
+		for n := range f.sus {
+			if !f.member[n] {
+				want[n] = true // owns connections: see accuse
+			}
+		}
+	}
+	delete(want, f.node)
+	for n := range f.sus {
+		if !want[n] {
+			delete(f.sus, n)
+		}
+	}
+	f.suspect(want, now, blind)
+}
+
+// suspect makes a suspicion of each node of want that has none, timed
+// from now, and times the others from now as well when blind; f.mu is
+// held.
+func (f *Fleet) suspect(want map[string]bool, now time.Time, blind bool) {
+	for n := range want {
+		if s := f.sus[n]; s == nil {
+			f.sus[n] = newSuspicion(f.cfg.Heartbeat, ceilingOf(f.cfg.Heartbeat), now)
+		} else if blind {
+			s.resume(now)
+		}
+	}
+}
+
+// accuse judges the nodes this node watches (while its watch is live and
+// it is not too late itself: see starved): each silent past its
+// threshold (suspicion.go) is purged from the members bucket, and its
+// death proposed when it owns connections in the tree, at most once per
+// timeout each. A node watching every heartbeat (the smallest id) also
+// judges the nodes that own connections and are no members. A node back
+// after it lost NATS times every node from its return. Only watch calls
+// it.
 func (f *Fleet) accuse() {
 	now := time.Now()
+	// The end of this judgement, proposals included, is the watch's
+	// last tick: the time it spends proposing is not a lateness.
+	defer func() {
+		f.mu.Lock()
+		f.prevTick = time.Now()
+		f.mu.Unlock()
+	}()
 	if f.nc.Status() != nats.CONNECTED {
 		f.offline = true
 		return // this node's own silence is no news about the others
 	}
-	if f.offline {
+	owners := f.tree.Nodes()
+	f.mu.Lock()
+	prev := f.prevTick
+	if !f.watching {
+		f.mu.Unlock()
+		return // blind: the silence is this node's
+	}
+	back := f.offline
+	f.offline = false
+	if f.watchAll {
+		want := make(map[string]bool)
+		for _, n := range owners {
+			if n != f.node && !f.member[n] {
+				want[n] = true
+			}
+		}
+		for n := range f.sus {
+			if !f.member[n] && !want[n] {
+				delete(f.sus, n)
+			}
+		}
+		f.suspect(want, now, false)
+	}
+	if back {
 		// Back after an outage: what this node saw of the others is old
 		// news; they get a whole timeout from now to be heard again.
-		f.offline = false
-		f.back = now
+		for _, s := range f.sus {
+			s.resume(now)
+		}
+		f.ownHeard = now
 	}
-	for _, n := range f.tree.Nodes() {
-		f.mu.Lock()
-		last, ok := f.seen[n]
-		if !ok {
-			last = f.started
-		}
-		if !f.watching {
-			f.mu.Unlock()
-			return // blind: the silence is this node's
-		}
-		if last.Before(f.back) {
-			last = f.back
-		}
-		if last.Before(f.watchSince) {
-			last = f.watchSince
-		}
-		quiet := now.Sub(last) > f.cfg.Heartbeat && now.Sub(f.accused[n]) > f.cfg.Heartbeat
-		if quiet {
-			f.accused[n] = now
+	if late, why := starved(now, f.ownHeard, prev, f.cfg.Heartbeat/3, f.tick()); late {
+		if now.Sub(f.lateSaid) > f.cfg.Heartbeat {
+			f.lateSaid = now
+			f.log.Warn("fleet: this node is too late to judge the others' silence", "why", why,
+				"own_heartbeat", now.Sub(f.ownHeard).Round(time.Millisecond), "tick", now.Sub(prev).Round(time.Millisecond))
 		}
 		f.mu.Unlock()
-		if !quiet {
+		return
+	}
+	type silent struct {
+		node              string
+		silence, expected time.Duration
+		phi               float64
+	}
+	var found []silent
+	for n, s := range f.sus {
+		if n == f.node || f.tree.Dead(n) || !s.dead(now) || now.Sub(f.accused[n]) <= f.cfg.Heartbeat {
 			continue
 		}
-		f.log.Info("fleet: node silent, proposing its death", "node", n, "silent", now.Sub(last).Round(time.Millisecond))
+		f.accused[n] = now
+		found = append(found, silent{n, s.silence(now), s.threshold(), s.phi(now)})
+	}
+	f.mu.Unlock()
+	for _, s := range found {
+		owns := slices.Contains(owners, s.node)
+		msg := "fleet: node silent, purging its member key"
+		if owns {
+			msg = "fleet: node silent, proposing its death"
+		}
+		f.log.Info(msg, "node", s.node, "silent", s.silence.Round(time.Millisecond),
+			"threshold", s.expected.Round(time.Millisecond), "phi", fmt.Sprintf("%.1f", s.phi))
 		ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
-		if err := f.tree.ProposeDead(ctx, n); err != nil {
-			f.log.Warn("fleet: proposing a death", "node", n, "err", err)
+		if owns {
+			if err := f.tree.ProposeDead(ctx, s.node); err != nil {
+				f.log.Warn("fleet: proposing a death", "node", s.node, "err", err)
+			}
+		}
+		if err := f.dismiss(ctx, s.node); err != nil {
+			f.log.Warn("fleet: purging a member key", "node", s.node, "err", err)
 		}
 		cancel()
 	}
