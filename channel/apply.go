@@ -40,6 +40,7 @@ func (t *Tree) Apply(pos uint64, b Batch) {
 		}
 	}
 	t.applied = pos
+	t.publishState()
 	close(t.applyWake)
 	t.applyWake = make(chan struct{})
 	t.mu.Unlock()

@@ -25,9 +25,26 @@ func chainHash(h uint64, entries [][]byte) uint64 {
 
 // State returns, at once, the position of the last entry of the log the
 // tree applied, the tree's seq then and the running hash of the batches
-// it applied (kept in its snapshots too).
+// it applied (kept in its snapshots too). It takes no lock: a heartbeat
+// reads it, and must not wait behind an apply that holds the lock while
+// it queues a notification to thousands of subscribers (issue 36: the
+// heartbeats of loaded nodes timed out there, and their nodes were taken
+// for dead).
 func (t *Tree) State() (applied, seq, hash uint64) {
+	if s := t.state.Load(); s != nil {
+		return s.applied, s.seq, s.hash
+	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.applied, t.seq, t.hash
+}
+
+// appliedState is what State returns, as one value.
+type appliedState struct{ applied, seq, hash uint64 }
+
+// publishState makes the tree's applied position, seq and hash State's.
+// Called with the lock, where they change together: at the end of an
+// apply, a restore or a reset.
+func (t *Tree) publishState() {
+	t.state.Store(&appliedState{t.applied, t.seq, t.hash})
 }

@@ -330,6 +330,7 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	t.dead = make(map[string]bool)
 	t.batches = make(map[string]uint64)
 	t.seq, t.leaseN, t.applied, t.hash = 0, 0, 0, 0
+	t.publishState()
 	pos, err := t.restoreLocked(r)
 	close(t.applyWake)
 	t.applyWake = make(chan struct{})
@@ -365,6 +366,7 @@ func (t *Tree) restoreLocked(r io.Reader) (uint64, error) {
 		}
 	}
 	t.seq, t.leaseN, t.applied, t.hash = h.Seq, h.Lease, h.Pos, h.Hash
+	t.publishState()
 	for _, n := range h.Dead {
 		t.dead[n] = true
 	}

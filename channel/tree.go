@@ -107,6 +107,9 @@ type Tree struct {
 	// log took for dead; the number of the last batch applied of each
 	// node (see [Batch]).
 	mem       atomic.Pointer[membership]
+	// state is (applied, seq, hash) as the last apply or restore left
+	// them, for State to read without the lock (digest.go).
+	state atomic.Pointer[appliedState]
 	applied   uint64
 	applyWake chan struct{}
 	waits     map[string]chan result
