@@ -106,10 +106,10 @@ type Tree struct {
 	// the connections of other nodes that sent entries; the nodes the
 	// log took for dead; the number of the last batch applied of each
 	// node (see [Batch]).
-	mem       atomic.Pointer[membership]
+	mem atomic.Pointer[membership]
 	// state is (applied, seq, hash) as the last apply or restore left
 	// them, for State to read without the lock (digest.go).
-	state atomic.Pointer[appliedState]
+	state     atomic.Pointer[appliedState]
 	applied   uint64
 	applyWake chan struct{}
 	waits     map[string]chan result
