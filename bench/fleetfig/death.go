@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/bench/internal/cluster"
+	"github.com/reso-project/reso/bench/internal/wsload"
 )
 
 // frame is the part of a message from the server that the death figure
@@ -162,7 +163,7 @@ func (d *dclient) read(stopping *atomic.Bool, killed *atomic.Int64, lost, dialFa
 			}
 			node := d.nodes[1+(d.id+attempt)%(len(d.nodes)-1)]
 			attempt++
-			c, err := dial(node.Addr)
+			c, err := wsload.Dial(node.Addr)
 			if err != nil {
 				dialFails.Add(1)
 				time.Sleep(100 * time.Millisecond)
@@ -202,7 +203,7 @@ func death(nodes []*cluster.Node, c config) (deathResult, error) {
 	deadline := time.Now().Add(c.timeout)
 
 	// The watcher, on node 1, of the transient resources' parent.
-	w, err := dial(nodes[1].Addr)
+	w, err := wsload.Dial(nodes[1].Addr)
 	if err != nil {
 		return res, err
 	}
@@ -233,9 +234,9 @@ func death(nodes []*cluster.Node, c config) (deathResult, error) {
 
 	// The clients of node 0.
 	clients := make([]*dclient, c.clients)
-	err = forEach(c.clients, 64, func(i int) error {
+	err = wsload.ForEach(c.clients, 64, func(i int) error {
 		d := &dclient{id: i, room: prefix + "/room" + strconv.Itoa(i%c.rooms), nodes: nodes, got: map[int64]int{}}
-		conn, err := dial(nodes[0].Addr)
+		conn, err := wsload.Dial(nodes[0].Addr)
 		if err != nil {
 			return err
 		}
@@ -274,7 +275,7 @@ func death(nodes []*cluster.Node, c config) (deathResult, error) {
 	}
 
 	// The publisher, on node 1.
-	pub, err := dial(nodes[1].Addr)
+	pub, err := wsload.Dial(nodes[1].Addr)
 	if err != nil {
 		return res, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reso-project/reso/bench/internal/cluster"
 	"github.com/reso-project/reso/bench/internal/proc"
+	"github.com/reso-project/reso/bench/internal/wsload"
 )
 
 // idleResult is what one idle run measured: each node's RSS growth.
@@ -69,17 +70,17 @@ func idle(nodes []*cluster.Node, n int, timeout time.Duration) (idleResult, erro
 	defer func() {
 		for _, c := range conns {
 			if c != nil {
-				closeClean(c)
+				wsload.CloseClean(c)
 			}
 		}
 		wg.Wait()
 	}()
 	deadline := time.Now().Add(timeout)
-	err := forEach(n, 64, func(i int) error {
+	err := wsload.ForEach(n, 64, func(i int) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("connecting took longer than %v", timeout)
 		}
-		c, err := dial(nodes[i%len(nodes)].Addr)
+		c, err := wsload.Dial(nodes[i%len(nodes)].Addr)
 		if err != nil {
 			return err
 		}

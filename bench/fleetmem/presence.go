@@ -13,6 +13,7 @@ import (
 
 	"github.com/reso-project/reso/bench/internal/cluster"
 	"github.com/reso-project/reso/bench/internal/proc"
+	"github.com/reso-project/reso/bench/internal/wsload"
 )
 
 // result is one run's growth of each node: of its RSS, in KiB, and of its
@@ -59,7 +60,7 @@ func presence(nodes []*cluster.Node, at, watch, n int, timeout time.Duration, he
 
 	// The watcher counts the entries created (an UPDATE of the list each),
 	// as node watch applies them.
-	w, err := dial(nodes[watch].Addr)
+	w, err := wsload.Dial(nodes[watch].Addr)
 	if err != nil {
 		return res, err
 	}
@@ -92,16 +93,16 @@ func presence(nodes []*cluster.Node, at, watch, n int, timeout time.Duration, he
 	defer func() {
 		for _, c := range conns {
 			if c != nil {
-				closeClean(c)
+				wsload.CloseClean(c)
 			}
 		}
 		wg.Wait()
 	}()
-	err = forEach(n, 64, func(i int) error {
+	err = wsload.ForEach(n, 64, func(i int) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("connecting took longer than %v", timeout)
 		}
-		c, err := dial(nodes[at].Addr)
+		c, err := wsload.Dial(nodes[at].Addr)
 		if err != nil {
 			return err
 		}

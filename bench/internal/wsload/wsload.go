@@ -1,4 +1,7 @@
-package main
+// Package wsload holds what the bench programs that open many channel
+// WebSockets share: a dialer that keeps an idle connection cheap for the
+// load client, a clean close, and a bounded loop over many connections.
+package wsload
 
 import (
 	"net"
@@ -9,10 +12,10 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// wsDialer opens the WebSocket connections of the load: 1 KiB read
+// dialer opens the WebSocket connections of the load: 1 KiB read
 // buffers and one shared pool of write buffers, so that an idle
 // connection costs the load client little (as bench/channel).
-var wsDialer = websocket.Dialer{
+var dialer = websocket.Dialer{
 	NetDial:          (&net.Dialer{Timeout: 10 * time.Second}).Dial,
 	HandshakeTimeout: 10 * time.Second,
 	ReadBufferSize:   1024,
@@ -20,23 +23,23 @@ var wsDialer = websocket.Dialer{
 	WriteBufferPool:  &sync.Pool{},
 }
 
-// dial opens a connection to the channel door of the node at addr, with an
+// Dial opens a connection to the channel door of the node at addr, with an
 // Origin of the same host, which the door accepts by default.
-func dial(addr string) (*websocket.Conn, error) {
-	c, _, err := wsDialer.Dial("ws://"+addr+"/channel", http.Header{"Origin": {"http://" + addr}})
+func Dial(addr string) (*websocket.Conn, error) {
+	c, _, err := dialer.Dial("ws://"+addr+"/channel", http.Header{"Origin": {"http://" + addr}})
 	return c, err
 }
 
-// closeClean sends a normal close frame and closes the connection.
-func closeClean(c *websocket.Conn) {
+// CloseClean sends a normal close frame and closes the connection.
+func CloseClean(c *websocket.Conn) {
 	c.WriteControl(websocket.CloseMessage,
 		websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 	c.Close()
 }
 
-// forEach calls f(0..n-1) with at most conc calls at once and returns the
+// ForEach calls f(0..n-1) with at most conc calls at once and returns the
 // first error; after an error no new calls start.
-func forEach(n, conc int, f func(i int) error) error {
+func ForEach(n, conc int, f func(i int) error) error {
 	var (
 		mu    sync.Mutex
 		next  int
