@@ -55,6 +55,9 @@ type phaseResult struct {
 }
 
 // cpuSplit is CPU time by kind of process.
+// idleWindows bounds the windows of -idle the idle CPU is measured over.
+const idleWindows = 6
+
 type cpuSplit struct{ nodes, nats, clients time.Duration }
 
 func (c cpuSplit) total() time.Duration { return c.nodes + c.nats + c.clients }
@@ -195,21 +198,31 @@ func measure(ph phase, c config) (res phaseResult, err error) {
 		res.perNode = append(res.perNode, int64(v))
 	}
 
-	// The idle CPU and NATS traffic, to take off the NOTIFYs'.
-	cpu0 := cpuOf(ph.nodes, natsP, clients)
-	v0, err := readVarz(ph.nats)
-	if err != nil {
-		return res, err
+	// The idle CPU and NATS traffic, to take off the NOTIFYs': the
+	// quietest of up to idleWindows windows of -idle, so that what the
+	// set-up left running (a snapshot of the tree, the collector) is
+	// not counted as idle; it stops at a window no busier than the one
+	// before.
+	for i := range idleWindows {
+		cpu0 := cpuOf(ph.nodes, natsP, clients)
+		v0, err := readVarz(ph.nats)
+		if err != nil {
+			return res, err
+		}
+		t0 := time.Now()
+		time.Sleep(c.idle)
+		idle := cpuOf(ph.nodes, natsP, clients).sub(cpu0)
+		idleLen := time.Since(t0)
+		v1, err := readVarz(ph.nats)
+		if err != nil {
+			return res, err
+		}
+		rate := func(d time.Duration, over time.Duration) float64 { return float64(d) / float64(over) }
+		if i > 0 && rate(idle.total(), idleLen) >= rate(res.idle.total(), res.idleLen) {
+			break
+		}
+		res.idle, res.idleLen, res.idleNATS = idle, idleLen, v1.sub(v0)
 	}
-	t0 := time.Now()
-	time.Sleep(c.idle)
-	res.idle = cpuOf(ph.nodes, natsP, clients).sub(cpu0)
-	res.idleLen = time.Since(t0)
-	v1, err := readVarz(ph.nats)
-	if err != nil {
-		return res, err
-	}
-	res.idleNATS = v1.sub(v0)
 
 	// The NOTIFYs, from a connection of their own to the first node (to
 	// the next one, should a node close it: a NOTIFY whose reply did not
@@ -220,11 +233,12 @@ func measure(ph phase, c config) (res phaseResult, err error) {
 	}
 	defer func() { pub.close() }()
 	dups := make([]int64, len(clients))
-	cpu0 = cpuOf(ph.nodes, natsP, clients)
-	if v0, err = readVarz(ph.nats); err != nil {
+	cpu0 := cpuOf(ph.nodes, natsP, clients)
+	v0, err := readVarz(ph.nats)
+	if err != nil {
 		return res, err
 	}
-	t0 = time.Now()
+	t0 := time.Now()
 	for g := range c.notifies {
 		for _, p := range clients {
 			if err := p.send("expect " + strconv.Itoa(g)); err != nil {
@@ -270,7 +284,7 @@ func measure(ph phase, c config) (res phaseResult, err error) {
 	res.duplicates = sum(dups)
 	res.window = time.Since(t0)
 	res.cpu = cpuOf(ph.nodes, natsP, clients).sub(cpu0)
-	v1, err = readVarz(ph.nats)
+	v1, err := readVarz(ph.nats)
 	if err != nil {
 		return res, err
 	}
