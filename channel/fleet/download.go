@@ -138,3 +138,17 @@ func checkObject(name string, data []byte, info *jetstream.ObjectInfo, sum hash.
 
 // snapBucket returns the name of the fleet's object store of snapshots.
 func (f *Fleet) snapBucket() string { return "RESO_" + upper(f.cfg.Name) + "_SNAP" }
+
+// pullBytes is the most bytes this node's pull consumer of a snapshot's
+// chunks has requested and not received at once: twice the
+// largest message NATS takes (max_payload, 1 MB by default). A request
+// goes out once half of it was received, so that each asks for at least
+// a largest message, and the server never has more than this queued for
+// the node, whatever the node's other work leaves it of the processor.
+func (f *Fleet) pullBytes() int {
+	mp := int(f.nc.MaxPayload())
+	if mp <= 0 {
+		mp = 1 << 20
+	}
+	return 2 * mp
+}
