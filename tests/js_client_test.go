@@ -56,13 +56,27 @@ func nodePath(t *testing.T) string {
 // its WebSocket (Node 20 and 21; later ones have it by default).
 var nodeWebSocketFlag bool
 
+// nodeEventSourceFlag returns --experimental-eventsource when node has an
+// EventSource only behind it (watch.test.mjs runs on it; without one it
+// is skipped), else nothing.
+func nodeEventSourceFlag(node string) []string {
+	if out, _ := exec.Command(node, "-p", "typeof EventSource").Output(); strings.TrimSpace(string(out)) == "function" {
+		return nil
+	}
+	out, err := exec.Command(node, "--experimental-eventsource", "-p", "typeof EventSource").Output()
+	if err != nil || strings.TrimSpace(string(out)) != "function" {
+		return nil
+	}
+	return []string{"--experimental-eventsource"}
+}
+
 // TestJSClient runs the tests of the JavaScript client
 // (client/js/test/*.test.mjs) in Node's test runner against the reso
 // binary of this package: messages and replies, failures, a connection
 // lost before the reply, writes while disconnected, reconnects with
 // recovery, kill -9 with a restart, failed handshakes, servers that end
 // connections at once (each attempt ends with its connection, the back-off
-// grows), credentials, lists of URLs, timeouts and signals, and a history
+// grows), watch's back-off against a scripted event stream, credentials, lists of URLs, timeouts and signals, and a history
 // reset. They run twice: on
 // Node's own WebSocket, and on the ws package's (client/js/node_modules).
 func TestJSClient(t *testing.T) {
@@ -110,6 +124,7 @@ func runNodeTests(t *testing.T, env []string, files ...string) {
 	if nodeWebSocketFlag {
 		args = append([]string{"--experimental-websocket"}, args...)
 	}
+	args = append(nodeEventSourceFlag(node), args...)
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Env = append(append(os.Environ(), "RESO_BIN="+binary, "NO_COLOR=1"), env...)
 	out, err := cmd.CombinedOutput()

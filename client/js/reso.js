@@ -752,7 +752,9 @@ export class Subscription {
  * whenever the stream could not resume; onNotification(n) gets each
  * notification once, in seq order. The browser's EventSource reconnects by
  * itself and resumes with Last-Event-ID; when it gives up, watch opens a
- * new one with jittered back-off. Returns {close()}.
+ * new one with jittered back-off, which grows with each EventSource given
+ * up since a stream proved itself (an event came, or it stayed open for
+ * backoffMax, at least 5 s), as the Channel's does. Returns {close()}.
  */
 export function watch(url, { onState, onNotification, onError, EventSource: ES, backoffMin, backoffMax } = {}) {
   const EventSourceImpl = ES ?? globalThis.EventSource;
@@ -764,14 +766,18 @@ export function watch(url, { onState, onNotification, onError, EventSource: ES, 
   let states = 0;
   let es = null;
   let closed = false;
-  let attempt = 0;
+  let attempt = 0; // EventSources given up since a stream proved itself: the back-off's exponent
+  let opened = 0; // when the stream under way opened (0: none is open)
   let timer = null;
   const open = () => {
     es = new EventSourceImpl(url, { withCredentials: true });
+    // An open alone proves nothing (a server that answers and ends the
+    // stream at once): an event does, or the stream staying open.
     es.onopen = () => {
-      attempt = 0;
+      opened = Date.now();
     };
     es.onmessage = (ev) => {
+      attempt = 0;
       let m;
       try {
         m = JSON.parse(ev.data);
@@ -795,6 +801,8 @@ export function watch(url, { onState, onNotification, onError, EventSource: ES, 
       onState?.(m, { recovered: false, first: states++ === 0 });
     };
     es.onerror = (ev) => {
+      if (opened && Date.now() - opened >= Math.max(max, provenAfter)) attempt = 0;
+      opened = 0;
       onError?.(ev);
       if (es.readyState === 2 && !closed) {
         // Given up: a new stream, after a while.
@@ -809,6 +817,10 @@ export function watch(url, { onState, onNotification, onError, EventSource: ES, 
       closed = true;
       clearTimeout(timer);
       es?.close();
+    },
+    // The back-off's exponent, for the tests.
+    get _attempt() {
+      return attempt;
     },
   };
 }
