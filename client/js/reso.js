@@ -301,7 +301,16 @@ export class Channel {
     this.url = url;
     const att = { url, headers: this.options.headers, ws: null, open: false, opened: 0, proven: false, deadline: null };
     this._att = att;
-    att.deadline = setTimeout(() => this._attemptFailed(att, null, true), this.options.connectTimeout);
+    // connectTimeout gives the attempt up only once the runtime has
+    // delivered the events that came before it: a busy event loop (a
+    // page at work, a process of thousands of Channels after a node's
+    // death) runs an overdue timer before the I/O waiting behind it, and
+    // would drop a handshake already answered, whose work the server then
+    // did for nothing. A timer of 0 runs after that I/O (Node: the next
+    // turn of the loop, after its poll phase; browsers: a later task).
+    att.deadline = setTimeout(() => {
+      att.deadline = setTimeout(() => this._attemptFailed(att, null, true), 0);
+    }, this.options.connectTimeout);
     const { getHeaders } = this.options;
     if (!getHeaders) {
       this._dial(att, url, this.options.headers);

@@ -4,13 +4,18 @@
 // or leaves unsaid, and the next one comes after the back-off, not after
 // connectTimeout; the back-off grows across attempts that open and are
 // closed at once, and starts again after a connection that proved
-// itself. Run on Node's own WebSocket, and on the ws package's with
-// RESO_JS_WEBSOCKET=ws.
+// itself; an attempt whose answer came while the event loop was too busy
+// to take it before connectTimeout ran out is not given up. Run on Node's
+// own WebSocket, and on the ws package's with RESO_JS_WEBSOCKET=ws.
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { after, before, describe, it } from "node:test";
 
 import { Channel } from "../reso.js";
@@ -238,5 +243,81 @@ describe(`reso.js attempts end with their connection (${impl} WebSocket)`, () =>
         await proxy.close();
       }
     });
+  });
+});
+
+// A server in a process of its own that holds a WebSocket handshake
+// until told: it writes "got" in dir once it has read the request, waits
+// for the file "answer" in dir, answers 101, and writes "answered" once
+// the answer is written (the bytes are then in the client's socket), then
+// keeps the connection open.
+const holdingServer = `
+const net = require("node:net"), fs = require("node:fs"), path = require("node:path"), crypto = require("node:crypto");
+const dir = process.argv[1];
+const server = net.createServer((c) => {
+  let head = "";
+  c.on("error", () => {});
+  c.on("data", (b) => {
+    head += b;
+    if (!head.includes("\\r\\n\\r\\n") || c.answered) return;
+    c.answered = true;
+    fs.writeFileSync(path.join(dir, "got"), "");
+    const key = /sec-websocket-key: *(\\S+)/i.exec(head)[1];
+    const accept = crypto.createHash("sha1").update(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest("base64");
+    const poll = setInterval(() => {
+      if (!fs.existsSync(path.join(dir, "answer"))) return;
+      clearInterval(poll);
+      c.write("HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: " + accept + "\\r\\n\\r\\n", () =>
+        fs.writeFileSync(path.join(dir, "answered"), ""));
+    }, 5);
+  });
+});
+server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"));
+`;
+
+describe(`reso.js connectTimeout on a busy event loop (${impl} WebSocket)`, () => {
+  it("an attempt whose answer came while the event loop was busy past connectTimeout opens: it is not given up", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "reso-js-busy-"));
+    const child = spawn(process.execPath, ["-e", holdingServer, dir], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const port = Number(await new Promise((resolve, reject) => {
+        child.stdout.once("data", (b) => resolve(String(b).trim()));
+        child.once("exit", (code) => reject(new Error(`the server ended: ${code}`)));
+      }));
+      const connectTimeout = 2000;
+      const c = counting();
+      let started = 0;
+      const Counting = c.WebSocket;
+      const ch = new Channel(`ws://127.0.0.1:${port}/channel`, {
+        ...quick,
+        connectTimeout,
+        WebSocket: class extends Counting {
+          constructor(...args) {
+            super(...args);
+            if (!started) started = Date.now();
+          }
+        },
+      });
+      try {
+        // The request reached the server (the loop runs meanwhile).
+        await until(() => existsSync(path.join(dir, "got")), "the handshake's request at the server", bound);
+        assert.equal(c.n, 1, "the first attempt was given up before the server had its request: the machine is too slow for this test's connectTimeout");
+        // Now the loop is busy: the server answers, and connectTimeout
+        // runs out, before the loop turns again.
+        writeFileSync(path.join(dir, "answer"), "");
+        const guard = Date.now() + bound;
+        while (!existsSync(path.join(dir, "answered")) || Date.now() <= started + connectTimeout + 100) {
+          if (Date.now() > guard) throw new Error("the server did not answer");
+        }
+        await until(() => ch.state === "open" || c.n > 1, "the attempt's end", bound);
+        assert.equal(ch.state, "open", "the answered attempt was given up");
+        assert.equal(c.n, 1);
+      } finally {
+        ch.close();
+      }
+    } finally {
+      child.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
