@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,12 +20,15 @@ import (
 type result struct {
 	clients    report
 	procs      []string      // the client processes, "kind:clients"
+	cpu        []string      // per process, "name CPU" used from the kill to cpuWall, and in all
+	cpuWall    time.Duration // the kill to every client subscribed again and every DELETE seen
 	lastResub  time.Duration // the kill to the last client's first resync
 	p50Resub   time.Duration
-	kinds      map[string][2]time.Duration // per kind of client, p50 and last resync
-	lastDelete time.Duration               // the kill to the last DELETE seen, over the watchers
-	deleted    []int                       // per watcher (survivor), resources deleted
-	onceEach   []bool                      // per watcher, each created once and deleted once
+	killed     time.Time
+	kinds      map[string]report // per kind of client ("go", "js"), with the traces
+	lastDelete time.Duration     // the kill to the last DELETE seen, over the watchers
+	deleted    []int             // per watcher (survivor), resources deleted
+	onceEach   []bool            // per watcher, each created once and deleted once
 	acked      int
 	before     latencies // the writer's PUTs before the kill
 	storm      latencies // the writer's PUTs started during the storm
@@ -60,9 +65,12 @@ func (r result) print(w io.Writer, c config) {
 	fmt.Fprintf(w, "  kill to subscribed again elsewhere (by the clients themselves, with since): %d of %d, p50 %v, last %v (target: 15 s); recovered: true %d of %d; on another node %d\n",
 		r.clients.Resynced, r.clients.Clients, r.p50Resub.Round(time.Millisecond), r.lastResub.Round(time.Millisecond), r.clients.Recovered, r.clients.Clients, r.clients.Elsewhere)
 	for _, k := range []string{"go", "js"} {
-		if d, ok := r.kinds[k]; ok {
-			fmt.Fprintf(w, "    %s clients: p50 %v, last %v\n", map[string]string{"go": "Go", "js": "reso.js"}[k], d[0].Round(time.Millisecond), d[1].Round(time.Millisecond))
+		if kr, ok := r.kinds[k]; ok {
+			printTrace(w, map[string]string{"go": "Go", "js": "reso.js"}[k], kr, r.killed)
 		}
+	}
+	if len(r.cpu) > 0 {
+		fmt.Fprintf(w, "  CPU used from the kill to the end of the wait (%v, on %d CPUs): %s\n", r.cpuWall.Round(100*time.Millisecond), runtime.NumCPU(), strings.Join(r.cpu, ", "))
 	}
 	fmt.Fprintf(w, "  kill to the last DELETE of node0's %d transient resources, seen on every survivor: %v (target: -fleet-heartbeat %v + 5 s); deleted per survivor %v, each exactly once: %v\n",
 		r.clients.Clients, r.lastDelete.Round(time.Millisecond), c.heartbeat, r.deleted, r.onceEach)
@@ -167,6 +175,9 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 	start := func(kind string, first, n int) error {
 		for n > 0 {
 			m := min(n, c.perProcess)
+			if kind == "js" {
+				m = min(n, c.jsPerProc)
+			}
 			cfg := childConfig{URLs: urls, N: m, First: first, Prefix: prefix, Rooms: c.rooms, WS: c.ws}
 			argv, env := jsArgv, []string(nil)
 			if kind == "go" {
@@ -299,17 +310,35 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 	}
 
 	// The kill.
+	// The CPU of every process from the kill to the end of the wait: the
+	// client processes', the survivors', NATS's and this one's.
+	type cpuOf struct {
+		name string
+		pid  int
+		at0  time.Duration
+	}
+	var cpus []cpuOf
+	for _, p := range procs {
+		cpus = append(cpus, cpuOf{name: p.kind, pid: p.cmd.Process.Pid})
+	}
+	for _, n := range f.Nodes[1:] {
+		cpus = append(cpus, cpuOf{name: n.Name, pid: n.Pid()})
+	}
+	cpus = append(cpus, cpuOf{name: "NATS", pid: f.NATSPid()}, cpuOf{name: "this program", pid: os.Getpid()})
+	for k := range cpus {
+		cpus[k].at0, _ = procCPU(cpus[k].pid)
+	}
 	killed := time.Now()
 	if err := f.Nodes[0].Kill(); err != nil {
 		return res, err
 	}
 	deadline = time.Now().Add(c.timeout)
 	kinds := map[string]*report{}
-	reports := func(a map[string][]int) (report, error) {
+	reports := func(a map[string][]int, detail bool) (report, error) {
 		var all report
 		clear(kinds)
 		for _, p := range procs {
-			r, err := p.report(a, time.Now().Add(2*time.Minute))
+			r, err := p.report(a, detail, time.Now().Add(2*time.Minute))
 			if err != nil {
 				return all, err
 			}
@@ -324,7 +353,7 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 	var perr error
 	progress := time.Now()
 	if err := waitFor(deadline, "every client subscribed again and every transient resource deleted on every survivor", func() bool {
-		r, err := reports(nil)
+		r, err := reports(nil, false)
 		if err != nil {
 			perr = err
 			return true
@@ -347,6 +376,17 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 	}
 	if perr != nil {
 		return res, perr
+	}
+	res.cpuWall = time.Since(killed)
+	var total time.Duration
+	for _, c := range cpus {
+		if d, ok := procCPU(c.pid); ok {
+			res.cpu = append(res.cpu, fmt.Sprintf("%s %.1f s", c.name, (d-c.at0).Seconds()))
+			total += d - c.at0
+		}
+	}
+	if len(res.cpu) > 0 {
+		res.cpu = append(res.cpu, fmt.Sprintf("in all %.1f s", total.Seconds()))
 	}
 	var lastDelete time.Time
 	for _, w := range watches {
@@ -371,7 +411,7 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 	}
 	var all report
 	_ = waitFor(time.Now().Add(time.Minute), "every acknowledged notification", func() bool {
-		all, perr = reports(acked)
+		all, perr = reports(acked, true)
 		return perr != nil || all.Missed == 0
 	})
 	ackMu.Unlock()
@@ -380,10 +420,10 @@ func death(f *cluster.Fleet, c config, jsArgv []string) (result, error) {
 	}
 	res.clients = all
 	res.p50Resub, res.lastResub = resubSpread(all.First, killed)
-	res.kinds = map[string][2]time.Duration{}
+	res.killed = killed
+	res.kinds = map[string]report{}
 	for k, r := range kinds {
-		p50, last := resubSpread(r.First, killed)
-		res.kinds[k] = [2]time.Duration{p50, last}
+		res.kinds[k] = *r
 	}
 	res.stormLen = max(res.lastResub, res.lastDelete)
 	var before, storm []time.Duration

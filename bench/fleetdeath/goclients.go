@@ -55,6 +55,90 @@ type goClient struct {
 	resyncs []resyncAt
 	lastSeq uint64
 	disord  int
+	tracing bool      // set once every client is ready
+	dropped time.Time // when the connection of ready ended (the kill)
+	down    time.Time // when the last attempt or connection ended (Reconnecting)
+	trace   []attempt // the connection attempts since ready
+	waits   []time.Duration
+}
+
+// attempt is a connection attempt of a traced client: its handshake's
+// start and end, and what ended it ("101" when it opened, else the
+// status and reason of the refusal, with its Retry-After, or the error).
+type attempt struct {
+	start, end time.Time
+	how        string
+}
+
+// tracer records a client's handshakes: the RoundTrip of each (a
+// WebSocket dial is one HTTP request).
+type tracer struct {
+	g    *goClient
+	next http.RoundTripper
+}
+
+func (t tracer) RoundTrip(req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.next.RoundTrip(req)
+	g := t.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.tracing {
+		return resp, err
+	}
+	if !g.down.IsZero() {
+		g.waits = append(g.waits, start.Sub(g.down))
+		g.down = time.Time{}
+	}
+	a := attempt{start: start, end: time.Now()}
+	switch {
+	case err != nil:
+		a.how = "handshake: " + shortErr(err)
+	case resp.StatusCode == http.StatusSwitchingProtocols:
+		a.how = "101"
+	default:
+		a.how = "handshake: " + resp.Status
+		if ra := resp.Header.Get("Retry-After"); ra != "" {
+			a.how += " (Retry-After " + ra + ")"
+		}
+	}
+	g.trace = append(g.trace, a)
+	return resp, err
+}
+
+// shortErr is the kind of a failed dial: the syscall's error when there
+// is one (connection refused, reset), else the error's text, cut.
+func shortErr(err error) string {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err.Error()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	s := err.Error()
+	if len(s) > 60 {
+		s = s[:60]
+	}
+	return s
+}
+
+// state takes the client's state changes: the drop of ready's
+// connection, and the end of each attempt or connection.
+func (g *goClient) state(s resoclient.State) {
+	if s != resoclient.Reconnecting {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.tracing {
+		return
+	}
+	now := time.Now()
+	if g.dropped.IsZero() {
+		g.dropped = now
+	}
+	g.down = now
 }
 
 // resyncAt is a resync and when it came.
@@ -103,7 +187,7 @@ func goChild() error {
 		g := &goClient{room: fmt.Sprintf("%s/room%d", cfg.Prefix, i%cfg.Rooms), got: map[int]int{}}
 		clients[j] = g
 		dialer := &net.Dialer{Timeout: 10 * time.Second}
-		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		hc := &http.Client{Transport: tracer{g, &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			g.mu.Lock()
 			placed := g.placed
 			g.addr = addr
@@ -112,11 +196,11 @@ func goChild() error {
 				return nil, errors.New("not before the first connection to node 0")
 			}
 			return dialer.DialContext(ctx, network, addr)
-		}}}
+		}}}}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			g.c = resoclient.New("", &resoclient.Options{URLs: ownList(cfg.URLs, i), HTTPClient: hc})
+			g.c = resoclient.New("", &resoclient.Options{URLs: ownList(cfg.URLs, i), HTTPClient: hc, OnState: g.state})
 			if err := g.c.WaitOpen(ctx); err != nil {
 				errs <- err
 				return
@@ -141,6 +225,11 @@ func goChild() error {
 			return err
 		}
 	}
+	for _, g := range clients {
+		g.mu.Lock()
+		g.tracing = true
+		g.mu.Unlock()
+	}
 	out.Encode(map[string]int{"ready": len(clients)})
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(nil, 64<<20)
@@ -148,12 +237,15 @@ func goChild() error {
 		if sc.Text() == "close" {
 			break
 		}
-		var msg struct{ Report map[string][]int }
+		var msg struct {
+			Report map[string][]int
+			Detail bool
+		}
 		if err := json.Unmarshal(sc.Bytes(), &msg); err != nil {
 			out.Encode(map[string]string{"error": err.Error()})
 			return err
 		}
-		out.Encode(map[string]report{"report": goReport(clients, node0, msg.Report)})
+		out.Encode(map[string]report{"report": goReport(clients, node0, msg.Report, msg.Detail)})
 	}
 	for _, g := range clients {
 		g.c.Close()
@@ -162,11 +254,17 @@ func goChild() error {
 }
 
 // goReport counts what the clients received against acked, as
-// clients.mjs's report does.
-func goReport(clients []*goClient, node0 string, acked map[string][]int) report {
+// clients.mjs's report does, with each client's trace when detail is set.
+func goReport(clients []*goClient, node0 string, acked map[string][]int, detail bool) report {
 	r := report{Clients: len(clients)}
+	if detail {
+		r.Ended = map[string]int{}
+	}
 	for _, g := range clients {
 		g.mu.Lock()
+		if detail {
+			g.traced(&r)
+		}
 		for _, k := range acked[g.room] {
 			r.Expected++
 			if g.got[k] == 0 {
@@ -206,4 +304,43 @@ func goReport(clients []*goClient, node0 string, acked map[string][]int) report 
 		}
 	}
 	return r
+}
+
+// traced adds the client's trace up to its first resync to r, as
+// clients.mjs's traced does.
+func (g *goClient) traced(r *report) {
+	until := time.Now().Add(time.Hour)
+	if len(g.resyncs) > 0 {
+		until = g.resyncs[0].at
+	}
+	var opened int64
+	n := 0
+	for k, a := range g.trace {
+		if a.start.After(until) {
+			break
+		}
+		n++
+		// An attempt that opened and was followed by another before the
+		// resync: its connection ended first.
+		switch {
+		case a.how != "101":
+			r.Ended[a.how]++
+		case k+1 < len(g.trace) && !g.trace[k+1].start.After(until):
+			r.Ended["closed after the upgrade"]++
+		default:
+			opened = a.end.UnixMilli()
+		}
+	}
+	var drop int64
+	if !g.dropped.IsZero() && n > 0 {
+		drop = g.dropped.UnixMilli()
+	}
+	for k, w := range g.waits {
+		if k < n {
+			r.Waits = append(r.Waits, int(w.Milliseconds()))
+		}
+	}
+	r.Drop = append(r.Drop, drop)
+	r.Opened = append(r.Opened, opened)
+	r.Attempts = append(r.Attempts, n)
 }

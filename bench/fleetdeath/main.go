@@ -14,6 +14,15 @@
 //
 //   - the time from the kill to the last client subscribed again (with
 //     since, by the client itself) and how many resyncs said recovered;
+//     per kind of client (Go, reso.js), the p50, p99 and max of that time,
+//     split into the kill to the open of the connection that subscribed
+//     again and that open to the resync, of the connection attempts each
+//     client made and of the waits between them, and what ended the
+//     attempts that failed (a refusal's status and reason, with its
+//     Retry-After, where the WebSocket tells it; a timeout; a reset);
+//   - the CPU each process used from the kill to the end of the wait
+//     (the client processes, the survivors, NATS, this one): a client
+//     process that used about all the wait on its own is the bottleneck;
 //   - the time from the kill to the last DELETE of node 0's transient
 //     resources seen by watchers on every survivor, and whether each was
 //     deleted exactly once on each;
@@ -27,7 +36,7 @@
 // which holds only the publisher, the writer and the watchers. Every load
 // is bounded in count and time, on loopback.
 //
-//	go run ./bench/fleetdeath -reso PATH [-clients 2000] [-nodes 4] [-per-process 5000] [-rooms 100] [-rate 50] [-write-rate 50] [-heartbeat 10s]
+//	go run ./bench/fleetdeath -reso PATH [-clients 2000] [-nodes 4] [-per-process 5000] [-js-per-process N] [-rooms 100] [-rate 50] [-write-rate 50] [-heartbeat 10s] [-ws node|ws]
 package main
 
 import (
@@ -64,6 +73,7 @@ type config struct {
 	clients    int
 	nodes      int
 	perProcess int
+	jsPerProc  int
 	rooms      int
 	rate       int
 	writeRate  int
@@ -81,6 +91,7 @@ func run() error {
 	flag.IntVar(&c.clients, "clients", 2000, "clients of node 0, half Go and half reso.js (2 to 20,000)")
 	flag.IntVar(&c.nodes, "nodes", 4, "reso nodes (3 to 6)")
 	flag.IntVar(&c.perProcess, "per-process", 5000, "clients in one client process at most (1 to 15,000)")
+	flag.IntVar(&c.jsPerProc, "js-per-process", 0, "reso.js clients in one Node process at most (0: -per-process; Node runs them on one thread)")
 	flag.IntVar(&c.rooms, "rooms", 100, "rooms the clients subscribe to (1 to 1,000)")
 	flag.IntVar(&c.rate, "rate", 50, "NOTIFY per second to the rooms, from node 1 (1 to 1,000)")
 	flag.IntVar(&c.writeRate, "write-rate", 50, "PUT per second on node 2 (1 to 1,000)")
@@ -93,10 +104,13 @@ func run() error {
 		return errors.New("-reso is required")
 	case c.ws != "node" && c.ws != "ws":
 		return errors.New(`-ws is "node" or "ws"`)
-	case c.clients < 2 || c.clients > 20_000, c.nodes < 3 || c.nodes > 6, c.perProcess < 1 || c.perProcess > 15_000,
+	case c.clients < 2 || c.clients > 20_000, c.nodes < 3 || c.nodes > 6, c.perProcess < 1 || c.perProcess > 15_000, c.jsPerProc < 0 || c.jsPerProc > 15_000,
 		c.rooms < 1 || c.rooms > 1000, c.rate < 1 || c.rate > 1000, c.writeRate < 1 || c.writeRate > 1000,
 		c.before < time.Second || c.before > time.Minute, c.timeout <= 0 || c.timeout > 15*time.Minute:
 		return errors.New("a flag is out of its range (see -h)")
+	}
+	if c.jsPerProc == 0 {
+		c.jsPerProc = c.perProcess
 	}
 	nodeArgs, err := nodeFlags(c.node)
 	if err != nil {

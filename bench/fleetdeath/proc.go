@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -32,6 +34,19 @@ type report struct {
 	// States counts the clients by their state ("open", "reconnecting", ...)
 	// among those not subscribed again.
 	States map[string]int `json:"states"`
+
+	// The trace since ready, up to each client's first resync (with
+	// detail only): per client, when its connection of ready ended
+	// (Drop), when the connection that subscribed again opened (Opened;
+	// ms since the epoch, 0: none) and how many attempts it took
+	// (Attempts); what ended the attempts that failed (Ended: what ->
+	// count); the waits between an attempt's end and the next one's
+	// start (Waits, ms).
+	Drop     []int64        `json:"drop,omitempty"`
+	Opened   []int64        `json:"opened,omitempty"`
+	Attempts []int          `json:"attempts,omitempty"`
+	Ended    map[string]int `json:"ended,omitempty"`
+	Waits    []int          `json:"waits,omitempty"`
 }
 
 // add adds o to r.
@@ -50,6 +65,16 @@ func (r *report) add(o report) {
 			r.States = map[string]int{}
 		}
 		r.States[k] += n
+	}
+	r.Drop = append(r.Drop, o.Drop...)
+	r.Opened = append(r.Opened, o.Opened...)
+	r.Attempts = append(r.Attempts, o.Attempts...)
+	r.Waits = append(r.Waits, o.Waits...)
+	for k, n := range o.Ended {
+		if r.Ended == nil {
+			r.Ended = map[string]int{}
+		}
+		r.Ended[k] += n
 	}
 }
 
@@ -128,12 +153,13 @@ func (p *clientProc) ready(deadline time.Time) error {
 	return nil
 }
 
-// report asks the process for its report against acked.
-func (p *clientProc) report(acked map[string][]int, deadline time.Time) (report, error) {
+// report asks the process for its report against acked, with the
+// clients' traces when detail is set.
+func (p *clientProc) report(acked map[string][]int, detail bool, deadline time.Time) (report, error) {
 	if acked == nil {
 		acked = map[string][]int{}
 	}
-	b, err := json.Marshal(map[string]any{"report": acked})
+	b, err := json.Marshal(map[string]any{"report": acked, "detail": detail})
 	if err != nil {
 		return report{}, err
 	}
@@ -182,4 +208,34 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// cpu is the CPU time the process has used so far (see procCPU).
+func (p *clientProc) cpu() (time.Duration, bool) { return procCPU(p.cmd.Process.Pid) }
+
+// procCPU is the CPU time (user and system) the process pid has used so
+// far, read from /proc/<pid>/stat (Linux; clock ticks of 1/100 s, the
+// kernel's USER_HZ); false where it cannot be read.
+func procCPU(pid int) (time.Duration, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// The fields after the command's name, which is in parentheses and
+	// may hold spaces: state is the 3rd field, utime the 14th, stime the
+	// 15th.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(u+s) * 10 * time.Millisecond, true
 }
