@@ -109,6 +109,11 @@ class Client {
     this.disorder = 0; // notifications whose seq was not above the one before
     this.tracing = false; // set once every client is ready
     this.trace = []; // the connection attempts since: see tracedWebSocket
+    this.probes = 0; // the Channel's GETs learning a failed handshake's status, since ready
+    this.fetch = (...args) => {
+      if (this.tracing) this.probes++;
+      return fetch(...args);
+    };
   }
 
   async open() {
@@ -118,7 +123,7 @@ class Client {
       const random = Math.random;
       Math.random = () => 0;
       try {
-        this.ch = new Channel(ownList(this.i), { WebSocket: tracedWebSocket(this), requestTimeout: 60000 });
+        this.ch = new Channel(ownList(this.i), { WebSocket: tracedWebSocket(this), fetch: this.fetch, requestTimeout: 60000 });
       } finally {
         Math.random = random;
       }
@@ -171,7 +176,7 @@ out({ ready: clients.length });
  */
 function report(acked, detail) {
   const r = { clients: clients.length, resynced: 0, recovered: 0, elsewhere: 0, expected: 0, missed: 0, doubled: 0, disorder: 0, first: [], states: {} };
-  if (detail) Object.assign(r, { drop: [], opened: [], attempts: [], ended: {}, waits: [] });
+  if (detail) Object.assign(r, { drop: [], opened: [], attempts: [], ended: {}, waits: [], probes: 0 });
   for (const c of clients) {
     if (detail) traced(r, c);
     const ks = acked[c.room] ?? [];
@@ -197,7 +202,9 @@ function report(acked, detail) {
  * again opened (opened; ms since the epoch, 0: none), how many attempts
  * it made (attempts), what ended each failed one (ended: what -> count),
  * and each wait between the end of one and the start of the next (waits,
- * ms: the back-off as the process kept it, its event loop's lag included).
+ * ms: the back-off as the process kept it, its event loop's lag included);
+ * and the GETs the Channel sent to learn a failed handshake's status
+ * (probes, since ready: each costs about what a handshake does).
  */
 function traced(r, c) {
   const until = c.resyncs.length > 0 ? c.resyncs[0].at : Infinity;
@@ -217,6 +224,7 @@ function traced(r, c) {
   r.drop.push(drop);
   r.opened.push(opened);
   r.attempts.push(ts.length);
+  r.probes += c.probes;
 }
 
 for await (const line of createInterface({ input: process.stdin })) {

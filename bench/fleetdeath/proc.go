@@ -47,6 +47,7 @@ type report struct {
 	Attempts []int          `json:"attempts,omitempty"`
 	Ended    map[string]int `json:"ended,omitempty"`
 	Waits    []int          `json:"waits,omitempty"`
+	Probes   int            `json:"probes,omitempty"` // reso.js's GETs learning a failed handshake's status
 }
 
 // add adds o to r.
@@ -70,6 +71,7 @@ func (r *report) add(o report) {
 	r.Opened = append(r.Opened, o.Opened...)
 	r.Attempts = append(r.Attempts, o.Attempts...)
 	r.Waits = append(r.Waits, o.Waits...)
+	r.Probes += o.Probes
 	for k, n := range o.Ended {
 		if r.Ended == nil {
 			r.Ended = map[string]int{}

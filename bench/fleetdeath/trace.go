@@ -56,7 +56,7 @@ func printTrace(w io.Writer, kind string, r report, killed time.Time) {
 	for _, ms := range r.Waits {
 		waits = append(waits, float64(ms)/1000)
 	}
-	fmt.Fprintf(w, "    %s clients: kill to subscribed again %s\n", kind, spreadOf(resub).secs())
+	fmt.Fprintf(w, "    %s clients: kill to subscribed again %s; recovered: true %d of %d, missed %d\n", kind, spreadOf(resub).secs(), r.Recovered, r.Clients, r.Missed)
 	if len(r.Attempts) == 0 {
 		return
 	}
@@ -69,5 +69,9 @@ func printTrace(w io.Writer, kind string, r report, killed time.Time) {
 	if len(ended) == 0 {
 		ended = []string{"none"}
 	}
-	fmt.Fprintf(w, "      failed attempts, by what ended them: %s\n", strings.Join(ended, ", "))
+	probes := ""
+	if r.Probes > 0 {
+		probes = fmt.Sprintf("; GETs learning a failed handshake's status (reso.js's probe): %d", r.Probes)
+	}
+	fmt.Fprintf(w, "      failed attempts, by what ended them: %s%s\n", strings.Join(ended, ", "), probes)
 }
