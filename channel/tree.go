@@ -108,7 +108,7 @@ type Tree struct {
 	// node (see [Batch]).
 	mem atomic.Pointer[membership]
 	// state is (applied, seq, hash) as the last apply or restore left
-	// them, for State to read without the lock (digest.go).
+	// them, for State to read without the lock (replica_digest.go).
 	state     atomic.Pointer[appliedState]
 	applied   uint64
 	applyWake chan struct{}
