@@ -61,7 +61,7 @@ type Batch struct {
 // ErrUnavailable is returned when the log of a fleet cannot be reached.
 var ErrUnavailable = errors.New("channel: fleet log unavailable")
 
-// result is what applying a client's entry gives its proposer.
+// result is what playing a client's entry gives its proposer.
 type result struct {
 	reply  []byte
 	notify bool // a NOTIFY that passed its checks: sent is the local count
@@ -72,7 +72,7 @@ type result struct {
 // Bounds of a proposal.
 const (
 	proposeTimeout = 5 * time.Second  // for the log to store it
-	applyTimeout   = 10 * time.Second // for it to come back and be applied
+	playTimeout    = 10 * time.Second // for it to come back and be applied
 )
 
 // proposalID returns a fresh proposal id.
@@ -86,26 +86,24 @@ func proposalID() string {
 // log's order: they go through the log in a fleet.
 var writes = map[string]bool{"PUT": true, "POST": true, "DELETE": true, "NOTIFY": true, "RULES": true}
 
-// replicated reports whether the tree belongs to a fleet.
-func (t *Tree) replicated() bool { return t.opt.Log != nil }
-
 // execFleet runs one message in a fleet: a write through the log, a
 // read after the barrier. It returns the reply, if one is due.
-func (t *Tree) execFleet(ctx context.Context, cl *caller, data []byte, call bool) []byte {
+func (rp *replica) execFleet(ctx context.Context, cl *caller, data []byte, call bool) []byte {
 	m, reason := parseMessage(data)
 	if reason != "" {
 		return failedReply(m.MsgID, reason)
 	}
 	if writes[m.Method] {
-		return t.proposeMsg(ctx, cl, m, data, call)
+		return rp.proposeMsg(ctx, cl, m, data, call)
 	}
-	return t.readFleet(ctx, cl, m, data, call)
+	return rp.readFleet(ctx, cl, m, data, call)
 }
 
 // readFleet runs a message that is no write: a read after the barrier.
-func (t *Tree) readFleet(ctx context.Context, cl *caller, m *message, data []byte, call bool) []byte {
+func (rp *replica) readFleet(ctx context.Context, cl *caller, m *message, data []byte, call bool) []byte {
+	t := rp.t
 	if m.Method == "GET" || m.Method == "SUBSCRIBE" {
-		if err := t.barrier(ctx); err != nil {
+		if err := rp.barrier(ctx); err != nil {
 			return failedReply(m.MsgID, reasonUnavailable)
 		}
 	}
@@ -123,7 +121,7 @@ const pipelineDepth = 64
 // the replies to the connection's earlier messages (its writes applied),
 // then for the barrier. Replies come in the order of the messages, each
 // after the notifications its message caused.
-func (t *Tree) execConn(ctx context.Context, c *Client, data []byte) {
+func (rp *replica) execConn(ctx context.Context, c *Client, data []byte) {
 	cl := &caller{c: c, from: c.id, identity: c.identity}
 	m, reason := parseMessage(data)
 	// An offer is decided after the connection's earlier writes, one at
@@ -132,12 +130,12 @@ func (t *Tree) execConn(ctx context.Context, c *Client, data []byte) {
 	if reason == "" && writes[m.Method] && !offer {
 		c.slots <- struct{}{}
 		prev, mine := c.nextTurn()
-		w, reply := t.startWrite(ctx, cl, m, data, false)
+		w, reply := rp.startWrite(ctx, cl, m, data, false)
 		ctx := context.WithoutCancel(ctx) // the caller's may end when Exec returns
 		go func() {
 			defer func() { <-c.slots }()
 			if w != nil {
-				reply = t.finishWrite(ctx, cl, w)
+				reply = rp.finishWrite(ctx, cl, w)
 			}
 			<-prev
 			if reply != nil && m.MsgID != nil {
@@ -154,9 +152,9 @@ func (t *Tree) execConn(ctx context.Context, c *Client, data []byte) {
 	case reason != "":
 		reply = failedReply(m.MsgID, reason)
 	case offer:
-		reply = t.proposeMsg(ctx, cl, m, data, false)
+		reply = rp.proposeMsg(ctx, cl, m, data, false)
 	default:
-		reply = t.readFleet(ctx, cl, m, data, false)
+		reply = rp.readFleet(ctx, cl, m, data, false)
 	}
 	if reply != nil {
 		c.push(Frame{Data: reply})
@@ -166,10 +164,11 @@ func (t *Tree) execConn(ctx context.Context, c *Client, data []byte) {
 
 // barrier waits until the tree has applied every entry the log held when
 // it was called: a read then sees every write acknowledged before it.
-func (t *Tree) barrier(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, applyTimeout)
+func (rp *replica) barrier(ctx context.Context) error {
+	t := rp.t
+	ctx, cancel := context.WithTimeout(ctx, playTimeout)
 	defer cancel()
-	pos, err := t.log().Barrier(ctx)
+	pos, err := rp.log().Barrier(ctx)
 	if err != nil {
 		return err
 	}
@@ -177,18 +176,25 @@ func (t *Tree) barrier(ctx context.Context) error {
 }
 
 // Applied returns the position of the last entry of the log the tree
-// applied (0 before the first).
+// applied (0 before the first, and outside a fleet).
 func (t *Tree) Applied() uint64 {
+	if t.replica == nil {
+		return 0
+	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.applied
 }
 
-// WaitApplied waits until the tree has applied the entry at pos.
+// WaitApplied waits until the tree has applied the entry at pos; outside
+// a fleet, it returns at once.
 func (t *Tree) WaitApplied(ctx context.Context, pos uint64) error {
+	if t.replica == nil {
+		return nil
+	}
 	for {
 		t.mu.RLock()
-		a, w := t.applied, t.applyWake
+		a, w := t.applied, t.playWake
 		t.mu.RUnlock()
 		if a >= pos {
 			return nil
@@ -203,12 +209,12 @@ func (t *Tree) WaitApplied(ctx context.Context, pos uint64) error {
 
 // proposeMsg sends a client's write to the log and returns its reply
 // once the tree applied it.
-func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byte, call bool) []byte {
-	w, reply := t.startWrite(ctx, cl, m, raw, call)
+func (rp *replica) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byte, call bool) []byte {
+	w, reply := rp.startWrite(ctx, cl, m, raw, call)
 	if w == nil {
 		return reply
 	}
-	reply = t.finishWrite(ctx, cl, w)
+	reply = rp.finishWrite(ctx, cl, w)
 	if m.MsgID == nil && !call {
 		return nil
 	}
@@ -223,17 +229,18 @@ type flight struct {
 	cancel context.CancelFunc // of the proposal's bound
 	ctx    context.Context
 	stored chan error  // from the log
-	res    chan result // from the apply
+	res    chan result // from the play
 }
 
 // startWrite proposes a client's write to the log. It returns the write
 // under way, or nil and the reply when it failed at once, or when it is
 // an offer that no node would deliver.
-func (t *Tree) startWrite(ctx context.Context, cl *caller, m *message, raw []byte, call bool) (*flight, []byte) {
-	if m.Method == "NOTIFY" && m.Offer && !t.offerReaches(ctx, m) {
-		return nil, t.refuseOffer(cl, raw, call)
+func (rp *replica) startWrite(ctx context.Context, cl *caller, m *message, raw []byte, call bool) (*flight, []byte) {
+	t := rp.t
+	if m.Method == "NOTIFY" && m.Offer && !rp.offerReaches(ctx, m) {
+		return nil, rp.refuseOffer(cl, raw, call)
 	}
-	mem := t.mem.Load() // the id and the log of one membership
+	mem := rp.mem.Load() // the id and the log of one membership
 	e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: mem.node, From: cl.from,
 		Who: cl.identity, Call: call, At: t.now().UnixMilli(), Msg: raw}
 	if cl.c != nil {
@@ -248,7 +255,7 @@ func (t *Tree) startWrite(ctx context.Context, cl *caller, m *message, raw []byt
 	e.Count = m.Method == "NOTIFY" && (m.MsgID != nil || call)
 	w := &flight{e: e, m: m, call: call, stored: make(chan error, 1), res: make(chan result, 1)}
 	t.mu.Lock()
-	t.waits[e.P] = w.res
+	rp.waits[e.P] = w
 	t.mu.Unlock()
 	w.ctx, w.cancel = context.WithTimeout(context.WithoutCancel(ctx), proposeTimeout)
 	mem.log.Propose(w.ctx, e.encode(), func(err error) { w.stored <- err })
@@ -259,9 +266,10 @@ func (t *Tree) startWrite(ctx context.Context, cl *caller, m *message, raw []byt
 // live one would receive the offer m now. An offer is decided fleet-wide
 // before it takes a seq: one nobody would receive never enters the log,
 // so it enters no history however often it is retried. (A subscriber
-// that leaves between the check and the apply makes the offer take its
+// that leaves between the check and the play makes the offer take its
 // seq and fail after, as on one node an offer sent before it left.)
-func (t *Tree) offerReaches(ctx context.Context, m *message) bool {
+func (rp *replica) offerReaches(ctx context.Context, m *message) bool {
+	t := rp.t
 	r, ok := parseResource(m.Resource)
 	if !ok || r.hasAttr || r.hasQuery {
 		return false // refused below for what it is
@@ -269,12 +277,13 @@ func (t *Tree) offerReaches(ctx context.Context, m *message) bool {
 	if t.Reaches(r.path) {
 		return true
 	}
-	return t.log().Reaches(ctx, r.path)
+	return rp.log().Reaches(ctx, r.path)
 }
 
 // refuseOffer answers an offer that no node would deliver, as one node
 // answers it: after the checks of a NOTIFY, without a seq.
-func (t *Tree) refuseOffer(cl *caller, raw []byte, call bool) []byte {
+func (rp *replica) refuseOffer(cl *caller, raw []byte, call bool) []byte {
+	t := rp.t
 	local := *cl
 	local.unreached = true
 	return t.exec(&local, raw, call)
@@ -290,18 +299,19 @@ func (t *Tree) Reaches(path string) bool {
 
 // finishWrite waits for the write w to be stored and applied and returns
 // its reply.
-func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
+func (rp *replica) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
+	t := rp.t
 	m := w.m
 	defer func() {
 		w.cancel()
 		t.mu.Lock()
-		delete(t.waits, w.e.P)
+		delete(rp.waits, w.e.P)
 		t.mu.Unlock()
 		if cl.c != nil {
 			cl.c.inflight.Done()
 		}
 	}()
-	// The apply's result says the log holds the entry (a node applies
+	// The play's result says the log holds the entry (a node plays
 	// only what the log stored), whatever the acknowledgement says, or
 	// before it arrives.
 	var r result
@@ -320,7 +330,7 @@ func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
 		return failedReply(m.MsgID, reasonUnavailable)
 	}
 	if !applied {
-		timer := time.NewTimer(applyTimeout)
+		timer := time.NewTimer(playTimeout)
 		defer timer.Stop()
 		select {
 		case r = <-w.res:
@@ -336,7 +346,7 @@ func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
 	if !w.e.Count {
 		return nil // nobody reads the count
 	}
-	sent := r.sent + t.log().Gather(ctx, w.e.P)
+	sent := r.sent + rp.log().Gather(ctx, w.e.P)
 	if sent == 0 {
 		return failedReply(r.msgID, reasonNoSubscriber)
 	}
@@ -346,9 +356,9 @@ func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
 }
 
 // logStore proposes entry and waits until the log holds it.
-func (t *Tree) logStore(ctx context.Context, entry []byte) error {
+func (rp *replica) logStore(ctx context.Context, entry []byte) error {
 	done := make(chan error, 1)
-	t.log().Propose(ctx, entry, func(err error) { done <- err })
+	rp.log().Propose(ctx, entry, func(err error) { done <- err })
 	select {
 	case err := <-done:
 		return err
@@ -359,7 +369,8 @@ func (t *Tree) logStore(ctx context.Context, entry []byte) error {
 
 // proposeLater stores a lifecycle entry in the background, retrying
 // while the log is unreachable, until the tree closes.
-func (t *Tree) proposeLater(e entry, before func()) {
+func (rp *replica) proposeLater(e entry, before func()) {
+	t := rp.t
 	go func() {
 		if before != nil {
 			before()
@@ -367,7 +378,7 @@ func (t *Tree) proposeLater(e entry, before func()) {
 		data := e.encode()
 		for {
 			ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
-			err := t.logStore(ctx, data)
+			err := rp.logStore(ctx, data)
 			cancel()
 			if err == nil {
 				return
@@ -381,16 +392,23 @@ func (t *Tree) proposeLater(e entry, before func()) {
 	}()
 }
 
-// Dead reports whether the log took node for dead.
+// Dead reports whether the log took node for dead (never outside a
+// fleet).
 func (t *Tree) Dead(node string) bool {
+	if t.replica == nil {
+		return false
+	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	return t.dead[node]
 }
 
 // Nodes returns the ids of the other nodes that own connections in the
-// tree, those whose death would change it.
+// tree, those whose death would change it (none outside a fleet).
 func (t *Tree) Nodes() []string {
+	if t.replica == nil {
+		return nil
+	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	var ns []string
@@ -412,7 +430,8 @@ func (t *Tree) ProposeDead(ctx context.Context, node string) error {
 // leaveFleet ends the local connections as the node stops and proposes
 // its own death, so that the others delete its transient resources now
 // rather than after the heartbeat timeout.
-func (t *Tree) leaveFleet() {
+func (rp *replica) leaveFleet() {
+	t := rp.t
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_ = t.ProposeDead(ctx, t.nodeID())
