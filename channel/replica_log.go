@@ -224,7 +224,7 @@ func (rp *replica) proposeMsg(ctx context.Context, cl *caller, m *message, raw [
 // flight is a client's write under way in a fleet.
 type flight struct {
 	e      entry
-	m      *message
+	m      *message // the entry's message, parsed; it shares the entry's bytes
 	call   bool
 	cancel context.CancelFunc // of the proposal's bound
 	ctx    context.Context
@@ -253,13 +253,32 @@ func (rp *replica) startWrite(ctx context.Context, cl *caller, m *message, raw [
 		e.ID = freshID()
 	}
 	e.Count = m.Method == "NOTIFY" && (m.MsgID != nil || call)
+	data := e.encode()
+	// The entry holds a copy of the message; what m shares of raw moves
+	// to it, so that this node plays the entry with m, parsed once (see
+	// play), whatever the caller does with raw once Exec returns.
+	e.Msg = data[len(data)-len(raw):]
+	m.Data = rebase(m.Data, raw, e.Msg)
 	w := &flight{e: e, m: m, call: call, stored: make(chan error, 1), res: make(chan result, 1)}
 	t.mu.Lock()
 	rp.waits[e.P] = w
 	t.mu.Unlock()
 	w.ctx, w.cancel = context.WithTimeout(context.WithoutCancel(ctx), proposeTimeout)
-	mem.log.Propose(w.ctx, e.encode(), func(err error) { w.stored <- err })
+	mem.log.Propose(w.ctx, data, func(err error) { w.stored <- err })
 	return w, nil
+}
+
+// rebase returns s, when it is a slice of old, as the same slice of cp,
+// a copy of old; s itself otherwise.
+func rebase(s, old, cp []byte) []byte {
+	if len(s) == 0 || cap(s) > cap(old) {
+		return s
+	}
+	i := cap(old) - cap(s)
+	if i+len(s) > len(old) || &old[i] != &s[0] {
+		return s
+	}
+	return cp[i : i+len(s) : i+len(s)]
 }
 
 // offerReaches reports whether a subscriber of this node or of another

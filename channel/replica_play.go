@@ -24,13 +24,16 @@ func (t *Tree) Apply(pos uint64, b Batch) { t.replica.play(pos, b) }
 // play plays the batch b at position pos (see [Tree.Apply]).
 func (rp *replica) play(pos uint64, b Batch) {
 	t := rp.t
+	// The messages of this node's entries were parsed by their proposers
+	// (see playMsg); the others' are parsed here, outside the lock.
+	self := rp.mem.Load().node
 	es := make([]decoded, 0, len(b.Entries))
 	for _, data := range b.Entries {
 		var d decoded
 		if err := decodeEntry(data, &d.e); err != nil || d.e.V != entryVersion {
 			continue
 		}
-		if d.e.K == kindMsg {
+		if d.e.K == kindMsg && d.e.Node != self {
 			d.m, d.reason = parseMessage(d.e.Msg)
 		}
 		es = append(es, d)
@@ -57,7 +60,8 @@ func (rp *replica) play(pos uint64, b Batch) {
 	}
 }
 
-// decoded is an entry of a batch and its client's message, parsed.
+// decoded is an entry of a batch and its client's message, parsed (m
+// nil: not yet, an entry of this node's).
 type decoded struct {
 	e      entry
 	m      *message
@@ -98,6 +102,15 @@ func (rp *replica) playEntry(d *decoded, after *afterPlay) {
 // the lock.
 func (rp *replica) playMsg(d *decoded, after *afterPlay) {
 	t := rp.t
+	if d.m == nil {
+		// An entry of this node: the message its proposer parsed, which
+		// the entry holds (startWrite), unless the proposer gave up.
+		if w := rp.waits[d.e.P]; w != nil {
+			d.m = w.m
+		} else {
+			d.m, d.reason = parseMessage(d.e.Msg)
+		}
+	}
 	e, m, reason := &d.e, d.m, d.reason
 	mine := e.Node == t.nodeID() || rp.dead[e.Node] && rp.waits[e.P] != nil
 	cl := &caller{from: e.From, identity: e.Who, fresh: e.ID, at: time.UnixMilli(e.At), held: true}
