@@ -2,17 +2,19 @@ package channel
 
 import "sync/atomic"
 
-// The fleet's part of a tree (docs/fleet.md), in the replica_*.go files:
-// a tree given a [Log] is a replica of the fleet's tree. Its writes do
-// not run at once (the single node's write path: exec, dispatch, the
-// handlers of write.go and subscribe.go, the group commit of commit.go
-// when there is a store): they are proposed to the log
-// (replica_log.go), as entries (replica_entry.go), and every node plays
-// the log in its order (replica_play.go), where each entry's message
-// runs through the same dispatch and handlers, under one hold of the
-// lock per batch, with nothing to store. Beside them: the running hash
-// and State (replica_digest.go), the snapshots (replica_snapshot.go) and
-// a node's rejoin under a new id (replica_rejoin.go).
+// The fleet's part of a tree (docs/fleet.md) is in the replica*.go
+// files. A single node runs a message at once: exec (exec.go) parses it,
+// dispatch hands it to the handler of its method (read.go, write.go,
+// subscribe.go, permission_rulesmsg.go), and a change that the store
+// keeps goes through group commit (commit.go). A tree given a [Log] is a
+// replica of the fleet's tree, and the log plugs in before dispatch:
+// [Client.Exec] and [Tree.Call] propose a write to the log
+// (replica_log.go) as an entry (replica_entry.go), and every node plays
+// the log in its order (replica_play.go), each entry's message through
+// the same dispatch and handlers, under one hold of the lock per batch,
+// with no store. Beside them: the running hash and State
+// (replica_digest.go), the snapshots (replica_snapshot.go) and a node's
+// rejoin under a new id (replica_rejoin.go).
 
 // replica is the state a tree holds as a node of a fleet; a tree of a
 // single node has none ([Tree].replica nil). Its fields are guarded by
