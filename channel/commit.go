@@ -34,6 +34,27 @@ import (
 // subscriber gets the notifications of a resource in the order of their
 // seq.
 
+// groupCommit is the state of a tree's writes to its store: the mark the
+// store keeps, the batches, the committer's signals. Its fields are
+// guarded by the tree's lock, except those only the committer touches.
+type groupCommit struct {
+	// saved is the mark the store keeps, which no seq handed out passes
+	// (see room).
+	saved uint64
+	// batchSize is the size of the last batch saved, which the next
+	// one's maps start with.
+	batchSize batchSize
+	// pend gathers the changes proposed while saving is being saved (see
+	// propose); roomCh is closed when the committer has tried to save a
+	// new mark.
+	pend, saving *batch
+	roomCh       chan struct{}
+
+	kick      chan struct{} // wakes the committer
+	committed chan struct{} // closed when the committer ends
+	closeErr  error         // of the last Save, set before committed closes
+}
+
 // change is one proposed change: the records it changes (a record with
 // Created 0 is of a node it creates, and gets its seq) and how to apply
 // it, given its seq (0 for a change that sends no notification).

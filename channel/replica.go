@@ -1,419 +1,85 @@
 package channel
 
-import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"sort"
-	"strconv"
-	"time"
-)
+import "sync/atomic"
 
-// Log is the ordered log of a fleet (docs/fleet.md). A tree given one in
-// [Options] proposes every change to it instead of making it, and makes
-// the changes the backend hands to [Tree.Apply], in the log's order, so
-// that every tree of the fleet goes through the same states.
-type Log interface {
-	// Propose queues entry for the end of the log, after every entry
-	// this node proposed before, and returns at once. stored is called
-	// once, from another goroutine, with nil when the log holds the
-	// entry, or with an error when it could not be stored in time or ctx
-	// ended first (the log then may or may not hold it); it must not
-	// block. The backend may carry several entries in one message of the
-	// log: a [Batch].
-	Propose(ctx context.Context, entry []byte, stored func(error))
-	// Barrier returns the position of the last entry the log holds now.
-	Barrier(ctx context.Context) (uint64, error)
-	// Report tells node how many subscribers this node delivered each of
-	// node's NOTIFYs in counts to (those of one batch, whose proposers
-	// wait for sent_count). It must not block.
-	Report(node string, counts []Count)
-	// Gather returns how many subscribers the other live nodes delivered
-	// the NOTIFY with proposal id to, waiting (bounded) for their reports.
-	Gather(ctx context.Context, id string) int
-	// Reaches reports whether a subscriber on another live node would
-	// receive a notification of path now: a read-only check on each node,
-	// bounded in time (a node that does not answer in time counts as not
-	// reaching). An offer is proposed only when some node reaches it.
-	Reaches(ctx context.Context, path string) bool
+// The fleet's part of a tree (docs/fleet.md) is in the replica*.go
+// files. A single node runs a message at once: exec (exec.go) parses it,
+// dispatch hands it to the handler of its method (read.go, write.go,
+// subscribe.go, permission_rulesmsg.go), and a change that the store
+// keeps goes through group commit (commit.go). A tree given a [Log] is a
+// replica of the fleet's tree, and the log plugs in before dispatch:
+// [Client.Exec] and [Tree.Call] propose a write to the log
+// (replica_log.go) as an entry (replica_entry.go), and every node plays
+// the log in its order (replica_play.go), each entry's message through
+// the same dispatch and handlers, under one hold of the lock per batch,
+// with no store. Beside them: the running hash and State
+// (replica_digest.go), the snapshots (replica_snapshot.go) and a node's
+// rejoin under a new id (replica_rejoin.go).
+
+// replica is the state a tree holds as a node of a fleet; a tree of a
+// single node has none ([Tree].replica nil). Its fields are guarded by
+// the tree's lock, except mem and state, read without it.
+type replica struct {
+	t *Tree
+
+	// mem is the node's id and log (replaced by Rejoin, under the lock).
+	mem atomic.Pointer[membership]
+	// state is (applied, seq, hash) as the last play or restore left
+	// them, for State to read without the lock (replica_digest.go).
+	state atomic.Pointer[appliedState]
+
+	applied  uint64        // the position of the last batch played
+	playWake chan struct{} // closed, and replaced, at each play
+	hash     uint64        // the running hash of the batches played (chainHash)
+	// waits are the writes this node proposed that wait for their entry
+	// to be played, by proposal id.
+	waits map[string]*flight
+	// ghosts are the connections of other nodes that sent entries, by
+	// node then connection; nodeIDs interns their nodes' ids (see
+	// internNode).
+	ghosts  map[string]map[string]*connection
+	nodeIDs map[string]string
+	dead    map[string]bool   // the nodes the log took for dead
+	batches map[string]uint64 // the number of the last batch played of each node (see [Batch])
 }
 
-// Count is how many subscribers a node delivered the NOTIFY with proposal
-// id ID to.
-type Count struct {
-	ID string
-	N  int
+// membership is the tree's place in its fleet: its node id and the log it
+// proposes to.
+type membership struct {
+	node string
+	log  Log
 }
 
-// Batch is one message of the log: the entries node proposed together,
-// in their order. A node numbers its batches from 1 up; the tree applies
-// a batch only when its number is above the last one it applied of that
-// node, so a batch stored twice (a retry beyond the log's duplicate
-// window) is applied once and an older batch never after a newer one.
-type Batch struct {
-	Node    string
-	N       uint64
-	Entries [][]byte
+// newReplica returns the fleet's state of t, node node of the fleet of
+// log.
+func newReplica(t *Tree, node string, log Log) *replica {
+	r := &replica{
+		t:        t,
+		playWake: make(chan struct{}),
+		waits:    make(map[string]*flight),
+		ghosts:   make(map[string]map[string]*connection),
+		nodeIDs:  make(map[string]string),
+		dead:     make(map[string]bool),
+		batches:  make(map[string]uint64),
+	}
+	r.mem.Store(&membership{node: node, log: log})
+	return r
 }
-
-// ErrUnavailable is returned when the log of a fleet cannot be reached.
-var ErrUnavailable = errors.New("channel: fleet log unavailable")
-
-// result is what applying a client's entry gives its proposer.
-type result struct {
-	reply  []byte
-	notify bool // a NOTIFY that passed its checks: sent is the local count
-	sent   int
-	msgID  []byte
-}
-
-// Bounds of a proposal.
-const (
-	proposeTimeout = 5 * time.Second  // for the log to store it
-	applyTimeout   = 10 * time.Second // for it to come back and be applied
-)
-
-// proposalID returns a fresh proposal id.
-func proposalID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// writes are the methods that change the tree or need a place in the
-// log's order: they go through the log in a fleet.
-var writes = map[string]bool{"PUT": true, "POST": true, "DELETE": true, "NOTIFY": true, "RULES": true}
 
 // replicated reports whether the tree belongs to a fleet.
-func (t *Tree) replicated() bool { return t.opt.Log != nil }
+func (t *Tree) replicated() bool { return t.replica != nil }
 
-// execFleet runs one message in a fleet: a write through the log, a
-// read after the barrier. It returns the reply, if one is due.
-func (t *Tree) execFleet(ctx context.Context, cl *caller, data []byte, call bool) []byte {
-	m, reason := parseMessage(data)
-	if reason != "" {
-		return failedReply(m.MsgID, reason)
+// nodeID returns the tree's node id in its fleet ("" outside one).
+func (t *Tree) nodeID() string {
+	if t.replica == nil {
+		return ""
 	}
-	if writes[m.Method] {
-		return t.proposeMsg(ctx, cl, m, data, call)
-	}
-	return t.readFleet(ctx, cl, m, data, call)
+	return t.mem.Load().node
 }
 
-// readFleet runs a message that is no write: a read after the barrier.
-func (t *Tree) readFleet(ctx context.Context, cl *caller, m *message, data []byte, call bool) []byte {
-	if m.Method == "GET" || m.Method == "SUBSCRIBE" {
-		if err := t.barrier(ctx); err != nil {
-			return failedReply(m.MsgID, reasonUnavailable)
-		}
-	}
-	return t.exec(cl, data, call)
-}
+// log returns the log the tree proposes to.
+func (rp *replica) log() Log { return rp.mem.Load().log }
 
-// pipelineDepth bounds the writes of one connection under way at once
-// (of a fleet, or with Options.Pipeline): the next one waits (the door
-// reads no further meanwhile).
-const pipelineDepth = 64
-
-// execConn runs a message of connection c in a fleet and queues its
-// reply. A write is proposed at once and answered later, so that a
-// connection has up to pipelineDepth writes under way; a read waits for
-// the replies to the connection's earlier messages (its writes applied),
-// then for the barrier. Replies come in the order of the messages, each
-// after the notifications its message caused.
-func (t *Tree) execConn(ctx context.Context, c *Client, data []byte) {
-	cl := &caller{c: c, from: c.id, identity: c.identity}
-	m, reason := parseMessage(data)
-	// An offer is decided after the connection's earlier writes, one at
-	// a time: its check (offerReaches) sees what they changed.
-	offer := reason == "" && m.Method == "NOTIFY" && m.Offer
-	if reason == "" && writes[m.Method] && !offer {
-		c.slots <- struct{}{}
-		prev, mine := c.nextTurn()
-		w, reply := t.startWrite(ctx, cl, m, data, false)
-		ctx := context.WithoutCancel(ctx) // the caller's may end when Exec returns
-		go func() {
-			defer func() { <-c.slots }()
-			if w != nil {
-				reply = t.finishWrite(ctx, cl, w)
-			}
-			<-prev
-			if reply != nil && m.MsgID != nil {
-				c.push(Frame{Data: reply})
-			}
-			close(mine)
-		}()
-		return
-	}
-	prev, mine := c.nextTurn()
-	<-prev
-	var reply []byte
-	switch {
-	case reason != "":
-		reply = failedReply(m.MsgID, reason)
-	case offer:
-		reply = t.proposeMsg(ctx, cl, m, data, false)
-	default:
-		reply = t.readFleet(ctx, cl, m, data, false)
-	}
-	if reply != nil {
-		c.push(Frame{Data: reply})
-	}
-	close(mine)
-}
-
-// barrier waits until the tree has applied every entry the log held when
-// it was called: a read then sees every write acknowledged before it.
-func (t *Tree) barrier(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, applyTimeout)
-	defer cancel()
-	pos, err := t.log().Barrier(ctx)
-	if err != nil {
-		return err
-	}
-	return t.WaitApplied(ctx, pos)
-}
-
-// Applied returns the position of the last entry of the log the tree
-// applied (0 before the first).
-func (t *Tree) Applied() uint64 {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.applied
-}
-
-// WaitApplied waits until the tree has applied the entry at pos.
-func (t *Tree) WaitApplied(ctx context.Context, pos uint64) error {
-	for {
-		t.mu.RLock()
-		a, w := t.applied, t.applyWake
-		t.mu.RUnlock()
-		if a >= pos {
-			return nil
-		}
-		select {
-		case <-w:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// proposeMsg sends a client's write to the log and returns its reply
-// once the tree applied it.
-func (t *Tree) proposeMsg(ctx context.Context, cl *caller, m *message, raw []byte, call bool) []byte {
-	w, reply := t.startWrite(ctx, cl, m, raw, call)
-	if w == nil {
-		return reply
-	}
-	reply = t.finishWrite(ctx, cl, w)
-	if m.MsgID == nil && !call {
-		return nil
-	}
-	return reply
-}
-
-// flight is a client's write under way in a fleet.
-type flight struct {
-	e      entry
-	m      *message
-	call   bool
-	cancel context.CancelFunc // of the proposal's bound
-	ctx    context.Context
-	stored chan error  // from the log
-	res    chan result // from the apply
-}
-
-// startWrite proposes a client's write to the log. It returns the write
-// under way, or nil and the reply when it failed at once, or when it is
-// an offer that no node would deliver.
-func (t *Tree) startWrite(ctx context.Context, cl *caller, m *message, raw []byte, call bool) (*flight, []byte) {
-	if m.Method == "NOTIFY" && m.Offer && !t.offerReaches(ctx, m) {
-		return nil, t.refuseOffer(cl, raw, call)
-	}
-	mem := t.mem.Load() // the id and the log of one membership
-	e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: mem.node, From: cl.from,
-		Who: cl.identity, Call: call, At: t.now().UnixMilli(), Msg: raw}
-	if cl.c != nil {
-		e.Conn = cl.c.id
-		if !cl.c.enter() {
-			return nil, failedReply(m.MsgID, reasonDisconnected)
-		}
-	}
-	if m.Method == "POST" && m.ID == nil {
-		e.ID = freshID()
-	}
-	e.Count = m.Method == "NOTIFY" && (m.MsgID != nil || call)
-	w := &flight{e: e, m: m, call: call, stored: make(chan error, 1), res: make(chan result, 1)}
-	t.mu.Lock()
-	t.waits[e.P] = w.res
-	t.mu.Unlock()
-	w.ctx, w.cancel = context.WithTimeout(context.WithoutCancel(ctx), proposeTimeout)
-	mem.log.Propose(w.ctx, e.encode(), func(err error) { w.stored <- err })
-	return w, nil
-}
-
-// offerReaches reports whether a subscriber of this node or of another
-// live one would receive the offer m now. An offer is decided fleet-wide
-// before it takes a seq: one nobody would receive never enters the log,
-// so it enters no history however often it is retried. (A subscriber
-// that leaves between the check and the apply makes the offer take its
-// seq and fail after, as on one node an offer sent before it left.)
-func (t *Tree) offerReaches(ctx context.Context, m *message) bool {
-	r, ok := parseResource(m.Resource)
-	if !ok || r.hasAttr || r.hasQuery {
-		return false // refused below for what it is
-	}
-	if t.Reaches(r.path) {
-		return true
-	}
-	return t.log().Reaches(ctx, r.path)
-}
-
-// refuseOffer answers an offer that no node would deliver, as one node
-// answers it: after the checks of a NOTIFY, without a seq.
-func (t *Tree) refuseOffer(cl *caller, raw []byte, call bool) []byte {
-	local := *cl
-	local.unreached = true
-	return t.exec(&local, raw, call)
-}
-
-// Reaches reports whether a subscriber of this node would receive a
-// notification of path now (the check of an offer, see [Log]).
-func (t *Tree) Reaches(path string) bool {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.reaches(path)
-}
-
-// finishWrite waits for the write w to be stored and applied and returns
-// its reply.
-func (t *Tree) finishWrite(ctx context.Context, cl *caller, w *flight) []byte {
-	m := w.m
-	defer func() {
-		w.cancel()
-		t.mu.Lock()
-		delete(t.waits, w.e.P)
-		t.mu.Unlock()
-		if cl.c != nil {
-			cl.c.inflight.Done()
-		}
-	}()
-	// The apply's result says the log holds the entry (a node applies
-	// only what the log stored), whatever the acknowledgement says, or
-	// before it arrives.
-	var r result
-	var err error
-	applied := false
-	select {
-	case err = <-w.stored:
-	case r = <-w.res:
-		applied = true
-	case <-w.ctx.Done():
-		err = w.ctx.Err()
-	case <-ctx.Done():
-		err = ctx.Err()
-	}
-	if err != nil {
-		return failedReply(m.MsgID, reasonUnavailable)
-	}
-	if !applied {
-		timer := time.NewTimer(applyTimeout)
-		defer timer.Stop()
-		select {
-		case r = <-w.res:
-		case <-timer.C:
-			return failedReply(m.MsgID, reasonUnavailable)
-		case <-ctx.Done():
-			return failedReply(m.MsgID, reasonUnavailable)
-		}
-	}
-	if !r.notify {
-		return r.reply
-	}
-	if !w.e.Count {
-		return nil // nobody reads the count
-	}
-	sent := r.sent + t.log().Gather(ctx, w.e.P)
-	if sent == 0 {
-		return failedReply(r.msgID, reasonNoSubscriber)
-	}
-	b := replyStart(r.msgID, 24)
-	b = strconv.AppendInt(append(b, `,"sent_count":`...), int64(sent), 10)
-	return append(b, '}')
-}
-
-// logStore proposes entry and waits until the log holds it.
-func (t *Tree) logStore(ctx context.Context, entry []byte) error {
-	done := make(chan error, 1)
-	t.log().Propose(ctx, entry, func(err error) { done <- err })
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
-	}
-}
-
-// proposeLater stores a lifecycle entry in the background, retrying
-// while the log is unreachable, until the tree closes.
-func (t *Tree) proposeLater(e entry, before func()) {
-	go func() {
-		if before != nil {
-			before()
-		}
-		data := e.encode()
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), proposeTimeout)
-			err := t.logStore(ctx, data)
-			cancel()
-			if err == nil {
-				return
-			}
-			select {
-			case <-t.quit:
-				return
-			case <-time.After(time.Second):
-			}
-		}
-	}()
-}
-
-// Dead reports whether the log took node for dead.
-func (t *Tree) Dead(node string) bool {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.dead[node]
-}
-
-// Nodes returns the ids of the other nodes that own connections in the
-// tree, those whose death would change it.
-func (t *Tree) Nodes() []string {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	var ns []string
-	for node := range t.ghosts { // a node whose ghosts all ended is not there
-		ns = append(ns, node)
-	}
-	sort.Strings(ns)
-	return ns
-}
-
-// ProposeDead proposes that node is dead. The first such entry applied
-// ends its connections and deletes their transient resources; later ones
-// change nothing.
-func (t *Tree) ProposeDead(ctx context.Context, node string) error {
-	e := entry{V: entryVersion, K: kindDead, P: proposalID(), Node: node}
-	return t.logStore(ctx, e.encode())
-}
-
-// leaveFleet ends the local connections as the node stops and proposes
-// its own death, so that the others delete its transient resources now
-// rather than after the heartbeat timeout.
-func (t *Tree) leaveFleet() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = t.ProposeDead(ctx, t.nodeID())
-}
+// Node returns the tree's node id in its fleet: [Options.Node], or the
+// last id given by [Tree.Rejoin]; "" outside a fleet.
+func (t *Tree) Node() string { return t.nodeID() }

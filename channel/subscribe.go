@@ -1,151 +1,166 @@
 package channel
 
-import "time"
+import "strconv"
 
-// subList is the subscribers of one path, in a slice for fast fan-out;
-// the index map appears once the list is long enough to need it.
-type subList struct {
-	cs  []*Client
-	idx map[*Client]int
+// subscribeMsg runs SUBSCRIBE: notify the client of changes to /p and
+// its immediate children, after replaying (with "since") the history's
+// notifications of /p after that seq. The reply carries the tree's epoch;
+// a since that comes with another epoch is not recovered.
+func (t *Tree) subscribeMsg(cl *caller, m *message, r resource) ([]byte, string) {
+	if cl.c == nil {
+		return nil, reasonNotSupported
+	}
+	if r.hasAttr || r.hasQuery {
+		return nil, reasonInvalidRes
+	}
+	c := cl.c
+	recovered := false
+	t.mu.Lock()
+	if reason := t.mayListen(cl, r.path, m.Stream); reason != "" {
+		t.mu.Unlock()
+		return nil, reason
+	}
+	if !c.subs.has(r.path) && c.subs.len() >= t.opt.Subscriptions {
+		t.mu.Unlock()
+		return nil, reasonTooManySubs
+	}
+	// A since of another history (its epoch given and not this one) is
+	// not replayed: its seqs number other notifications.
+	if m.Since != nil && (m.Epoch == nil || *m.Epoch == t.epoch) {
+		var fs []Frame
+		fs, recovered = t.hist.replay(r.path, *m.Since, t.seq, t.now(), c.room(), t.reader(c.identity))
+		c.pushReplay(fs)
+	}
+	t.subscribe(c, r.path)
+	t.mu.Unlock()
+	b := replyStart(m.MsgID, 32+len(t.epoch))
+	if m.Since != nil {
+		b = strconv.AppendBool(append(b, `,"recovered":`...), recovered)
+	}
+	b = append(append(append(b, `,"epoch":"`...), t.epoch...), '"', '}')
+	return b, ""
 }
 
-// indexAt is the length from which a subList keeps an index.
-const indexAt = 16
-
-// find returns c's position in l, or -1.
-func (l *subList) find(c *Client) int {
-	if l.idx != nil {
-		if i, ok := l.idx[c]; ok {
-			return i
+// reader returns a function reporting whether identity may read a
+// resource now, for a replay: it judges each resource once. Use it with
+// the lock held.
+func (t *Tree) reader(identity string) func(path string) bool {
+	judged := make(map[string]bool)
+	return func(path string) bool {
+		ok, seen := judged[path]
+		if !seen {
+			ok = t.permit(identity, OpRead, path)
+			judged[path] = ok
 		}
-		return -1
+		return ok
 	}
-	for i, x := range l.cs {
-		if x == c {
-			return i
+}
+
+// unsubscribeMsg runs UNSUBSCRIBE.
+func (t *Tree) unsubscribeMsg(cl *caller, m *message, r resource) ([]byte, string) {
+	if cl.c == nil {
+		return nil, reasonNotSupported
+	}
+	if r.hasAttr || r.hasQuery {
+		return nil, reasonInvalidRes
+	}
+	t.mu.Lock()
+	t.unsubscribe(cl.c, r.path)
+	t.mu.Unlock()
+	return nil, ""
+}
+
+// notify runs NOTIFY: pass data to every subscriber of /p, changing
+// nothing. The notification gets a seq and enters the history even when
+// nobody receives it, so that a client subscribing again with "since"
+// gets it; an offer ("offer": true) that no subscriber would receive
+// fails with no subscriber before it gets a seq, and leaves no trace.
+func (t *Tree) notify(cl *caller, m *message, r resource) ([]byte, string) {
+	if r.hasAttr || r.hasQuery {
+		return nil, reasonInvalidRes
+	}
+	// The data is passed on as the sender wrote it, compacted, private
+	// fields and all; the notification is encoded here, outside the
+	// lock, but for its seq.
+	data := []byte(m.Data)
+	if data == nil {
+		data = []byte("null")
+	}
+	data, err := compactValid(data)
+	if err != nil {
+		return nil, reasonInvalidEntity
+	}
+	head := notifyHead(r.path, data, cl.from)
+	sent := 0
+	_, reason := t.run(cl, func() outcome {
+		var a access // found once, for the judgment and for emit
+		if reason := t.mayNotify(cl, &a, r.path); reason != "" {
+			return fail(reason)
 		}
-	}
-	return -1
-}
-
-// add appends c.
-func (l *subList) add(c *Client) {
-	l.cs = append(l.cs, c)
-	if l.idx == nil && len(l.cs) > indexAt {
-		l.idx = make(map[*Client]int, len(l.cs))
-		for i, x := range l.cs {
-			l.idx[x] = i
+		// In a fleet the proposer asked every node before the offer
+		// entered the log (offerReaches): one that no node would deliver
+		// is refused there (cl.unreached); one in the log takes its seq
+		// on every node alike and fails after, when nobody received it.
+		if m.Offer && (cl.unreached || !t.replicated() && !t.reaches(r.path)) {
+			return fail(reasonNoSubscriber)
 		}
-	} else if l.idx != nil {
-		l.idx[c] = len(l.cs) - 1
-	}
-}
-
-// remove takes c out, moving the last subscriber into its place.
-func (l *subList) remove(c *Client) {
-	i := l.find(c)
-	if i < 0 {
-		return
-	}
-	last := len(l.cs) - 1
-	l.cs[i] = l.cs[last]
-	l.cs[last] = nil
-	l.cs = l.cs[:last]
-	if l.idx != nil {
-		delete(l.idx, c)
-		if i < last {
-			l.idx[l.cs[i]] = i
+		if w := t.behind(r.path, false); w != nil {
+			return outcome{wait: w}
 		}
-	}
-}
-
-// subscribe adds c to the subscribers of path; it reports false when c
-// has as many subscriptions as allowed. Called with the lock.
-func (t *Tree) subscribe(c *Client, path string) bool {
-	if c.subs.has(path) {
-		return true
-	}
-	if c.subs.len() >= t.opt.Subscriptions {
-		return false
-	}
-	c.subs.add(path)
-	l := t.subs[path]
-	if l == nil {
-		l = &subList{}
-		t.subs[path] = l
-	}
-	l.add(c)
-	return true
-}
-
-// unsubscribe removes c from the subscribers of path. Called with the
-// lock.
-func (t *Tree) unsubscribe(c *Client, path string) {
-	if !c.subs.remove(path) {
-		return
-	}
-	if l := t.subs[path]; l != nil {
-		l.remove(c)
-		if len(l.cs) == 0 {
-			delete(t.subs, path)
+		if !t.room() {
+			return outcome{wait: t.roomWait()}
 		}
+		seq := t.takeSeq()
+		sent = t.emit(r.path, r.path, &a, withSeq(head, seq), seq)
+		return outcome{}
+	})
+	if reason != "" {
+		return nil, reason
 	}
+	cl.sent = sent
+	if sent == 0 {
+		return nil, reasonNoSubscriber
+	}
+	b := replyStart(m.MsgID, 24)
+	b = strconv.AppendInt(append(b, `,"sent_count":`...), int64(sent), 10)
+	return append(b, '}'), ""
 }
 
-// reaches reports whether a notification of res about res would reach a
-// subscriber now: one of its subscribers may read it. Called with the
-// lock.
-func (t *Tree) reaches(res string) bool {
-	l := t.subs[res]
-	if l == nil {
-		return false
+// mayListen returns why cl may not subscribe to path ("" when it may),
+// t.mu held. A SUBSCRIBE is judged as a read would be (see seen): on a
+// resource the caller may not read it answers what it answers where no
+// resource is, and then delivers nothing about it (each notification is
+// judged at delivery). It needs the subscribe right there, or for a
+// stream (a GET kept open) the read right, denied as a read is.
+func (t *Tree) mayListen(cl *caller, path string, stream bool) string {
+	if reason := t.usable(cl); reason != "" {
+		return reason
+	}
+	if cl.identity == Admin {
+		return ""
 	}
 	var a access
-	t.accessAt(&a, res)
-	if a.everyone(OpRead) {
-		return len(l.cs) > 0
+	read := t.seen(&a, cl.identity, path)
+	switch {
+	case stream && (read || a.allows(cl.identity, OpRead)):
+		return ""
+	case !stream && a.allows(cl.identity, OpSubscribe):
+		return ""
 	}
-	for _, c := range l.cs {
-		if a.delivers(c) {
-			return true
-		}
-	}
-	return false
+	return reasonForbidden
 }
 
-// emit records the notification data to the subscribers of res in the
-// history and queues it to every subscriber of res that may read about,
-// the resource the notification is about (docs/channel.md#denials); it
-// returns how many took it. a is the access at about, or nil for emit to
-// find it. Called with the lock, so every subscriber gets the
-// notifications of a resource in the order of their seq.
-func (t *Tree) emit(res, about string, a *access, data []byte, seq uint64) int {
-	return t.emitTo(t.subs[res], res, about, a, data, seq, t.now())
-}
-
-// emitTo is emit with the subscribers of res, l (nil for none), and the
-// time to record, found by the caller. Called with the lock.
-func (t *Tree) emitTo(l *subList, res, about string, a *access, data []byte, seq uint64, at time.Time) int {
-	t.hist.add(histEntry{seq: seq, res: res, about: about, at: at, data: data})
-	if l == nil {
-		return 0
+// mayNotify returns why cl may not NOTIFY path ("" when it may), t.mu
+// held, and fills a with the access at path, which emit takes. NOTIFY
+// passes data to the resource's subscribers: it needs the subscribe right
+// at the resource itself, like a write.
+func (t *Tree) mayNotify(cl *caller, a *access, path string) string {
+	if reason := t.usable(cl); reason != "" {
+		return reason
 	}
-	var found access
-	if a == nil {
-		a = &found
-		t.accessAt(a, about)
+	t.accessAt(a, path)
+	if cl.identity != Admin && !a.allows(cl.identity, OpSubscribe) {
+		return reasonForbidden
 	}
-	judge := !a.everyone(OpRead)
-	f := Frame{Seq: seq, Data: data}
-	n := 0
-	for _, c := range l.cs {
-		if judge && !a.delivers(c) {
-			continue
-		}
-		if c.push(f) {
-			n++
-		}
-	}
-	t.counts.delivered.Add(uint64(n))
-	return n
+	return ""
 }

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -77,53 +76,27 @@ type Tree struct {
 	// epoch is the identity of the history (see Epocher), fixed at New.
 	epoch string
 
-	mu     sync.RWMutex
-	closed bool
-	seq    uint64 // the last seq handed out
-	// saved is the mark the store keeps, which no seq handed out passes
-	// (see room).
-	saved   uint64
+	mu      sync.RWMutex
+	closed  bool
+	seq     uint64 // the last seq handed out
 	root    *node
 	nodes   map[string]*node
 	subs    map[string]*subList
 	clients map[string]*Client
 	leases  map[*node]*lease // the entities leased by Call
 	hist    history
-	// batchSize is the size of the last batch saved, which the next
-	// one's maps start with.
-	batchSize batchSize
-	// pend gathers the changes proposed while saving is being saved (see
-	// propose); roomCh is closed when the committer has tried to save a
-	// new mark.
-	pend, saving *batch
-	roomCh       chan struct{}
-	counts       counters
-	leaseN       uint64 // the id of the last lease started
+	counts  counters
+	leaseN  uint64 // the id of the last lease started
 
-	// In a fleet (docs/fleet.md): the node's id and log (replaced by
-	// Rejoin, under the lock); the last entry applied and a channel
-	// closed at each apply; the proposers waiting for their entries;
-	// the connections of other nodes that sent entries; the nodes the
-	// log took for dead; the number of the last batch applied of each
-	// node (see [Batch]).
-	mem atomic.Pointer[membership]
-	// state is (applied, seq, hash) as the last apply or restore left
-	// them, for State to read without the lock (digest.go).
-	state     atomic.Pointer[appliedState]
-	applied   uint64
-	applyWake chan struct{}
-	waits     map[string]chan result
-	ghosts    map[string]map[string]*connection // by node, then connection
-	nodeIDs   map[string]string                 // see nodeID
-	dead      map[string]bool
-	batches   map[string]uint64
-	hash      uint64 // the running hash of the batches applied (chainHash)
+	// groupCommit is the state of the writes to the store (commit.go);
+	// a tree without store leaves it idle.
+	groupCommit
+	// replica is the tree's part in a fleet (replica.go), nil on a
+	// single node.
+	*replica
 
-	kick      chan struct{}
 	quit      chan struct{}
-	committed chan struct{}
 	closeOnce sync.Once
-	closeErr  error // of the last Save, set before committed closes
 }
 
 // New returns a tree holding the persistent resources of store. A nil
@@ -159,28 +132,24 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 	}
 	root := &node{path: "/"}
 	t := &Tree{
-		opt:       opt,
-		st:        store,
-		epoch:     epoch,
-		now:       opt.Now,
-		root:      root,
-		nodes:     map[string]*node{"/": root},
-		subs:      make(map[string]*subList),
-		clients:   make(map[string]*Client),
-		leases:    make(map[*node]*lease),
-		hist:      history{max: opt.HistoryCount, maxBytes: opt.HistoryBytes, age: opt.HistoryAge},
-		kick:      make(chan struct{}, 1),
-		quit:      make(chan struct{}),
-		committed: make(chan struct{}),
-		applyWake: make(chan struct{}),
-		waits:     make(map[string]chan result),
-		ghosts:    make(map[string]map[string]*connection),
-		nodeIDs:   make(map[string]string),
-		batches:   make(map[string]uint64),
-		dead:      make(map[string]bool),
+		opt:     opt,
+		st:      store,
+		epoch:   epoch,
+		now:     opt.Now,
+		root:    root,
+		nodes:   map[string]*node{"/": root},
+		subs:    make(map[string]*subList),
+		clients: make(map[string]*Client),
+		leases:  make(map[*node]*lease),
+		hist:    history{max: opt.HistoryCount, maxBytes: opt.HistoryBytes, age: opt.HistoryAge},
+		quit:    make(chan struct{}),
+		groupCommit: groupCommit{
+			kick:      make(chan struct{}, 1),
+			committed: make(chan struct{}),
+		},
 	}
 	if opt.Log != nil {
-		t.mem.Store(&membership{node: opt.Node, log: opt.Log})
+		t.replica = newReplica(t, opt.Node, opt.Log)
 	}
 	if store != nil {
 		if err := t.load(ctx); err != nil {

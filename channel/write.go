@@ -119,7 +119,10 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 			}
 		}
 		var recs journal
-		if persist || n != nil && n.stored { // else planSet has no records
+		// Records are planned for a store only (a tree of a fleet has
+		// none), and planSet has none for a transient change of a node
+		// not stored.
+		if t.st != nil && (persist || n != nil && n.stored) {
 			next := node{path: r.path}
 			if n != nil {
 				next = *n
@@ -283,7 +286,11 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 		// The change keeps what it needs of cl, not cl: a caller that
 		// does not escape is not allocated.
 		identity, owner, from := cl.identity, cl.conn(), cl.from
-		out := t.commitOrApply(path, t.planSet(path, nil, &next), cl.c, func(seq uint64) {
+		var recs journal
+		if t.st != nil { // records are planned for a store only
+			recs = t.planSet(path, nil, &next)
+		}
+		out := t.commitOrApply(path, recs, cl.c, func(seq uint64) {
 			n := t.ensure(path, seq)
 			n.creator = identity
 			t.setEntity(n, typ, e, owner, persist, lease)
@@ -337,7 +344,11 @@ func (t *Tree) delete(cl *caller, r resource) ([]byte, string) {
 // client asking, nil for none. Called with the lock, after
 // conflict(n.path, touchRemove).
 func (t *Tree) remove(n *node, from string, by *Client) outcome {
-	return t.commitOrApply(n.path, t.planRemove(n), by, func(seq uint64) { t.removeEntity(n, from, seq) })
+	var recs journal
+	if t.st != nil { // records are planned for a store only
+		recs = t.planRemove(n)
+	}
+	return t.commitOrApply(n.path, recs, by, func(seq uint64) { t.removeEntity(n, from, seq) })
 }
 
 // usable returns why the caller may not change the tree now, or "".

@@ -34,7 +34,7 @@ const fleetHeartbeat = "4s"
 
 // fleetWait bounds a fleet node's answer to one request of the tests: a
 // node answers a write within 15 s (5 s for the log to store it, 10 s for
-// its node to apply it: channel/replica.go), unavailable at worst, and a
+// its node to apply it: channel/replica_log.go), unavailable at worst, and a
 // read within 10 s; right after NATS comes back they take that long.
 const fleetWait = 30 * time.Second
 

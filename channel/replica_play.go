@@ -5,80 +5,90 @@ import (
 	"time"
 )
 
-// Applying the log of a fleet (docs/fleet.md): a batch of entries, in
+// Playing the log of a fleet (docs/fleet.md): a batch of entries, in
 // the log's order, on every node alike; the connections of other nodes
-// (ghosts) and their end.
+// (ghosts) and their end. (Group commit's apply step, commit.go, is the
+// single node's: a tree of a fleet has no store.)
 
 // Apply makes the changes of the log's message at position pos, a batch
-// of entries of one node. The backend of a fleet calls it for every
-// message of the log, in order, from one goroutine; every tree of the
-// fleet reaches the same state and hands out the same seqs. A batch
-// whose number is not above the last one applied of its node is skipped
-// (stored twice, or an older one), as is an entry of another format
-// version; an empty batch only moves the position on. The entries are
-// decoded first, then applied under one hold of the lock, with one wake
-// of those waiting for the position.
-func (t *Tree) Apply(pos uint64, b Batch) {
+// of entries of one node, in a tree of a fleet. The backend of a fleet
+// calls it for every message of the log, in order, from one goroutine;
+// every tree of the fleet reaches the same state and hands out the same
+// seqs. A batch whose number is not above the last one applied of its
+// node is skipped (stored twice, or an older one), as is an entry of
+// another format version; an empty batch only moves the position on.
+// The entries are decoded first, then played under one hold of the
+// lock, with one wake of those waiting for the position.
+func (t *Tree) Apply(pos uint64, b Batch) { t.replica.play(pos, b) }
+
+// play plays the batch b at position pos (see [Tree.Apply]).
+func (rp *replica) play(pos uint64, b Batch) {
+	t := rp.t
+	// The messages of this node's entries were parsed by their proposers
+	// (see playMsg); the others' are parsed here, outside the lock.
+	self := rp.mem.Load().node
 	es := make([]decoded, 0, len(b.Entries))
 	for _, data := range b.Entries {
 		var d decoded
 		if err := decodeEntry(data, &d.e); err != nil || d.e.V != entryVersion {
 			continue
 		}
-		if d.e.K == kindMsg {
+		if d.e.K == kindMsg && d.e.Node != self {
 			d.m, d.reason = parseMessage(d.e.Msg)
 		}
 		es = append(es, d)
 	}
-	var after afterApply
+	var after afterPlay
 	t.mu.Lock()
-	if b.Node != "" && b.N > t.batches[b.Node] {
-		t.batches[b.Node] = b.N
-		t.hash = chainHash(t.hash, b.Entries)
+	if b.Node != "" && b.N > rp.batches[b.Node] {
+		rp.batches[b.Node] = b.N
+		rp.hash = chainHash(rp.hash, b.Entries)
 		for i := range es {
-			t.applyEntry(&es[i], &after)
+			rp.playEntry(&es[i], &after)
 		}
 	}
-	t.applied = pos
-	t.publishState()
-	close(t.applyWake)
-	t.applyWake = make(chan struct{})
+	rp.applied = pos
+	rp.publishState()
+	close(rp.playWake)
+	rp.playWake = make(chan struct{})
 	t.mu.Unlock()
 	if len(after.counts) > 0 {
-		t.log().Report(b.Node, after.counts)
+		rp.log().Report(b.Node, after.counts)
 	}
 	for _, c := range after.ended {
 		c.end(ErrNodeLeft)
 	}
 }
 
-// decoded is an entry of a batch and its client's message, parsed.
+// decoded is an entry of a batch and its client's message, parsed (m
+// nil: not yet, an entry of this node's).
 type decoded struct {
 	e      entry
 	m      *message
 	reason string // why the message is invalid
 }
 
-// afterApply is what applying a batch leaves to do once the lock is let
+// afterPlay is what playing a batch leaves to do once the lock is let
 // go: the counts of the batch's NOTIFYs to report to their proposer, the
 // local connections the log ended.
-type afterApply struct {
+type afterPlay struct {
 	counts []Count
 	ended  []*Client
 }
 
-// applyEntry makes the change of one entry. Called with the lock.
-func (t *Tree) applyEntry(d *decoded, after *afterApply) {
+// playEntry makes the change of one entry. Called with the lock.
+func (rp *replica) playEntry(d *decoded, after *afterPlay) {
+	t := rp.t
 	e := &d.e
 	switch e.K {
 	case kindMsg:
-		t.applyMsg(d, after)
+		rp.playMsg(d, after)
 	case kindEnd:
-		if !t.dead[e.Node] {
-			t.endConn(t.connOf(e.Node, e.Conn))
+		if !rp.dead[e.Node] {
+			rp.endConn(t.connOf(e.Node, e.Conn))
 		}
 	case kindDead:
-		after.ended = append(after.ended, t.applyDead(e.Node)...)
+		after.ended = append(after.ended, rp.playDead(e.Node)...)
 	case kindExpire:
 		if n := t.lookup(e.Path); n != nil && t.leases[n] != nil && t.leases[n].id == e.Lease {
 			t.remove(n, "", nil) // a tree without store applies at once
@@ -86,19 +96,29 @@ func (t *Tree) applyEntry(d *decoded, after *afterApply) {
 	}
 }
 
-// applyMsg runs a client's message from the log and hands the result to
+// playMsg runs a client's message from the log and hands the result to
 // its proposer when that is this node (under its id, or under an id it
 // had before it rejoined: refused, since that id is dead). Called with
 // the lock.
-func (t *Tree) applyMsg(d *decoded, after *afterApply) {
+func (rp *replica) playMsg(d *decoded, after *afterPlay) {
+	t := rp.t
+	if d.m == nil {
+		// An entry of this node: the message its proposer parsed, which
+		// the entry holds (startWrite), unless the proposer gave up.
+		if w := rp.waits[d.e.P]; w != nil {
+			d.m = w.m
+		} else {
+			d.m, d.reason = parseMessage(d.e.Msg)
+		}
+	}
 	e, m, reason := &d.e, d.m, d.reason
-	mine := e.Node == t.nodeID() || t.dead[e.Node] && t.waits[e.P] != nil
+	mine := e.Node == t.nodeID() || rp.dead[e.Node] && rp.waits[e.P] != nil
 	cl := &caller{from: e.From, identity: e.Who, fresh: e.ID, at: time.UnixMilli(e.At), held: true}
 	switch {
 	case reason != "":
-	case t.dead[e.Node]:
+	case rp.dead[e.Node]:
 		reason = reasonUnavailable
-	case e.Redo && t.redoTaken(m):
+	case e.Redo && rp.redoTaken(m):
 		reason = reasonExists
 	case e.Call:
 	case mine:
@@ -129,15 +149,16 @@ func (t *Tree) applyMsg(d *decoded, after *afterApply) {
 	case reply == nil:
 		r.reply = successReply(m.MsgID)
 	}
-	if ch := t.waits[e.P]; ch != nil {
-		ch <- r
+	if w := rp.waits[e.P]; w != nil {
+		w.res <- r
 	}
 }
 
 // endConn ends the connection o (a client of this node's or a ghost) as
 // the log says: its transient resources go, in the order of their paths
 // so that every node hands out the same seqs. Called with the lock.
-func (t *Tree) endConn(o *connection) {
+func (rp *replica) endConn(o *connection) {
+	t := rp.t
 	if o == nil {
 		return
 	}
@@ -152,7 +173,7 @@ func (t *Tree) endConn(o *connection) {
 		}
 		delete(t.clients, o.id)
 	} else {
-		if t.ghosts[o.node][o.id] != o {
+		if rp.ghosts[o.node][o.id] != o {
 			return // ended already
 		}
 		t.endGhost(o)
@@ -170,25 +191,26 @@ func (t *Tree) endConn(o *connection) {
 	o.owned = ownedSet{}
 }
 
-// applyDead ends every connection of node, which the fleet took for dead,
+// playDead ends every connection of node, which the fleet took for dead,
 // and refuses its later entries. It returns the local connections to
 // end once the lock is let go (when node is this one). With
 // Options.Rejoin, this node's connections that can be kept are kept
 // instead (keepConn): their transient resources go all the same, in the
 // same order. Called with the lock.
-func (t *Tree) applyDead(node string) []*Client {
-	if t.dead[node] {
+func (rp *replica) playDead(node string) []*Client {
+	t := rp.t
+	if rp.dead[node] {
 		return nil
 	}
-	t.dead[node] = true
+	rp.dead[node] = true
 	if node != t.nodeID() {
-		gs := make([]*connection, 0, len(t.ghosts[node]))
-		for _, g := range t.ghosts[node] {
+		gs := make([]*connection, 0, len(rp.ghosts[node]))
+		for _, g := range rp.ghosts[node] {
 			gs = append(gs, g)
 		}
 		sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })
 		for _, g := range gs {
-			t.endConn(g)
+			rp.endConn(g)
 		}
 		return nil
 	}
@@ -199,10 +221,10 @@ func (t *Tree) applyDead(node string) []*Client {
 	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
 	var ended []*Client
 	for _, c := range cs {
-		if t.opt.Rejoin && t.keepConn(c) {
+		if t.opt.Rejoin && rp.keepConn(c) {
 			continue
 		}
-		t.endConn(&c.connection)
+		rp.endConn(&c.connection)
 		ended = append(ended, c)
 	}
 	return ended

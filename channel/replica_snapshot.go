@@ -148,9 +148,12 @@ type snapItem struct {
 func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	h := snapHeader{V: entryVersion, Pos: t.applied, Seq: t.seq, Lease: t.leaseN, Batches: maps.Clone(t.batches), Hash: t.hash}
-	for n := range t.dead {
-		h.Dead = append(h.Dead, n)
+	h := snapHeader{V: entryVersion, Seq: t.seq, Lease: t.leaseN}
+	if t.replica != nil {
+		h.Pos, h.Batches, h.Hash = t.applied, maps.Clone(t.batches), t.hash
+		for n := range t.dead {
+			h.Dead = append(h.Dead, n)
+		}
 	}
 	// Depth first in creation order, without recursion: a node's next
 	// sibling comes after its subtree.
@@ -332,8 +335,8 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	t.seq, t.leaseN, t.applied, t.hash = 0, 0, 0, 0
 	t.publishState()
 	pos, err := t.restoreLocked(r)
-	close(t.applyWake)
-	t.applyWake = make(chan struct{})
+	close(t.playWake)
+	t.playWake = make(chan struct{})
 	t.mu.Unlock()
 	for _, c := range cs {
 		c.end(ErrRebuilding)

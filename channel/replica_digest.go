@@ -29,8 +29,13 @@ func chainHash(h uint64, entries [][]byte) uint64 {
 // reads it, and must not wait behind an apply that holds the lock while
 // it queues a notification to thousands of subscribers (issue 36: the
 // heartbeats of loaded nodes timed out there, and their nodes were taken
-// for dead).
+// for dead). Outside a fleet, applied and hash are 0.
 func (t *Tree) State() (applied, seq, hash uint64) {
+	if t.replica == nil {
+		t.mu.RLock()
+		defer t.mu.RUnlock()
+		return 0, t.seq, 0
+	}
 	if s := t.state.Load(); s != nil {
 		return s.applied, s.seq, s.hash
 	}
@@ -45,6 +50,7 @@ type appliedState struct{ applied, seq, hash uint64 }
 // publishState makes the tree's applied position, seq and hash State's.
 // Called with the lock, where they change together: at the end of an
 // apply, a restore or a reset.
-func (t *Tree) publishState() {
-	t.state.Store(&appliedState{t.applied, t.seq, t.hash})
+func (rp *replica) publishState() {
+	t := rp.t
+	rp.state.Store(&appliedState{rp.applied, t.seq, rp.hash})
 }

@@ -16,33 +16,6 @@ import (
 // Rejoin gives the tree its next id and makes those resources again, each
 // as a PUT of its connection that only creates.
 
-// membership is the tree's place in its fleet: its node id and the log it
-// proposes to.
-type membership struct {
-	node string
-	log  Log
-}
-
-// nodeID returns the tree's node id in its fleet ("" outside one).
-func (t *Tree) nodeID() string {
-	if m := t.mem.Load(); m != nil {
-		return m.node
-	}
-	return ""
-}
-
-// log returns the log the tree proposes to (nil outside a fleet).
-func (t *Tree) log() Log {
-	if m := t.mem.Load(); m != nil {
-		return m.log
-	}
-	return nil
-}
-
-// Node returns the tree's node id in its fleet: [Options.Node], or the
-// last id given by [Tree.Rejoin]; "" outside a fleet.
-func (t *Tree) Node() string { return t.nodeID() }
-
 // lost is a transient resource of a kept connection that its node's death
 // deleted: what a PUT needs to make it again.
 type lost struct {
@@ -57,7 +30,8 @@ type lost struct {
 // cannot be kept: it is ending already, or one of its resources has a
 // rule or a group of its own, which a PUT cannot make again. Called with
 // the lock.
-func (t *Tree) keepConn(c *Client) bool {
+func (rp *replica) keepConn(c *Client) bool {
+	t := rp.t
 	if c.ended {
 		return false
 	}
@@ -101,10 +75,11 @@ func (t *Tree) keepConn(c *Client) bool {
 func (t *Tree) Rejoin(node string, log Log) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.replica == nil || t.closed {
+		return errors.New("channel: rejoin: the tree is not a live tree of a fleet")
+	}
 	old := t.mem.Load()
 	switch {
-	case old == nil || t.closed:
-		return errors.New("channel: rejoin: the tree is not a live tree of a fleet")
 	case !t.dead[old.node]:
 		return fmt.Errorf("channel: rejoin: node %s was not taken for dead", old.node)
 	case node == "" || log == nil || t.dead[node]:
@@ -130,8 +105,9 @@ func (t *Tree) Rejoin(node string, log Log) error {
 // redo proposes ls, the resources of c that its node's death deleted, as
 // PUTs of c that only create, and ends c when one of them fails. Called
 // with the lock: the proposals come before any later one of the node.
-func (t *Tree) redo(c *Client, ls []lost) {
-	m := t.mem.Load()
+func (rp *replica) redo(c *Client, ls []lost) {
+	t := rp.t
+	m := rp.mem.Load()
 	cl := &caller{c: c, from: c.id, identity: c.identity}
 	var ws []*flight
 	for _, l := range ls {
@@ -143,7 +119,7 @@ func (t *Tree) redo(c *Client, ls []lost) {
 		e := entry{V: entryVersion, K: kindMsg, P: proposalID(), Node: m.node, Conn: c.id, From: c.id,
 			Who: c.identity, At: t.now().UnixMilli(), Redo: true, Msg: raw}
 		w := &flight{e: e, m: msg, stored: make(chan error, 1), res: make(chan result, 1)}
-		t.waits[e.P] = w.res
+		rp.waits[e.P] = w
 		w.ctx, w.cancel = context.WithTimeout(context.Background(), proposeTimeout)
 		m.log.Propose(w.ctx, e.encode(), func(err error) { w.stored <- err })
 		ws = append(ws, w)
@@ -155,7 +131,7 @@ func (t *Tree) redo(c *Client, ls []lost) {
 		ok := true
 		for _, w := range ws {
 			// finishWrite counts the proposal done and forgets its wait.
-			if !bytes.Equal(t.finishWrite(context.Background(), cl, w), successReply(nil)) {
+			if !bytes.Equal(rp.finishWrite(context.Background(), cl, w), successReply(nil)) {
 				ok = false
 			}
 		}
@@ -181,7 +157,8 @@ func redoMessage(l lost) []byte {
 
 // redoTaken reports whether the resource of m, a PUT that only creates,
 // has an entity already. Called with the lock.
-func (t *Tree) redoTaken(m *message) bool {
+func (rp *replica) redoTaken(m *message) bool {
+	t := rp.t
 	r, ok := parseResource(m.Resource)
 	if !ok {
 		return false // refused below for what it is
