@@ -132,8 +132,10 @@ func (c *remoteTreeClient) execOnCall(ctx context.Context, msg []byte) error {
 		return c.endErr()
 	}
 	c.up.spend(int64(len(msg)) + frameCost)
-	var sent chan error
-	if err := c.tc.out.post(ctx, &pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Exec{Exec: &pluginv3.TreeMessage{Msg: msg}}}, &sent); err != nil {
+	// Directly, not through the call's sender: the caller does the
+	// tree's work of a message (the door's exec pool, or a busy
+	// session's goroutine), whose stack is deep already.
+	if err := c.tc.out.direct(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Exec{Exec: &pluginv3.TreeMessage{Msg: msg}}}); err != nil {
 		return hostCallError(ctx, err, "tree exec", c.id)
 	}
 	return nil
