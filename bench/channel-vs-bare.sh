@@ -19,13 +19,18 @@
 # connection, reso ÷ bare). Targets (issue 30): fan-out >= 0.95, latency
 # and channels >= 0.85, idle RSS <= 1.2. With ISOLATED=1 a third side runs
 # reso -isolate all, and idle also prints isolated ÷ compiled (RSS and
-# goroutines per connection; target <= 2). The default run takes 3 to 5
-# minutes on two cores.
+# goroutines per connection; target <= 2); for fanout, latency and
+# channels the isolated ÷ compiled line also gives the p50 and p99 ratios
+# (targets, issue 38: deliveries >= 0.5, p99 <= 2). ISO_BEFORE=path adds a
+# side more: reso -isolate all of another binary (the one before a change),
+# measured in the same rounds, with its own isolated ÷ compiled line. The
+# default run takes 3 to 5 minutes on two cores.
 #   bench/channel-vs-bare.sh [-rounds 5] [-idle-rounds 3] [-d 2s] [-warmup 500ms]
 #                            [-n 10000] [-only fanout,latency,channels,idle] [-- reso flags...]
 #   e.g. bench/channel-vs-bare.sh -only idle -idle-rounds 3
 #        ISOLATED=1 bench/channel-vs-bare.sh -only idle
 #        bench/channel-vs-bare.sh -- -isolate all      # the reso side isolated
+#        ISOLATED=1 ISO_BEFORE=/tmp/reso-old bench/channel-vs-bare.sh -only fanout,latency,channels
 # RESO=path uses a reso binary built elsewhere; SERVER_FLAGS adds reso flags
 # as -- does.
 set -euo pipefail
@@ -59,6 +64,10 @@ sides=(reso bare)
 if [ -n "${ISOLATED:-}" ]; then
   sides+=(iso)
 fi
+if [ -n "${ISO_BEFORE:-}" ]; then
+  [ -x "$ISO_BEFORE" ] || { echo "ISO_BEFORE=$ISO_BEFORE is not an executable" >&2; exit 2; }
+  sides+=(isob)
+fi
 wants() { [[ ,$only, == *,$1,* ]]; }
 
 out=$(mktemp -d)
@@ -70,21 +79,28 @@ if [ -n "${RESO:-}" ]; then
 else
   go build -o "$out/bin/reso" ./cmd/reso
 fi
+if [ -n "${ISO_BEFORE:-}" ]; then
+  cp "$ISO_BEFORE" "$out/bin/reso-before"
+fi
 go build -o "$out/bin/wsbare" ./bench/wsbare
 go build -o "$out/bin/chload" ./bench/channel
 results=$out/results
 : >"$results"
 
-# start_side SIDE NAME: starts a fresh server of SIDE (reso, iso or bare)
+# start_side SIDE NAME: starts a fresh server of SIDE (reso, iso, isob or bare)
 # in $out/NAME; sets $addr, $pid and $debug (its admin address).
 start_side() {
   local side=$1 dir=$out/$2
   mkdir -p "$dir"
   case $side in
-    reso | iso)
-      cp "$out/bin/reso" "$dir/reso"
+    reso | iso | isob)
+      if [ "$side" = isob ]; then
+        cp "$out/bin/reso-before" "$dir/reso"
+      else
+        cp "$out/bin/reso" "$dir/reso"
+      fi
       server_args=("${reso_args[@]}")
-      if [ "$side" = iso ]; then
+      if [ "$side" != reso ]; then
         server_args+=(-isolate all)
       fi
       start_reso "$dir" >/dev/null
@@ -191,6 +207,7 @@ name() {
     reso) echo "reso" ;;
     bare) echo "bare" ;;
     iso) echo "reso -isolate all" ;;
+    isob) echo "isolated, before" ;;
   esac
 }
 
@@ -211,11 +228,17 @@ for load in "${loads[@]}"; do
   printf '  %-20s %13s %12s\n' "reso ÷ bare" \
     "$(ratio "$(median "$load" reso deliveries_per_s)" "$(median "$load" bare deliveries_per_s)")" \
     "$(ratio "$(median "$load" reso server_us_per_delivery)" "$(median "$load" bare server_us_per_delivery)")"
-  if [ -n "${ISOLATED:-}" ]; then
-    printf '  %-20s %13s %12s\n' "isolated ÷ compiled" \
-      "$(ratio "$(median "$load" iso deliveries_per_s)" "$(median "$load" reso deliveries_per_s)")" \
-      "$(ratio "$(median "$load" iso server_us_per_delivery)" "$(median "$load" reso server_us_per_delivery)")"
-  fi
+  for iso in iso isob; do
+    if [[ " ${sides[*]} " == *" $iso "* ]]; then
+      label="isolated ÷ compiled"
+      [ "$iso" = isob ] && label="before ÷ compiled"
+      printf '  %-20s %13s %12s %7s %9s %9s\n' "$label" \
+        "$(ratio "$(median "$load" $iso deliveries_per_s)" "$(median "$load" reso deliveries_per_s)")" \
+        "$(ratio "$(median "$load" $iso server_us_per_delivery)" "$(median "$load" reso server_us_per_delivery)")" "" \
+        "$(ratio "$(median "$load" $iso p50_us)" "$(median "$load" reso p50_us)")" \
+        "$(ratio "$(median "$load" $iso p99_us)" "$(median "$load" reso p99_us)")"
+    fi
+  done
 done
 if wants idle; then
   echo "idle: $idle_n WebSockets, each subscribed to its own resource, a fresh server per side and round (medians of $idle_rounds rounds)"

@@ -25,7 +25,9 @@ const CloseTooBig = 1009
 // process, or an isolated plugin's tree over pluginrpc) a goroutine of a
 // pool shared by all sessions (see drainPool) writes when there is
 // something to write, so an idle session costs one goroutine; otherwise
-// one pump goroutine waits in Next for the session's whole life. A binary
+// one pump goroutine waits in Next for the session's whole life. When
+// the tree writes the client's frames to the session itself (an isolated
+// plugin's tree, see sessionConnector), the door only reads. A binary
 // message is ignored: the
 // convention's messages are text. When the tree disconnects the client
 // (1008 "slow consumer", ...) the session is closed with its code and
@@ -42,7 +44,7 @@ type Session struct {
 
 // ServeSession serves one session until the client or the tree ends it.
 func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Session) error {
-	c, err := h.Tree.Connect(ctx, s.ID(), identity(req))
+	c, spliced, err := connect(ctx, h.Tree, s, identity(req))
 	if err != nil {
 		return err
 	}
@@ -50,7 +52,11 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	var wait func()
 	cancel := func() {}
 	rctx := ctx // the context of the reads
-	if r, ok := c.(readier); ok {
+	if spliced {
+		// Nothing to write: the read, on the session's own context,
+		// is all the door does.
+		wait = func() {}
+	} else if r, ok := c.(readier); ok {
 		// No context of the session's own, and no watch on ctx while
 		// reading: ctx ends when the server shuts down, which closes
 		// the session first, or when the connection is lost

@@ -67,6 +67,9 @@ type Client struct {
 	cur atomic.Pointer[conn] // the running process; nil while restarting
 	// restarts counts the processes started after the first.
 	restarts atomic.Uint64
+	// crossed counts the messages that carried frames for a session
+	// across the boundary (splice.go).
+	crossed crossings
 
 	mu     sync.Mutex // serializes Routes and (re)binding a process
 	host   *plugins.Services

@@ -84,7 +84,12 @@
 //     per client); what waits for a plugin that does not read is the
 //     client's queue in the tree, bounded as any client's: when it
 //     overflows, the client is ended (1008 "slow consumer") and the host
-//     tells the plugin at once.
+//     tells the plugin at once. A client's messages go up on its stream
+//     too, in order, under a credit of their own. A client that a
+//     session's handler connects for its session with ConnectSession
+//     (the channel door's) has its frames written by the host to that
+//     session itself: a notification to many sessions of one plugin
+//     does not cross the boundary per session (splice.go).
 //
 // When a client goes away (a request cancelled, a GET kept open closed),
 // what the plugin holds for it ends with it: an answer the host dropped

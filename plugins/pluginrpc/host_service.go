@@ -23,6 +23,10 @@ type hostServer struct {
 	host   plugins.Services
 	bodies *bodyTable
 	trees  treeClients // the tree clients the plugin attached
+	// sessions are the process's sessions, for a tree client connected
+	// for one (splice.go); nil for none.
+	sessions *sessionMux
+	crossed  *crossings // the frames sent on Trees calls
 }
 
 // errNoSettings answers a settings call when the host offers none (the

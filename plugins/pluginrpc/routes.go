@@ -22,7 +22,8 @@ import (
 // bind serves the host's services to process cn and asks it for its routes.
 func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Services) ([]*pluginv3.Route, error) {
 	id := cn.broker.NextId()
-	hs := &hostServer{host: host, bodies: &c.bodies}
+	cn.sessions.crossed = &c.crossed
+	hs := &hostServer{host: host, bodies: &c.bodies, sessions: cn.sessions, crossed: &c.crossed}
 	go cn.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
 		s := grpc.NewServer(opts...)
 		pluginv3.RegisterHostServer(s, hs)

@@ -49,6 +49,11 @@ func (h *remoteSession) ServeSession(ctx context.Context, req *core.Request, s c
 	if err != nil {
 		return sessionError(ctx, err)
 	}
+	// The plugin may connect a tree client for the session whose frames
+	// the host writes itself (splice.go) until the session is over.
+	cn.sessions.index.put(s.ID(), rs)
+	defer cn.sessions.index.remove(s.ID(), rs)
+	defer rs.unsplice()
 	open := &pluginv3.SessionOpen{Route: h.route, Request: encodeRequest(req), Id: wire(s.ID())}
 	if rs.send(&pluginv3.SessionUp{Kind: &pluginv3.SessionUp_Open{Open: open}}) != nil {
 		// The call broke; its reader ends the session.
@@ -94,6 +99,10 @@ func sessionError(ctx context.Context, err error) error {
 type sessionMux struct {
 	rpc  pluginv3.PluginClient
 	next atomic.Uint32
+	// index holds the open sessions by id (splice.go).
+	index sessionIndex
+	// crossed counts the session messages that came down (splice.go).
+	crossed *crossings
 
 	mu    sync.Mutex
 	calls [muxCalls]*sessionCall
@@ -112,7 +121,7 @@ func (m *sessionMux) open(ctx context.Context, s core.Session) (*hostSessionEnd,
 			m.mu.Unlock()
 			return nil, err
 		}
-		c = &sessionCall{call: call, cancel: cancel, sessions: make(map[uint64]*hostSessionEnd), out: newSender(call.Send)}
+		c = &sessionCall{call: call, cancel: cancel, sessions: make(map[uint64]*hostSessionEnd), out: newSender(call.Send), crossed: m.crossed}
 		m.calls[i] = c
 		go c.read()
 	}
@@ -134,9 +143,10 @@ func (m *sessionMux) closeAll() {
 
 // sessionCall is one Sessions call and the sessions on it.
 type sessionCall struct {
-	call   pluginv3.Plugin_SessionsClient
-	cancel context.CancelFunc
-	out    *sender[*pluginv3.SessionUp]
+	call    pluginv3.Plugin_SessionsClient
+	cancel  context.CancelFunc
+	out     *sender[*pluginv3.SessionUp]
+	crossed *crossings
 
 	mu       sync.Mutex
 	sessions map[uint64]*hostSessionEnd
@@ -187,6 +197,7 @@ func (c *sessionCall) read() {
 		}
 		switch k := m.GetKind().(type) {
 		case *pluginv3.SessionDown_Message:
+			c.crossed.add()
 			rs.push(downItem{msg: core.Message{Binary: k.Message.GetBinary(), Data: k.Message.GetData()}, cost: int64(len(k.Message.GetData())) + messageCost, isMsg: true})
 		case *pluginv3.SessionDown_Close:
 			rs.push(downItem{close: &core.CloseError{Code: int(k.Close.GetCode()), Reason: string(k.Close.GetReason())}})
@@ -240,6 +251,7 @@ type hostSessionEnd struct {
 	ended     bool       // the end is queued: nothing more is
 	failed    bool       // a write to the client failed: messages are dropped
 	cancelled bool
+	splice    *splice // the tree client whose frames the host writes here
 }
 
 // send sends m, tagged with the session's number, through the call's

@@ -79,8 +79,8 @@ func (s *hostServer) Trees(stream pluginv3.Host_TreesServer) error {
 			if !t.put(hc) {
 				continue
 			}
-			identity := string(k.Connect.GetIdentity())
-			workers.Go(func() { t.connect(hc, identity, &workers) })
+			identity, session := string(k.Connect.GetIdentity()), k.Connect.GetSession()
+			workers.Go(func() { t.connect(hc, identity, session, &workers) })
 		case *pluginv3.TreeUp_Credit:
 			if hc := t.get(n); hc != nil {
 				hc.credit.add(int64(k.Credit.GetBytes()))
@@ -89,6 +89,10 @@ func (s *hostServer) Trees(stream pluginv3.Host_TreesServer) error {
 		case *pluginv3.TreeUp_Release:
 			if hc := t.get(n); hc != nil {
 				t.finish(hc)
+			}
+		case *pluginv3.TreeUp_Exec:
+			if hc := t.get(n); hc != nil {
+				t.exec(hc, k.Exec.GetMsg(), &workers)
 			}
 		}
 	}
@@ -123,9 +127,12 @@ type hostTreeClient struct {
 
 	// Guarded by hostTrees.mu.
 	c        plugins.TreeClient // nil while connecting
-	r        treeReadier        // c's, when it has one
+	r        treeReadier        // c's, when it has one and its frames go on the call
+	sp       *splice            // writes c's frames to its session instead
 	queued   bool               // in hostTrees.queue
 	finished bool               // released: disconnected and forgotten
+
+	execs execQueue // its messages for the tree (tree_exec.go)
 
 	// Used by the writer only.
 	frames []plugins.TreeFrame
@@ -165,8 +172,11 @@ func (t *hostTrees) send(d *pluginv3.TreeDown) error {
 	return t.stream.Send(d)
 }
 
-// connect attaches hc to the tree and answers the plugin.
-func (t *hostTrees) connect(hc *hostTreeClient, identity string, workers *sync.WaitGroup) {
+// connect attaches hc to the tree and answers the plugin. With session,
+// the client's frames go to the host's session of the same id, if the
+// process has one open and the client can be drained without Next
+// (splice.go); the answer says whether they do.
+func (t *hostTrees) connect(hc *hostTreeClient, identity string, session bool, workers *sync.WaitGroup) {
 	tree := t.srv.host.Tree
 	if tree == nil {
 		t.forget(hc)
@@ -180,21 +190,39 @@ func (t *hostTrees) connect(hc *hostTreeClient, identity string, workers *sync.W
 		return
 	}
 	r, _ := c.(treeReadier)
+	var rs *hostSessionEnd
+	if session && r != nil && t.srv.sessions != nil {
+		rs = t.srv.sessions.index.get(hc.id)
+	}
+	var sp *splice
+	if rs != nil {
+		sp = rs.spliceTo(r)
+	}
 	t.mu.Lock()
 	gone := hc.finished
 	if !gone {
-		hc.c, hc.r = c, r
+		hc.c, hc.r, hc.sp = c, r, sp
+		if sp != nil {
+			hc.r = nil // its frames do not go on the call
+		}
 	}
 	t.mu.Unlock()
 	if gone {
 		// Released (or the call ended) while connecting.
+		if sp != nil {
+			sp.halt()
+		}
 		c.Disconnect()
 		return
 	}
+	spliced := sp != nil
 	t.srv.trees.put(hc.id, c)
 	// The answer goes before any frame: the writer and the pump start
 	// after it.
-	_ = t.send(&pluginv3.TreeDown{Client: hc.n, Kind: &pluginv3.TreeDown_Connected{Connected: &pluginv3.TreeConnected{}}})
+	_ = t.send(&pluginv3.TreeDown{Client: hc.n, Kind: &pluginv3.TreeDown_Connected{Connected: &pluginv3.TreeConnected{Session: spliced, Exec: true}}})
+	if spliced {
+		return
+	}
 	if r != nil {
 		r.OnReady(func() { t.ready(hc) })
 		t.ready(hc)
@@ -223,11 +251,15 @@ func (t *hostTrees) finish(hc *hostTreeClient) {
 func (t *hostTrees) release(hc *hostTreeClient) {
 	t.mu.Lock()
 	hc.finished = true
-	c, r := hc.c, hc.r
-	hc.c, hc.r = nil, nil
+	c, r, sp := hc.c, hc.r, hc.sp
+	hc.c, hc.r, hc.sp = nil, nil, nil
 	t.mu.Unlock()
 	if c == nil {
 		return
+	}
+	if sp != nil {
+		// Before the client's end, which is the session's business now.
+		sp.halt()
 	}
 	if r != nil {
 		r.OnReady(nil)
@@ -309,6 +341,7 @@ func (t *hostTrees) take(hc *hostTreeClient, r treeReadier, out []*pluginv3.Tree
 				cost += int64(len(f.Data)) + frameCost
 			}
 			hc.credit.spend(cost)
+			t.srv.crossed.add()
 			serr := t.send(&pluginv3.TreeDown{Client: hc.n, Kind: &pluginv3.TreeDown_Frames{Frames: &pluginv3.TreeFrames{Frames: out}}})
 			clear(out)
 			clear(hc.frames)
@@ -337,6 +370,7 @@ func (t *hostTrees) pump(hc *hostTreeClient, c plugins.TreeClient) {
 				cost += int64(len(f.Data)) + frameCost
 			}
 			hc.credit.spend(cost)
+			t.srv.crossed.add()
 			if t.send(&pluginv3.TreeDown{Client: hc.n, Kind: &pluginv3.TreeDown_Frames{Frames: &pluginv3.TreeFrames{Frames: out}}}) != nil {
 				return
 			}

@@ -22,23 +22,34 @@ type treeHost struct{ h *remoteHost }
 // the plugin's Trees calls until Disconnect (or a Next whose ctx ends, or
 // the host's end).
 func (t treeHost) Connect(ctx context.Context, id, identity string) (plugins.TreeClient, error) {
+	c, _, err := t.connect(ctx, id, identity, false)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// connect attaches a client through the host; with session, it asks the
+// host to write the client's frames to the session of the same id itself
+// (splice.go) and reports whether the host does.
+func (t treeHost) connect(ctx context.Context, id, identity string, session bool) (_ *remoteTreeClient, spliced bool, _ error) {
 	tc, err := t.h.trees.call(t.h.client)
 	if err != nil {
-		return nil, hostCallError(ctx, err, "tree connect", id)
+		return nil, false, hostCallError(ctx, err, "tree connect", id)
 	}
 	c := tc.add(t.h, id)
 	if c == nil {
-		return nil, hostCallError(ctx, errors.New("the call to the host broke"), "tree connect", id)
+		return nil, false, hostCallError(ctx, errors.New("the call to the host broke"), "tree connect", id)
 	}
 	// Through the call's sender: the caller is a session's goroutine,
 	// which then waits long for its client (see sender).
 	var sent chan error
-	if err := tc.out.post(ctx, &pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Connect{Connect: &pluginv3.TreeConnectRequest{Id: wire(id), Identity: wire(identity)}}}, &sent); err != nil {
+	if err := tc.out.post(ctx, &pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Connect{Connect: &pluginv3.TreeConnectRequest{Id: wire(id), Identity: wire(identity), Session: session}}}, &sent); err != nil {
 		if tc.remove(c.n) && ctx.Err() != nil {
 			// The connect may still go: the release goes after it.
 			tc.out.postAsync(&pluginv3.TreeUp{Client: c.n, Kind: &pluginv3.TreeUp_Release{Release: &pluginv3.TreeRelease{}}})
 		}
-		return nil, hostCallError(ctx, err, "tree connect", id)
+		return nil, false, hostCallError(ctx, err, "tree connect", id)
 	}
 	for {
 		c.mu.Lock()
@@ -48,17 +59,18 @@ func (t treeHost) Connect(ctx context.Context, id, identity string) (plugins.Tre
 		case ack != nil:
 			if e := ack.GetError(); e != nil {
 				tc.remove(c.n)
-				return nil, decodeError(e)
+				return nil, false, decodeError(e)
 			}
-			return c, nil
+			c.execOn = ack.GetExec()
+			return c, ack.GetSession(), nil
 		case gone != nil:
-			return nil, hostCallError(ctx, errors.New("the call to the host broke"), "tree connect", id)
+			return nil, false, hostCallError(ctx, errors.New("the call to the host broke"), "tree connect", id)
 		}
 		select {
 		case <-c.wake:
 		case <-ctx.Done():
 			c.release()
-			return nil, ctx.Err()
+			return nil, false, ctx.Err()
 		}
 	}
 }
@@ -129,7 +141,7 @@ func (tc *treeCall) add(h *remoteHost, id string) *remoteTreeClient {
 		return nil
 	}
 	tc.last++
-	c := &remoteTreeClient{h: h, tc: tc, n: tc.last, id: id, wake: make(chan struct{}, 1), in: grants{window: treeWindow}}
+	c := &remoteTreeClient{h: h, tc: tc, n: tc.last, id: id, wake: make(chan struct{}, 1), in: grants{window: treeWindow}, up: newCredit(treeWindow), over: make(chan struct{})}
 	tc.clients[c.n] = c
 	return c
 }
@@ -172,6 +184,8 @@ func (tc *treeCall) read() {
 		case *pluginv3.TreeDown_Gone:
 			tc.remove(c.n)
 			c.arrive(nil, &plugins.TreeGone{Code: int(k.Gone.GetCode()), Reason: string(k.Gone.GetReason())})
+		case *pluginv3.TreeDown_Credit:
+			c.up.add(int64(k.Credit.GetBytes()))
 		}
 	}
 	tc.mu.Lock()
@@ -204,6 +218,12 @@ type remoteTreeClient struct {
 	err          error // what Next returns from now on
 	disconnected atomic.Bool
 	once         sync.Once
+
+	// Its messages on the call (tree_exec.go).
+	execOn   bool          // the host takes them on the call; set before Connect returns
+	up       *credit       // for them, granted by the host
+	over     chan struct{} // closed at the client's end
+	overOnce sync.Once
 }
 
 // errHostGone ends a client whose call to the host broke.
@@ -228,6 +248,9 @@ func (c *remoteTreeClient) arrive(frames []*pluginv3.TreeFrame, gone error) {
 		c.gone = gone
 	}
 	c.mu.Unlock()
+	if gone != nil {
+		c.end()
+	}
 	wakeUp(c.wake)
 	if ready != nil {
 		ready()
@@ -293,8 +316,13 @@ func (c *remoteTreeClient) take(buf []plugins.TreeFrame) (_ []plugins.TreeFrame,
 	return buf, true, nil
 }
 
-// Exec sends a message of the client to the host's tree.
+// Exec sends a message of the client to the host's tree: on the client's
+// call when the host takes it there (it returns once sent), else with a
+// TreeExec call.
 func (c *remoteTreeClient) Exec(ctx context.Context, msg []byte) error {
+	if c.execOn {
+		return c.execOnCall(ctx, msg)
+	}
 	resp, err := c.h.client.TreeExec(ctx, &pluginv3.TreeExecRequest{Id: wire(c.id), Msg: msg})
 	if err != nil {
 		return hostCallError(ctx, err, "tree exec", c.id)
@@ -337,6 +365,7 @@ func (c *remoteTreeClient) release() {
 func (c *remoteTreeClient) Disconnect() {
 	c.once.Do(func() {
 		c.disconnected.Store(true)
+		c.end()
 		ctx, cancel := context.WithTimeout(context.Background(), disconnectTimeout)
 		_, _ = c.h.client.TreeDisconnect(ctx, &pluginv3.TreeDisconnectRequest{Id: wire(c.id)})
 		cancel()

@@ -2751,8 +2751,20 @@ func (x *ClosePluginResponse) GetError() *Error {
 type TreeConnectRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// id is the client's id; identity the caller's ("" anonymous).
-	Id            []byte `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	Identity      []byte `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
+	Id       []byte `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Identity []byte `protobuf:"bytes,2,opt,name=identity,proto3" json:"identity,omitempty"`
+	// session asks the host to write the client's frames itself to the
+	// session of the same id that it opened on this plugin process's
+	// Sessions calls (the client's socket is in the host): none of its
+	// frames then crosses, and a notification to many sessions of one
+	// plugin costs no message on the boundary at all. The host says in
+	// TreeConnected.session whether it does (it does not for a client of
+	// a tree it cannot drain without Next, nor for an id that names no
+	// session of this process); when it does, the client's queue in the
+	// tree is the session's flow control, as in process, and the tree's
+	// end of the client (a slow consumer) closes the session with its
+	// code and reason. A host older than this field ignores it.
+	Session       bool `protobuf:"varint,3,opt,name=session,proto3" json:"session,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2801,6 +2813,13 @@ func (x *TreeConnectRequest) GetIdentity() []byte {
 	return nil
 }
 
+func (x *TreeConnectRequest) GetSession() bool {
+	if x != nil {
+		return x.Session
+	}
+	return false
+}
+
 // TreeUp is what the plugin sends on a Trees call.
 type TreeUp struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2811,6 +2830,7 @@ type TreeUp struct {
 	//	*TreeUp_Connect
 	//	*TreeUp_Credit
 	//	*TreeUp_Release
+	//	*TreeUp_Exec
 	Kind          isTreeUp_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2887,6 +2907,15 @@ func (x *TreeUp) GetRelease() *TreeRelease {
 	return nil
 }
 
+func (x *TreeUp) GetExec() *TreeMessage {
+	if x != nil {
+		if x, ok := x.Kind.(*TreeUp_Exec); ok {
+			return x.Exec
+		}
+	}
+	return nil
+}
+
 type isTreeUp_Kind interface {
 	isTreeUp_Kind()
 }
@@ -2906,11 +2935,71 @@ type TreeUp_Release struct {
 	Release *TreeRelease `protobuf:"bytes,4,opt,name=release,proto3,oneof"`
 }
 
+type TreeUp_Exec struct {
+	// exec: one message of the client for the tree, executed after the
+	// client's earlier ones, in order, without an answer (its reply is one
+	// of the client's frames), when TreeConnected.exec said the host takes
+	// them. The plugin sends while it has credit for the client's
+	// messages: TREE_WINDOW bytes to start with, a message costing its
+	// length plus FRAME_COST; the host grants it back (TreeDown.credit) as
+	// it executes them. So a session's messages go on without waiting for
+	// one round trip each (TreeExec) and the host holds at most a window
+	// of them per client.
+	Exec *TreeMessage `protobuf:"bytes,5,opt,name=exec,proto3,oneof"`
+}
+
 func (*TreeUp_Connect) isTreeUp_Kind() {}
 
 func (*TreeUp_Credit) isTreeUp_Kind() {}
 
 func (*TreeUp_Release) isTreeUp_Kind() {}
+
+func (*TreeUp_Exec) isTreeUp_Kind() {}
+
+// TreeMessage is a message of a tree client for the tree.
+type TreeMessage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Msg           []byte                 `protobuf:"bytes,1,opt,name=msg,proto3" json:"msg,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TreeMessage) Reset() {
+	*x = TreeMessage{}
+	mi := &file_plugin_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TreeMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TreeMessage) ProtoMessage() {}
+
+func (x *TreeMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TreeMessage.ProtoReflect.Descriptor instead.
+func (*TreeMessage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *TreeMessage) GetMsg() []byte {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
 
 // TreeRelease ends a client from the plugin's side.
 type TreeRelease struct {
@@ -2921,7 +3010,7 @@ type TreeRelease struct {
 
 func (x *TreeRelease) Reset() {
 	*x = TreeRelease{}
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2933,7 +3022,7 @@ func (x *TreeRelease) String() string {
 func (*TreeRelease) ProtoMessage() {}
 
 func (x *TreeRelease) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2946,7 +3035,7 @@ func (x *TreeRelease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeRelease.ProtoReflect.Descriptor instead.
 func (*TreeRelease) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{42}
+	return file_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 // TreeDown is what the host sends on a Trees call.
@@ -2959,6 +3048,7 @@ type TreeDown struct {
 	//	*TreeDown_Connected
 	//	*TreeDown_Frames
 	//	*TreeDown_Gone
+	//	*TreeDown_Credit
 	Kind          isTreeDown_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2966,7 +3056,7 @@ type TreeDown struct {
 
 func (x *TreeDown) Reset() {
 	*x = TreeDown{}
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2978,7 +3068,7 @@ func (x *TreeDown) String() string {
 func (*TreeDown) ProtoMessage() {}
 
 func (x *TreeDown) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2991,7 +3081,7 @@ func (x *TreeDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDown.ProtoReflect.Descriptor instead.
 func (*TreeDown) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{43}
+	return file_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TreeDown) GetClient() uint64 {
@@ -3035,6 +3125,15 @@ func (x *TreeDown) GetGone() *TreeGone {
 	return nil
 }
 
+func (x *TreeDown) GetCredit() *Credit {
+	if x != nil {
+		if x, ok := x.Kind.(*TreeDown_Credit); ok {
+			return x.Credit
+		}
+	}
+	return nil
+}
+
 type isTreeDown_Kind interface {
 	isTreeDown_Kind()
 }
@@ -3054,23 +3153,37 @@ type TreeDown_Gone struct {
 	Gone *TreeGone `protobuf:"bytes,4,opt,name=gone,proto3,oneof"`
 }
 
+type TreeDown_Credit struct {
+	// credit: the host executed that many bytes of the client's messages
+	// (TreeUp.exec).
+	Credit *Credit `protobuf:"bytes,5,opt,name=credit,proto3,oneof"`
+}
+
 func (*TreeDown_Connected) isTreeDown_Kind() {}
 
 func (*TreeDown_Frames) isTreeDown_Kind() {}
 
 func (*TreeDown_Gone) isTreeDown_Kind() {}
 
+func (*TreeDown_Credit) isTreeDown_Kind() {}
+
 // TreeConnected answers a connect.
 type TreeConnected struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Error *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	// session: the host writes the client's frames to the session of the
+	// same id (TreeConnectRequest.session); none come on Trees, not even
+	// the client's end.
+	Session bool `protobuf:"varint,2,opt,name=session,proto3" json:"session,omitempty"`
+	// exec: the host takes the client's messages on Trees (TreeUp.exec).
+	Exec          bool `protobuf:"varint,3,opt,name=exec,proto3" json:"exec,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TreeConnected) Reset() {
 	*x = TreeConnected{}
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3082,7 +3195,7 @@ func (x *TreeConnected) String() string {
 func (*TreeConnected) ProtoMessage() {}
 
 func (x *TreeConnected) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3095,7 +3208,7 @@ func (x *TreeConnected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeConnected.ProtoReflect.Descriptor instead.
 func (*TreeConnected) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{44}
+	return file_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TreeConnected) GetError() *Error {
@@ -3103,6 +3216,20 @@ func (x *TreeConnected) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *TreeConnected) GetSession() bool {
+	if x != nil {
+		return x.Session
+	}
+	return false
+}
+
+func (x *TreeConnected) GetExec() bool {
+	if x != nil {
+		return x.Exec
+	}
+	return false
 }
 
 // TreeFrames is one read of a client's queue.
@@ -3115,7 +3242,7 @@ type TreeFrames struct {
 
 func (x *TreeFrames) Reset() {
 	*x = TreeFrames{}
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3127,7 +3254,7 @@ func (x *TreeFrames) String() string {
 func (*TreeFrames) ProtoMessage() {}
 
 func (x *TreeFrames) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3140,7 +3267,7 @@ func (x *TreeFrames) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeFrames.ProtoReflect.Descriptor instead.
 func (*TreeFrames) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{45}
+	return file_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TreeFrames) GetFrames() []*TreeFrame {
@@ -3161,7 +3288,7 @@ type TreeFrame struct {
 
 func (x *TreeFrame) Reset() {
 	*x = TreeFrame{}
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3173,7 +3300,7 @@ func (x *TreeFrame) String() string {
 func (*TreeFrame) ProtoMessage() {}
 
 func (x *TreeFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3186,7 +3313,7 @@ func (x *TreeFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeFrame.ProtoReflect.Descriptor instead.
 func (*TreeFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{46}
+	return file_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TreeFrame) GetSeq() uint64 {
@@ -3214,7 +3341,7 @@ type TreeGone struct {
 
 func (x *TreeGone) Reset() {
 	*x = TreeGone{}
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3226,7 +3353,7 @@ func (x *TreeGone) String() string {
 func (*TreeGone) ProtoMessage() {}
 
 func (x *TreeGone) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3239,7 +3366,7 @@ func (x *TreeGone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeGone.ProtoReflect.Descriptor instead.
 func (*TreeGone) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{47}
+	return file_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TreeGone) GetCode() int32 {
@@ -3266,7 +3393,7 @@ type TreeExecRequest struct {
 
 func (x *TreeExecRequest) Reset() {
 	*x = TreeExecRequest{}
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3278,7 +3405,7 @@ func (x *TreeExecRequest) String() string {
 func (*TreeExecRequest) ProtoMessage() {}
 
 func (x *TreeExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3291,7 +3418,7 @@ func (x *TreeExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeExecRequest.ProtoReflect.Descriptor instead.
 func (*TreeExecRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{48}
+	return file_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TreeExecRequest) GetId() []byte {
@@ -3319,7 +3446,7 @@ type TreeExecResponse struct {
 
 func (x *TreeExecResponse) Reset() {
 	*x = TreeExecResponse{}
-	mi := &file_plugin_proto_msgTypes[49]
+	mi := &file_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3331,7 +3458,7 @@ func (x *TreeExecResponse) String() string {
 func (*TreeExecResponse) ProtoMessage() {}
 
 func (x *TreeExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[49]
+	mi := &file_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3344,7 +3471,7 @@ func (x *TreeExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeExecResponse.ProtoReflect.Descriptor instead.
 func (*TreeExecResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{49}
+	return file_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TreeExecResponse) GetError() *Error {
@@ -3363,7 +3490,7 @@ type TreeDisconnectRequest struct {
 
 func (x *TreeDisconnectRequest) Reset() {
 	*x = TreeDisconnectRequest{}
-	mi := &file_plugin_proto_msgTypes[50]
+	mi := &file_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3375,7 +3502,7 @@ func (x *TreeDisconnectRequest) String() string {
 func (*TreeDisconnectRequest) ProtoMessage() {}
 
 func (x *TreeDisconnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[50]
+	mi := &file_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3388,7 +3515,7 @@ func (x *TreeDisconnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDisconnectRequest.ProtoReflect.Descriptor instead.
 func (*TreeDisconnectRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{50}
+	return file_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TreeDisconnectRequest) GetId() []byte {
@@ -3406,7 +3533,7 @@ type TreeDisconnectResponse struct {
 
 func (x *TreeDisconnectResponse) Reset() {
 	*x = TreeDisconnectResponse{}
-	mi := &file_plugin_proto_msgTypes[51]
+	mi := &file_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3418,7 +3545,7 @@ func (x *TreeDisconnectResponse) String() string {
 func (*TreeDisconnectResponse) ProtoMessage() {}
 
 func (x *TreeDisconnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[51]
+	mi := &file_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3431,7 +3558,7 @@ func (x *TreeDisconnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDisconnectResponse.ProtoReflect.Descriptor instead.
 func (*TreeDisconnectResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{51}
+	return file_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 type TreeCallRequest struct {
@@ -3445,7 +3572,7 @@ type TreeCallRequest struct {
 
 func (x *TreeCallRequest) Reset() {
 	*x = TreeCallRequest{}
-	mi := &file_plugin_proto_msgTypes[52]
+	mi := &file_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3457,7 +3584,7 @@ func (x *TreeCallRequest) String() string {
 func (*TreeCallRequest) ProtoMessage() {}
 
 func (x *TreeCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[52]
+	mi := &file_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3470,7 +3597,7 @@ func (x *TreeCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeCallRequest.ProtoReflect.Descriptor instead.
 func (*TreeCallRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{52}
+	return file_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *TreeCallRequest) GetFrom() []byte {
@@ -3505,7 +3632,7 @@ type TreeCallResponse struct {
 
 func (x *TreeCallResponse) Reset() {
 	*x = TreeCallResponse{}
-	mi := &file_plugin_proto_msgTypes[53]
+	mi := &file_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3517,7 +3644,7 @@ func (x *TreeCallResponse) String() string {
 func (*TreeCallResponse) ProtoMessage() {}
 
 func (x *TreeCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[53]
+	mi := &file_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3530,7 +3657,7 @@ func (x *TreeCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeCallResponse.ProtoReflect.Descriptor instead.
 func (*TreeCallResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{53}
+	return file_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TreeCallResponse) GetReply() []byte {
@@ -3708,25 +3835,32 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"\x14\n" +
 	"\x12ClosePluginRequest\"B\n" +
 	"\x13ClosePluginResponse\x12+\n" +
-	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"@\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"Z\n" +
 	"\x12TreeConnectRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\fR\x02id\x12\x1a\n" +
-	"\bidentity\x18\x02 \x01(\fR\bidentity\"\xd3\x01\n" +
+	"\bidentity\x18\x02 \x01(\fR\bidentity\x12\x18\n" +
+	"\asession\x18\x03 \x01(\bR\asession\"\x86\x02\n" +
 	"\x06TreeUp\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x04R\x06client\x12>\n" +
 	"\aconnect\x18\x02 \x01(\v2\".reso.plugin.v3.TreeConnectRequestH\x00R\aconnect\x120\n" +
 	"\x06credit\x18\x03 \x01(\v2\x16.reso.plugin.v3.CreditH\x00R\x06credit\x127\n" +
-	"\arelease\x18\x04 \x01(\v2\x1b.reso.plugin.v3.TreeReleaseH\x00R\areleaseB\x06\n" +
-	"\x04kind\"\r\n" +
-	"\vTreeRelease\"\xcf\x01\n" +
+	"\arelease\x18\x04 \x01(\v2\x1b.reso.plugin.v3.TreeReleaseH\x00R\arelease\x121\n" +
+	"\x04exec\x18\x05 \x01(\v2\x1b.reso.plugin.v3.TreeMessageH\x00R\x04execB\x06\n" +
+	"\x04kind\"\x1f\n" +
+	"\vTreeMessage\x12\x10\n" +
+	"\x03msg\x18\x01 \x01(\fR\x03msg\"\r\n" +
+	"\vTreeRelease\"\x81\x02\n" +
 	"\bTreeDown\x12\x16\n" +
 	"\x06client\x18\x01 \x01(\x04R\x06client\x12=\n" +
 	"\tconnected\x18\x02 \x01(\v2\x1d.reso.plugin.v3.TreeConnectedH\x00R\tconnected\x124\n" +
 	"\x06frames\x18\x03 \x01(\v2\x1a.reso.plugin.v3.TreeFramesH\x00R\x06frames\x12.\n" +
-	"\x04gone\x18\x04 \x01(\v2\x18.reso.plugin.v3.TreeGoneH\x00R\x04goneB\x06\n" +
-	"\x04kind\"<\n" +
+	"\x04gone\x18\x04 \x01(\v2\x18.reso.plugin.v3.TreeGoneH\x00R\x04gone\x120\n" +
+	"\x06credit\x18\x05 \x01(\v2\x16.reso.plugin.v3.CreditH\x00R\x06creditB\x06\n" +
+	"\x04kind\"j\n" +
 	"\rTreeConnected\x12+\n" +
-	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"?\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\x12\x18\n" +
+	"\asession\x18\x02 \x01(\bR\asession\x12\x12\n" +
+	"\x04exec\x18\x03 \x01(\bR\x04exec\"?\n" +
 	"\n" +
 	"TreeFrames\x121\n" +
 	"\x06frames\x18\x01 \x03(\v2\x19.reso.plugin.v3.TreeFrameR\x06frames\"1\n" +
@@ -3802,7 +3936,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_plugin_proto_goTypes = []any{
 	(IdentityMode)(0),              // 0: reso.plugin.v3.IdentityMode
 	(Cause)(0),                     // 1: reso.plugin.v3.Cause
@@ -3850,18 +3984,19 @@ var file_plugin_proto_goTypes = []any{
 	(*ClosePluginResponse)(nil),    // 43: reso.plugin.v3.ClosePluginResponse
 	(*TreeConnectRequest)(nil),     // 44: reso.plugin.v3.TreeConnectRequest
 	(*TreeUp)(nil),                 // 45: reso.plugin.v3.TreeUp
-	(*TreeRelease)(nil),            // 46: reso.plugin.v3.TreeRelease
-	(*TreeDown)(nil),               // 47: reso.plugin.v3.TreeDown
-	(*TreeConnected)(nil),          // 48: reso.plugin.v3.TreeConnected
-	(*TreeFrames)(nil),             // 49: reso.plugin.v3.TreeFrames
-	(*TreeFrame)(nil),              // 50: reso.plugin.v3.TreeFrame
-	(*TreeGone)(nil),               // 51: reso.plugin.v3.TreeGone
-	(*TreeExecRequest)(nil),        // 52: reso.plugin.v3.TreeExecRequest
-	(*TreeExecResponse)(nil),       // 53: reso.plugin.v3.TreeExecResponse
-	(*TreeDisconnectRequest)(nil),  // 54: reso.plugin.v3.TreeDisconnectRequest
-	(*TreeDisconnectResponse)(nil), // 55: reso.plugin.v3.TreeDisconnectResponse
-	(*TreeCallRequest)(nil),        // 56: reso.plugin.v3.TreeCallRequest
-	(*TreeCallResponse)(nil),       // 57: reso.plugin.v3.TreeCallResponse
+	(*TreeMessage)(nil),            // 46: reso.plugin.v3.TreeMessage
+	(*TreeRelease)(nil),            // 47: reso.plugin.v3.TreeRelease
+	(*TreeDown)(nil),               // 48: reso.plugin.v3.TreeDown
+	(*TreeConnected)(nil),          // 49: reso.plugin.v3.TreeConnected
+	(*TreeFrames)(nil),             // 50: reso.plugin.v3.TreeFrames
+	(*TreeFrame)(nil),              // 51: reso.plugin.v3.TreeFrame
+	(*TreeGone)(nil),               // 52: reso.plugin.v3.TreeGone
+	(*TreeExecRequest)(nil),        // 53: reso.plugin.v3.TreeExecRequest
+	(*TreeExecResponse)(nil),       // 54: reso.plugin.v3.TreeExecResponse
+	(*TreeDisconnectRequest)(nil),  // 55: reso.plugin.v3.TreeDisconnectRequest
+	(*TreeDisconnectResponse)(nil), // 56: reso.plugin.v3.TreeDisconnectResponse
+	(*TreeCallRequest)(nil),        // 57: reso.plugin.v3.TreeCallRequest
+	(*TreeCallResponse)(nil),       // 58: reso.plugin.v3.TreeCallResponse
 }
 var file_plugin_proto_depIdxs = []int32{
 	6,  // 0: reso.plugin.v3.RoutesResponse.routes:type_name -> reso.plugin.v3.Route
@@ -3898,49 +4033,51 @@ var file_plugin_proto_depIdxs = []int32{
 	15, // 31: reso.plugin.v3.ClosePluginResponse.error:type_name -> reso.plugin.v3.Error
 	44, // 32: reso.plugin.v3.TreeUp.connect:type_name -> reso.plugin.v3.TreeConnectRequest
 	35, // 33: reso.plugin.v3.TreeUp.credit:type_name -> reso.plugin.v3.Credit
-	46, // 34: reso.plugin.v3.TreeUp.release:type_name -> reso.plugin.v3.TreeRelease
-	48, // 35: reso.plugin.v3.TreeDown.connected:type_name -> reso.plugin.v3.TreeConnected
-	49, // 36: reso.plugin.v3.TreeDown.frames:type_name -> reso.plugin.v3.TreeFrames
-	51, // 37: reso.plugin.v3.TreeDown.gone:type_name -> reso.plugin.v3.TreeGone
-	15, // 38: reso.plugin.v3.TreeConnected.error:type_name -> reso.plugin.v3.Error
-	50, // 39: reso.plugin.v3.TreeFrames.frames:type_name -> reso.plugin.v3.TreeFrame
-	15, // 40: reso.plugin.v3.TreeExecResponse.error:type_name -> reso.plugin.v3.Error
-	15, // 41: reso.plugin.v3.TreeCallResponse.error:type_name -> reso.plugin.v3.Error
-	4,  // 42: reso.plugin.v3.Plugin.Routes:input_type -> reso.plugin.v3.RoutesRequest
-	7,  // 43: reso.plugin.v3.Plugin.Exchange:input_type -> reso.plugin.v3.HandleRequest
-	20, // 44: reso.plugin.v3.Plugin.Read:input_type -> reso.plugin.v3.ReadRequest
-	22, // 45: reso.plugin.v3.Plugin.CloseContent:input_type -> reso.plugin.v3.CloseContentRequest
-	30, // 46: reso.plugin.v3.Plugin.Events:input_type -> reso.plugin.v3.EventsRequest
-	32, // 47: reso.plugin.v3.Plugin.CloseEvents:input_type -> reso.plugin.v3.CloseEventsRequest
-	34, // 48: reso.plugin.v3.Plugin.Sessions:input_type -> reso.plugin.v3.SessionUp
-	42, // 49: reso.plugin.v3.Plugin.Close:input_type -> reso.plugin.v3.ClosePluginRequest
-	24, // 50: reso.plugin.v3.Host.Setting:input_type -> reso.plugin.v3.SettingRequest
-	26, // 51: reso.plugin.v3.Host.SetSetting:input_type -> reso.plugin.v3.SetSettingRequest
-	28, // 52: reso.plugin.v3.Host.ReadBody:input_type -> reso.plugin.v3.ReadBodyRequest
-	45, // 53: reso.plugin.v3.Host.Trees:input_type -> reso.plugin.v3.TreeUp
-	52, // 54: reso.plugin.v3.Host.TreeExec:input_type -> reso.plugin.v3.TreeExecRequest
-	54, // 55: reso.plugin.v3.Host.TreeDisconnect:input_type -> reso.plugin.v3.TreeDisconnectRequest
-	56, // 56: reso.plugin.v3.Host.TreeCall:input_type -> reso.plugin.v3.TreeCallRequest
-	5,  // 57: reso.plugin.v3.Plugin.Routes:output_type -> reso.plugin.v3.RoutesResponse
-	14, // 58: reso.plugin.v3.Plugin.Exchange:output_type -> reso.plugin.v3.HandleResponse
-	21, // 59: reso.plugin.v3.Plugin.Read:output_type -> reso.plugin.v3.ReadChunk
-	23, // 60: reso.plugin.v3.Plugin.CloseContent:output_type -> reso.plugin.v3.CloseContentResponse
-	31, // 61: reso.plugin.v3.Plugin.Events:output_type -> reso.plugin.v3.EventMessage
-	33, // 62: reso.plugin.v3.Plugin.CloseEvents:output_type -> reso.plugin.v3.CloseEventsResponse
-	40, // 63: reso.plugin.v3.Plugin.Sessions:output_type -> reso.plugin.v3.SessionDown
-	43, // 64: reso.plugin.v3.Plugin.Close:output_type -> reso.plugin.v3.ClosePluginResponse
-	25, // 65: reso.plugin.v3.Host.Setting:output_type -> reso.plugin.v3.SettingResponse
-	27, // 66: reso.plugin.v3.Host.SetSetting:output_type -> reso.plugin.v3.SetSettingResponse
-	29, // 67: reso.plugin.v3.Host.ReadBody:output_type -> reso.plugin.v3.ReadBodyResponse
-	47, // 68: reso.plugin.v3.Host.Trees:output_type -> reso.plugin.v3.TreeDown
-	53, // 69: reso.plugin.v3.Host.TreeExec:output_type -> reso.plugin.v3.TreeExecResponse
-	55, // 70: reso.plugin.v3.Host.TreeDisconnect:output_type -> reso.plugin.v3.TreeDisconnectResponse
-	57, // 71: reso.plugin.v3.Host.TreeCall:output_type -> reso.plugin.v3.TreeCallResponse
-	57, // [57:72] is the sub-list for method output_type
-	42, // [42:57] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	47, // 34: reso.plugin.v3.TreeUp.release:type_name -> reso.plugin.v3.TreeRelease
+	46, // 35: reso.plugin.v3.TreeUp.exec:type_name -> reso.plugin.v3.TreeMessage
+	49, // 36: reso.plugin.v3.TreeDown.connected:type_name -> reso.plugin.v3.TreeConnected
+	50, // 37: reso.plugin.v3.TreeDown.frames:type_name -> reso.plugin.v3.TreeFrames
+	52, // 38: reso.plugin.v3.TreeDown.gone:type_name -> reso.plugin.v3.TreeGone
+	35, // 39: reso.plugin.v3.TreeDown.credit:type_name -> reso.plugin.v3.Credit
+	15, // 40: reso.plugin.v3.TreeConnected.error:type_name -> reso.plugin.v3.Error
+	51, // 41: reso.plugin.v3.TreeFrames.frames:type_name -> reso.plugin.v3.TreeFrame
+	15, // 42: reso.plugin.v3.TreeExecResponse.error:type_name -> reso.plugin.v3.Error
+	15, // 43: reso.plugin.v3.TreeCallResponse.error:type_name -> reso.plugin.v3.Error
+	4,  // 44: reso.plugin.v3.Plugin.Routes:input_type -> reso.plugin.v3.RoutesRequest
+	7,  // 45: reso.plugin.v3.Plugin.Exchange:input_type -> reso.plugin.v3.HandleRequest
+	20, // 46: reso.plugin.v3.Plugin.Read:input_type -> reso.plugin.v3.ReadRequest
+	22, // 47: reso.plugin.v3.Plugin.CloseContent:input_type -> reso.plugin.v3.CloseContentRequest
+	30, // 48: reso.plugin.v3.Plugin.Events:input_type -> reso.plugin.v3.EventsRequest
+	32, // 49: reso.plugin.v3.Plugin.CloseEvents:input_type -> reso.plugin.v3.CloseEventsRequest
+	34, // 50: reso.plugin.v3.Plugin.Sessions:input_type -> reso.plugin.v3.SessionUp
+	42, // 51: reso.plugin.v3.Plugin.Close:input_type -> reso.plugin.v3.ClosePluginRequest
+	24, // 52: reso.plugin.v3.Host.Setting:input_type -> reso.plugin.v3.SettingRequest
+	26, // 53: reso.plugin.v3.Host.SetSetting:input_type -> reso.plugin.v3.SetSettingRequest
+	28, // 54: reso.plugin.v3.Host.ReadBody:input_type -> reso.plugin.v3.ReadBodyRequest
+	45, // 55: reso.plugin.v3.Host.Trees:input_type -> reso.plugin.v3.TreeUp
+	53, // 56: reso.plugin.v3.Host.TreeExec:input_type -> reso.plugin.v3.TreeExecRequest
+	55, // 57: reso.plugin.v3.Host.TreeDisconnect:input_type -> reso.plugin.v3.TreeDisconnectRequest
+	57, // 58: reso.plugin.v3.Host.TreeCall:input_type -> reso.plugin.v3.TreeCallRequest
+	5,  // 59: reso.plugin.v3.Plugin.Routes:output_type -> reso.plugin.v3.RoutesResponse
+	14, // 60: reso.plugin.v3.Plugin.Exchange:output_type -> reso.plugin.v3.HandleResponse
+	21, // 61: reso.plugin.v3.Plugin.Read:output_type -> reso.plugin.v3.ReadChunk
+	23, // 62: reso.plugin.v3.Plugin.CloseContent:output_type -> reso.plugin.v3.CloseContentResponse
+	31, // 63: reso.plugin.v3.Plugin.Events:output_type -> reso.plugin.v3.EventMessage
+	33, // 64: reso.plugin.v3.Plugin.CloseEvents:output_type -> reso.plugin.v3.CloseEventsResponse
+	40, // 65: reso.plugin.v3.Plugin.Sessions:output_type -> reso.plugin.v3.SessionDown
+	43, // 66: reso.plugin.v3.Plugin.Close:output_type -> reso.plugin.v3.ClosePluginResponse
+	25, // 67: reso.plugin.v3.Host.Setting:output_type -> reso.plugin.v3.SettingResponse
+	27, // 68: reso.plugin.v3.Host.SetSetting:output_type -> reso.plugin.v3.SetSettingResponse
+	29, // 69: reso.plugin.v3.Host.ReadBody:output_type -> reso.plugin.v3.ReadBodyResponse
+	48, // 70: reso.plugin.v3.Host.Trees:output_type -> reso.plugin.v3.TreeDown
+	54, // 71: reso.plugin.v3.Host.TreeExec:output_type -> reso.plugin.v3.TreeExecResponse
+	56, // 72: reso.plugin.v3.Host.TreeDisconnect:output_type -> reso.plugin.v3.TreeDisconnectResponse
+	58, // 73: reso.plugin.v3.Host.TreeCall:output_type -> reso.plugin.v3.TreeCallResponse
+	59, // [59:74] is the sub-list for method output_type
+	44, // [44:59] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3965,11 +4102,13 @@ func file_plugin_proto_init() {
 		(*TreeUp_Connect)(nil),
 		(*TreeUp_Credit)(nil),
 		(*TreeUp_Release)(nil),
+		(*TreeUp_Exec)(nil),
 	}
-	file_plugin_proto_msgTypes[43].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[44].OneofWrappers = []any{
 		(*TreeDown_Connected)(nil),
 		(*TreeDown_Frames)(nil),
 		(*TreeDown_Gone)(nil),
+		(*TreeDown_Credit)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3977,7 +4116,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   54,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
