@@ -161,6 +161,7 @@ func reportCPU(b *testing.B, p plugins.Plugin) func() {
 	self0, child0 := cpuTime(0), cpuTime(pid)
 	return func() {
 		n := float64(b.N)
+
 		b.ReportMetric(float64((cpuTime(0)-self0).Microseconds())/n, "host-cpu-µs/op")
 		if pid != 0 {
 			b.ReportMetric(float64((cpuTime(pid)-child0).Microseconds())/n, "plugin-cpu-µs/op")
