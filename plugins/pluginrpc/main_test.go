@@ -57,6 +57,8 @@ func runChild(mode string) int {
 	switch mode {
 	case "serve":
 		err = Serve(p)
+	case "exchange":
+		serveExchangeOnly(p)
 	case "channel":
 		err = Serve(doors.New())
 	case "lazytree":
