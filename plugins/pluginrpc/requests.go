@@ -3,6 +3,7 @@ package pluginrpc
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 	"time"
 
@@ -197,8 +198,13 @@ func (c *requestCall) receive() {
 // Requests.
 func (c *requestCall) end(err error) {
 	c.cancel()
-	if status.Code(err) == codes.Unimplemented {
+	switch {
+	case status.Code(err) == codes.Unimplemented:
 		err = errNoRequests
+	case errors.Is(err, io.EOF):
+		// The plugin ended the call with requests on it: they are lost
+		// as when its process dies.
+		err = status.Error(codes.Unavailable, "pluginrpc: the plugin ended the Requests call")
 	}
 	c.mu.Lock()
 	c.err = err

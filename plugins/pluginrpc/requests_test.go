@@ -3,8 +3,10 @@ package pluginrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -256,5 +258,68 @@ func TestRequestsReleaseCancelled(t *testing.T) {
 	}
 	if n := sources["/answered"].closed.Load(); n != 0 {
 		t.Errorf("the answered request's stream closed %d times, want 0 (the host has it)", n)
+	}
+}
+
+// releaseRPC is the plugin as the host's release calls it: the handles
+// closed come on closed.
+type releaseRPC struct {
+	pluginv3.PluginClient
+	closed chan string
+}
+
+func (r *releaseRPC) CloseEvents(_ context.Context, in *pluginv3.CloseEventsRequest, _ ...grpc.CallOption) (*pluginv3.CloseEventsResponse, error) {
+	r.closed <- fmt.Sprint("events ", in.GetHandle())
+	return &pluginv3.CloseEventsResponse{}, nil
+}
+
+func (r *releaseRPC) CloseContent(_ context.Context, in *pluginv3.CloseContentRequest, _ ...grpc.CallOption) (*pluginv3.CloseContentResponse, error) {
+	r.closed <- fmt.Sprint("content ", in.GetHandle())
+	return &pluginv3.CloseContentResponse{}, nil
+}
+
+// fakeAnswers is the plugin's end of a Requests call as the host reads
+// it: batches, then io.EOF.
+type fakeAnswers struct {
+	grpc.ClientStream
+	batches []*pluginv3.AnswerBatch
+}
+
+func (f *fakeAnswers) Send(*pluginv3.RequestBatch) error { return nil }
+
+func (f *fakeAnswers) Recv() (*pluginv3.AnswerBatch, error) {
+	if len(f.batches) == 0 {
+		return nil, io.EOF
+	}
+	b := f.batches[0]
+	f.batches = f.batches[1:]
+	return b, nil
+}
+
+// TestRequestsReleaseLateAnswer: an answer that comes for a request the
+// host no longer waits for (it crossed the cancel) has what it holds open
+// closed by the host; the answer of a waiting request goes to it, and the
+// requests still waiting when the plugin ends the call fail as
+// unavailable (503), as when its process dies.
+func TestRequestsReleaseLateAnswer(t *testing.T) {
+	rpc := &releaseRPC{closed: make(chan string, 2)}
+	x := newRequestMux(t.Context(), rpc)
+	late := &pluginv3.TaggedAnswer{Id: 9, Response: &pluginv3.Response{Stream: 7, Content: &pluginv3.Content{Handle: 8}}}
+	read := &pluginv3.TaggedAnswer{Id: 1, Response: &pluginv3.Response{Stream: 5}}
+	c := &requestCall{mux: x, cancel: func() {}, waiting: map[uint64]*waiter{}}
+	c.stream = &fakeAnswers{batches: []*pluginv3.AnswerBatch{{Answers: []*pluginv3.TaggedAnswer{late, read}}}}
+	answered, left := &waiter{ch: make(chan *pluginv3.TaggedAnswer, 1)}, &waiter{ch: make(chan *pluginv3.TaggedAnswer, 1)}
+	c.waiting[1], c.waiting[2] = answered, left
+	c.receive()
+	if a := <-answered.ch; a != read {
+		t.Errorf("request 1 got %v, want its answer", a)
+	}
+	if a := <-left.ch; a != nil || status.Code(c.failure()) != codes.Unavailable {
+		t.Errorf("request 2 got %v, call's error %v; want nil and Unavailable", a, c.failure())
+	}
+	got := []string{<-rpc.closed, <-rpc.closed}
+	slices.Sort(got)
+	if want := []string{"content 8", "events 7"}; !slices.Equal(got, want) {
+		t.Errorf("released %v, want %v", got, want)
 	}
 }
