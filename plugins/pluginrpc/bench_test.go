@@ -20,7 +20,7 @@ import (
 
 // The benchmarks compare the test plugin's GET /users/0 (a bound list, as
 // in the example application) in process ("direct") and in a plugin
-// process, over the pooled Exchange streams ("stream"), in one run, 16
+// process, over its Requests stream ("stream"), in one run, 16
 // goroutines per CPU:
 //
 //	go test -run '^$' -bench . -benchtime 3s ./plugins/pluginrpc
