@@ -6,7 +6,11 @@
 # connection: the difference of the round trips) and in CPU time (host and
 # plugin processes), bounded in time and requests.
 # Target (issue 4): isolated >= 0.5 of compiled in.
+# Target (issue 38): isolated >= 0.7 of compiled in, with every request to
+# a plugin on its one Requests call.
 #   bench/isolate.sh [-c 8] [-d 3s] [-rounds 3]
+# RESO=path uses a reso binary built elsewhere (e.g. to compare before and
+# after a change).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 conc=8 dur=3s rounds=3
@@ -20,7 +24,11 @@ while [ $# -gt 0 ]; do
 done
 out=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null; rm -rf "$out"' EXIT
-go build -o "$out/reso" ./cmd/reso
+if [ -n "${RESO:-}" ]; then
+  cp "$RESO" "$out/reso"
+else
+  go build -o "$out/reso" ./cmd/reso
+fi
 go build -o "$out/load" ./bench/load
 source bench/lib.sh
 cd "$out"
@@ -32,7 +40,7 @@ users_pid=$(pgrep -P "$isolated_pid" -f 'reso plugin users')
 
 echo "== throughput, $conc connections, $rounds rounds of $dur each"
 "$out/load" -c "$conc" -d "$dur" -rounds "$rounds" \
-  compiled="http://$compiled/users/0" isolated="http://$isolated/users/0"
+  compiled="http://$compiled/users/0@$compiled_pid" isolated="http://$isolated/users/0@$isolated_pid,$users_pid"
 
 echo "== round trip, 1 connection (the difference is the per-request overhead)"
 "$out/load" -c 1 -d 2s -rounds 2 compiled="http://$compiled/users/0" isolated="http://$isolated/users/0" | tee "$out/rtt"

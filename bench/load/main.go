@@ -4,7 +4,10 @@
 // alternating rounds within one run, so that the machine's load affects
 // them alike. Every run is bounded in time and in requests.
 //
-//	load [-c 4] [-d 3s] [-rounds 3] [-max 2000000] NAME=URL[|Header: value]...
+//	load [-c 4] [-d 3s] [-rounds 3] [-max 2000000] NAME=URL[|Header: value][@PID[,PID...]]...
+//
+// With @PID the server's CPU time per request is measured too: the sum of
+// the processes named (a host and its plugin processes, say).
 package main
 
 import (
@@ -30,7 +33,7 @@ type target struct {
 	name   string
 	url    string
 	header http.Header
-	pid    int
+	pids   []int // the server's processes, whose CPU time is summed
 	reqs   int64
 	dur    time.Duration
 	cpu    time.Duration // the server's CPU time over the rounds, with pid
@@ -56,17 +59,20 @@ func main() {
 			fmt.Fprintf(os.Stderr, "load: %q: want NAME=URL\n", a)
 			os.Exit(2)
 		}
-		pid := 0
+		var pids []int
 		if i := strings.LastIndexByte(rest, '@'); i >= 0 {
-			n, err := strconv.Atoi(rest[i+1:])
-			if err != nil || n <= 0 {
-				fmt.Fprintf(os.Stderr, "load: %q: want @PID at the end\n", a)
-				os.Exit(2)
+			for p := range strings.SplitSeq(rest[i+1:], ",") {
+				n, err := strconv.Atoi(p)
+				if err != nil || n <= 0 {
+					fmt.Fprintf(os.Stderr, "load: %q: want @PID[,PID...] at the end\n", a)
+					os.Exit(2)
+				}
+				pids = append(pids, n)
 			}
-			pid, rest = n, rest[:i]
+			rest = rest[:i]
 		}
 		parts := strings.Split(rest, "|")
-		t := &target{name: name, url: parts[0], header: http.Header{}, pid: pid}
+		t := &target{name: name, url: parts[0], header: http.Header{}, pids: pids}
 		for _, h := range parts[1:] {
 			k, v, _ := strings.Cut(h, ":")
 			t.header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
@@ -82,13 +88,13 @@ func main() {
 	}
 	for r := 0; r < *rounds; r++ {
 		for _, t := range targets {
-			before, err := cpuTime(t.pid)
+			before, err := cpuTime(t.pids)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "load: %s: %v\n", t.name, err)
 				os.Exit(1)
 			}
 			n, d, err := round(t, *conc, *dur, *max)
-			after, _ := cpuTime(t.pid)
+			after, _ := cpuTime(t.pids)
 			t.cpu += after - before
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "load: %s: %v\n", t.name, err)
@@ -105,7 +111,7 @@ func main() {
 	base := rate(targets[0])
 	for _, t := range targets {
 		fmt.Printf("%-12s %10.0f req/s  %8.1f µs/req  ratio %.3f", t.name, rate(t), 1e6/rate(t)*float64(*conc), rate(t)/base)
-		if t.pid != 0 && targets[0].pid != 0 {
+		if len(t.pids) > 0 && len(targets[0].pids) > 0 {
 			fmt.Printf("  server CPU %6.2f µs/req  ratio %.3f", cpuPerReq(t), cpuPerReq(targets[0])/cpuPerReq(t))
 		}
 		fmt.Println()
@@ -116,7 +122,7 @@ func main() {
 		// machine's other load spoiled.
 		for _, t := range targets[1:] {
 			fmt.Printf("median of %d rounds: %s ratio %.3f", *rounds, t.name, medianRatio(t.rates, targets[0].rates))
-			if t.pid != 0 && targets[0].pid != 0 && len(t.cpus) == len(targets[0].cpus) {
+			if len(t.pids) > 0 && len(targets[0].pids) > 0 && len(t.cpus) == len(targets[0].cpus) {
 				fmt.Printf("  server CPU ratio %.3f", medianRatio(targets[0].cpus, t.cpus))
 			}
 			fmt.Println()
@@ -147,12 +153,22 @@ func rate(t *target) float64 { return float64(t.reqs) / t.dur.Seconds() }
 // cpuPerReq is the server's CPU time per request, in microseconds.
 func cpuPerReq(t *target) float64 { return float64(t.cpu.Microseconds()) / float64(t.reqs) }
 
-// cpuTime is the user plus system CPU time process pid has used so far; 0
-// without a pid.
-func cpuTime(pid int) (time.Duration, error) {
-	if pid == 0 {
-		return 0, nil
+// cpuTime is the user plus system CPU time processes pids have used so
+// far; 0 without any.
+func cpuTime(pids []int) (time.Duration, error) {
+	var sum time.Duration
+	for _, pid := range pids {
+		t, err := procCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += t
 	}
+	return sum, nil
+}
+
+// procCPU is the user plus system CPU time process pid has used so far.
+func procCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, err

@@ -20,7 +20,7 @@ import (
 
 // The benchmarks compare the test plugin's GET /users/0 (a bound list, as
 // in the example application) in process ("direct") and in a plugin
-// process, over the pooled Exchange streams ("stream"), in one run, 16
+// process, over its Requests stream ("stream"), in one run, 16
 // goroutines per CPU:
 //
 //	go test -run '^$' -bench . -benchtime 3s ./plugins/pluginrpc
@@ -161,6 +161,7 @@ func reportCPU(b *testing.B, p plugins.Plugin) func() {
 	self0, child0 := cpuTime(0), cpuTime(pid)
 	return func() {
 		n := float64(b.N)
+
 		b.ReportMetric(float64((cpuTime(0)-self0).Microseconds())/n, "host-cpu-µs/op")
 		if pid != 0 {
 			b.ReportMetric(float64((cpuTime(pid)-child0).Microseconds())/n, "plugin-cpu-µs/op")

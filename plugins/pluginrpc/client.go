@@ -83,7 +83,9 @@ type conn struct {
 	rpc    pluginv3.PluginClient
 	broker *plugin.GRPCBroker
 	exited context.Context // done when the process exits
-	pool   *streamPool     // the idle Exchange streams
+	pool   *streamPool     // the idle Exchange streams, for a plugin without Requests
+	// requests carries the requests on the Requests call.
+	requests *requestMux
 	// sessions are the Sessions calls that carry the sessions.
 	sessions *sessionMux
 	pid      int
@@ -172,6 +174,7 @@ func (c *Client) start(ctx context.Context) (*conn, error) {
 	cn.pc = pc
 	cn.pid, _ = strconv.Atoi(pc.ID())
 	cn.pool = newStreamPool(cn.exited, cn.rpc)
+	cn.requests = newRequestMux(cn.exited, cn.rpc)
 	return cn, nil
 }
 

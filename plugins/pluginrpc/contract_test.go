@@ -301,7 +301,7 @@ func load(t testing.TB, cfg Config) *Client {
 }
 
 // TestContract runs the suite against the plugin in process and in a child
-// process (over the Exchange streams), and checks that every answer is byte
+// process (over its Requests stream), and checks that every answer is byte
 // for byte the one the plugin gives in process.
 func TestContract(t *testing.T) {
 	answers := map[string][]string{}

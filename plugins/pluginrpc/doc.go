@@ -27,12 +27,16 @@
 //     goes inline; any other body stays with the host, and the plugin pulls
 //     it when it reads req.Body, so a handler that never reads the body never
 //     costs a read, as in process.
-//   - Requests travel on long-lived gRPC streams (method Exchange), one
-//     request at a time per stream: the host keeps a pool of idle streams
-//     per plugin process, so a request costs one small message each way on
-//     the one connection, and no per-call setup. Cancelling the request's
-//     context cancels its stream, and so the handler's context in the
-//     plugin.
+//   - Requests travel on one long-lived bidirectional gRPC stream per
+//     plugin process (method Requests), each tagged with an id; the plugin
+//     answers each with its id as its handler finishes. Whatever queued
+//     while the previous message went out goes as one message, in both
+//     directions, so under load a message carries many requests or
+//     answers, and no request costs a call of its own. Cancelling the
+//     request's context sends a cancel with its id, which cancels the
+//     handler's context in the plugin. A plugin without Requests (an older
+//     build of protocol version 3) gets its requests on a pool of Exchange
+//     streams, one request at a time per stream.
 //   - An error crosses explicitly: a [core.StatusError] as its code and exact
 //     reason phrase, any other error as its text (500).
 //   - A download ([core.Response].Content) stays open in the plugin; the
@@ -92,9 +96,10 @@
 //     does not cross the boundary per session (splice.go).
 //
 // When a client goes away (a request cancelled, a GET kept open closed),
-// what the plugin holds for it ends with it: an answer the host dropped
-// on a cancelled Exchange stream is released at once, and so is a
-// streamed answer whose Events call never reached the plugin.
+// what the plugin holds for it ends with it: the answer of a request the
+// host cancelled is released at once (in the plugin, or by the host when
+// the answer crossed the cancel), and so is a streamed answer whose Events
+// call never reached the plugin.
 //
 // A plugin process that exits or is killed costs only its own routes: they
 // answer [ErrUnavailable] (503 Plugin Unavailable) while the client restarts

@@ -9,7 +9,8 @@ import (
 	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
-// The Exchange streams that carry the requests: the host keeps a pool of
+// The Exchange streams that carry the requests of a plugin without Requests
+// (an older build of protocol version 3): the host keeps a pool of
 // idle streams per plugin process; the plugin answers the requests of one
 // stream one after the other.
 

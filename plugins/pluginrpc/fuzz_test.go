@@ -79,7 +79,7 @@ func fuzzRequest(sel uint8, path, query, agent, body []byte) string {
 
 // FuzzTransports sends arbitrary bytes as the path, the query, header
 // values and the body to the test plugin in process and in a plugin process
-// (over the Exchange streams), and requires the same answer, byte for
+// (over its Requests stream), and requires the same answer, byte for
 // byte but the Date header, from each: whatever a request holds, the
 // boundary must not change the answer (in protocol version 1 any byte that
 // is not UTF-8 answered 500).

@@ -41,7 +41,7 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 		}
 		m.Request.Body = body
 	}
-	resp, err := cn.pool.call(ctx, m)
+	resp, err := cn.exchange(ctx, m)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
@@ -78,42 +78,63 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 	return out, nil
 }
 
-// handle runs the handler of req.Route and encodes its answer. A handler
-// that panics answers like core.NewPanicError would, and the plugin lives on.
-func (s *server) handle(ctx context.Context, m *pluginv3.HandleRequest) (out *pluginv3.HandleResponse) {
+// exchange sends m on the Requests call, or on an Exchange stream to a
+// plugin that does not serve Requests, and returns the answer.
+func (cn *conn) exchange(ctx context.Context, m *pluginv3.HandleRequest) (*pluginv3.HandleResponse, error) {
+	a, err := cn.requests.call(ctx, m.GetRoute(), m.GetRequest())
+	if errors.Is(err, errNoRequests) {
+		return cn.pool.call(ctx, m)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv3.HandleResponse{Response: a.GetResponse(), Error: a.GetError()}, nil
+}
+
+// handle runs the handler of req.Route and encodes its answer.
+func (s *server) handle(ctx context.Context, m *pluginv3.HandleRequest) *pluginv3.HandleResponse {
+	resp, err := s.answer(ctx, m.GetRoute(), m.GetRequest())
+	return &pluginv3.HandleResponse{Response: resp, Error: err}
+}
+
+// answer runs the handler of route for the request m and encodes its
+// answer: a response, an error, or neither for a nil response. A handler
+// that panics answers like core.NewPanicError would, and the plugin lives
+// on.
+func (s *server) answer(ctx context.Context, route uint32, m *pluginv3.Request) (out *pluginv3.Response, outErr *pluginv3.Error) {
 	s.mu.RLock()
 	handlers, host := s.handlers, s.host
 	s.mu.RUnlock()
-	i := int(m.GetRoute())
+	i := int(route)
 	if i >= len(handlers) || handlers[i] == nil {
-		return &pluginv3.HandleResponse{Error: &pluginv3.Error{Message: fmt.Appendf(nil, "pluginrpc: no handler for route %d", i)}}
+		return nil, &pluginv3.Error{Message: fmt.Appendf(nil, "pluginrpc: no handler for route %d", i)}
 	}
-	req := decodeRequest(ctx, m.GetRequest(), host)
+	req := decodeRequest(ctx, m, host)
 	defer func() {
 		if v := recover(); v != nil {
-			out = &pluginv3.HandleResponse{Error: encodeError(core.NewPanicError(v))}
+			out, outErr = nil, encodeError(core.NewPanicError(v))
 		}
 	}()
 	resp, err := handlers[i].Handle(ctx, req)
 	if err != nil {
-		return &pluginv3.HandleResponse{Error: encodeError(err)}
+		return nil, encodeError(err)
 	}
 	if resp == nil {
-		return &pluginv3.HandleResponse{}
+		return nil, nil
 	}
-	out = &pluginv3.HandleResponse{Response: encodeResponse(resp)}
+	out = encodeResponse(resp)
 	if resp.Stream != nil {
-		out.Response.Stream = s.streams.open(resp.Stream, req, core.EventStream(req.Header))
+		out.Stream = s.streams.open(resp.Stream, req, core.EventStream(req.Header))
 	}
 	if c := resp.Content; c != nil {
-		out.Response.Content = &pluginv3.Content{
+		out.Content = &pluginv3.Content{
 			Handle:  s.contents.open(c.ReaderAt),
 			Name:    wire(c.Name),
 			ModTime: encodeTime(c.ModTime),
 			Size:    c.Size,
 		}
 	}
-	return out
+	return out, nil
 }
 
 // decodeRequest rebuilds the request a handler sees.

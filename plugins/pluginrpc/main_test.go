@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -37,13 +38,27 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// childProfileEnv, when set in the test's environment, names a file where
+// a plugin process of the tests writes its CPU profile when it ends
+// (RESO_PLUGINRPC_CHILD_CPUPROFILE=/tmp/plugin.prof go test -bench ...):
+// -cpuprofile covers the host's side only.
+const childProfileEnv = "RESO_PLUGINRPC_CHILD_CPUPROFILE"
+
 // runChild is the plugin process of the tests.
 func runChild(mode string) int {
 	p := testPlugin{}
+	if path := os.Getenv(childProfileEnv); path != "" {
+		f, err := os.Create(path)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	var err error
 	switch mode {
 	case "serve":
 		err = Serve(p)
+	case "exchange":
+		serveExchangeOnly(p)
 	case "channel":
 		err = Serve(doors.New())
 	case "lazytree":

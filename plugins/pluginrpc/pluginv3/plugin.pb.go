@@ -969,6 +969,234 @@ func (x *HandleResponse) GetError() *Error {
 	return nil
 }
 
+// RequestBatch is what the host sent on Requests at once: requests and
+// cancellations, in the order they were queued.
+type RequestBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Requests      []*TaggedRequest       `protobuf:"bytes,1,rep,name=requests,proto3" json:"requests,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RequestBatch) Reset() {
+	*x = RequestBatch{}
+	mi := &file_plugin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequestBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequestBatch) ProtoMessage() {}
+
+func (x *RequestBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequestBatch.ProtoReflect.Descriptor instead.
+func (*RequestBatch) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RequestBatch) GetRequests() []*TaggedRequest {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+// TaggedRequest is one request on Requests, or the cancellation of one.
+type TaggedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id names the request on its call; the answer carries it back.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Index of the route (in the RoutesResponse) whose handler answers.
+	Route   uint32   `protobuf:"varint,2,opt,name=route,proto3" json:"route,omitempty"`
+	Request *Request `protobuf:"bytes,3,opt,name=request,proto3" json:"request,omitempty"`
+	// cancel, when true, cancels the request id sent before (route and
+	// request are then unset). A cancel for a request already answered is
+	// ignored.
+	Cancel        bool `protobuf:"varint,4,opt,name=cancel,proto3" json:"cancel,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaggedRequest) Reset() {
+	*x = TaggedRequest{}
+	mi := &file_plugin_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaggedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaggedRequest) ProtoMessage() {}
+
+func (x *TaggedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaggedRequest.ProtoReflect.Descriptor instead.
+func (*TaggedRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *TaggedRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *TaggedRequest) GetRoute() uint32 {
+	if x != nil {
+		return x.Route
+	}
+	return 0
+}
+
+func (x *TaggedRequest) GetRequest() *Request {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *TaggedRequest) GetCancel() bool {
+	if x != nil {
+		return x.Cancel
+	}
+	return false
+}
+
+// AnswerBatch is what the plugin sent on Requests at once: answers in the
+// order the handlers finished.
+type AnswerBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Answers       []*TaggedAnswer        `protobuf:"bytes,1,rep,name=answers,proto3" json:"answers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerBatch) Reset() {
+	*x = AnswerBatch{}
+	mi := &file_plugin_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerBatch) ProtoMessage() {}
+
+func (x *AnswerBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerBatch.ProtoReflect.Descriptor instead.
+func (*AnswerBatch) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *AnswerBatch) GetAnswers() []*TaggedAnswer {
+	if x != nil {
+		return x.Answers
+	}
+	return nil
+}
+
+// TaggedAnswer is the answer to the request id: as HandleResponse, exactly
+// one of response and error is set, or neither for a nil response.
+type TaggedAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Response      *Response              `protobuf:"bytes,2,opt,name=response,proto3" json:"response,omitempty"`
+	Error         *Error                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaggedAnswer) Reset() {
+	*x = TaggedAnswer{}
+	mi := &file_plugin_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaggedAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaggedAnswer) ProtoMessage() {}
+
+func (x *TaggedAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaggedAnswer.ProtoReflect.Descriptor instead.
+func (*TaggedAnswer) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *TaggedAnswer) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *TaggedAnswer) GetResponse() *Response {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *TaggedAnswer) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 // Error is a handler's (or a host service's) error. A core.StatusError
 // crosses as its code and exact reason; any other error as its text (the
 // host answers 500 with it), and, when it is or wraps the error of an ended
@@ -986,7 +1214,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -998,7 +1226,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1011,7 +1239,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Error) GetCode() int32 {
@@ -1063,7 +1291,7 @@ type Response struct {
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1075,7 +1303,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1088,7 +1316,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Response) GetCode() int32 {
@@ -1171,7 +1399,7 @@ type Cookie struct {
 
 func (x *Cookie) Reset() {
 	*x = Cookie{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1183,7 +1411,7 @@ func (x *Cookie) String() string {
 func (*Cookie) ProtoMessage() {}
 
 func (x *Cookie) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1196,7 +1424,7 @@ func (x *Cookie) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cookie.ProtoReflect.Descriptor instead.
 func (*Cookie) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Cookie) GetName() []byte {
@@ -1310,7 +1538,7 @@ type Time struct {
 
 func (x *Time) Reset() {
 	*x = Time{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1322,7 +1550,7 @@ func (x *Time) String() string {
 func (*Time) ProtoMessage() {}
 
 func (x *Time) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1335,7 +1563,7 @@ func (x *Time) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Time.ProtoReflect.Descriptor instead.
 func (*Time) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Time) GetSeconds() int64 {
@@ -1366,7 +1594,7 @@ type Content struct {
 
 func (x *Content) Reset() {
 	*x = Content{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1606,7 @@ func (x *Content) String() string {
 func (*Content) ProtoMessage() {}
 
 func (x *Content) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1619,7 @@ func (x *Content) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Content.ProtoReflect.Descriptor instead.
 func (*Content) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Content) GetHandle() uint64 {
@@ -1433,7 +1661,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1445,7 +1673,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1458,7 +1686,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReadRequest) GetHandle() uint64 {
@@ -1491,7 +1719,7 @@ type ReadChunk struct {
 
 func (x *ReadChunk) Reset() {
 	*x = ReadChunk{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1731,7 @@ func (x *ReadChunk) String() string {
 func (*ReadChunk) ProtoMessage() {}
 
 func (x *ReadChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1744,7 @@ func (x *ReadChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadChunk.ProtoReflect.Descriptor instead.
 func (*ReadChunk) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReadChunk) GetData() []byte {
@@ -1535,7 +1763,7 @@ type CloseContentRequest struct {
 
 func (x *CloseContentRequest) Reset() {
 	*x = CloseContentRequest{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1547,7 +1775,7 @@ func (x *CloseContentRequest) String() string {
 func (*CloseContentRequest) ProtoMessage() {}
 
 func (x *CloseContentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1560,7 +1788,7 @@ func (x *CloseContentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContentRequest.ProtoReflect.Descriptor instead.
 func (*CloseContentRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CloseContentRequest) GetHandle() uint64 {
@@ -1578,7 +1806,7 @@ type CloseContentResponse struct {
 
 func (x *CloseContentResponse) Reset() {
 	*x = CloseContentResponse{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1590,7 +1818,7 @@ func (x *CloseContentResponse) String() string {
 func (*CloseContentResponse) ProtoMessage() {}
 
 func (x *CloseContentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1603,7 +1831,7 @@ func (x *CloseContentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContentResponse.ProtoReflect.Descriptor instead.
 func (*CloseContentResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 type SettingRequest struct {
@@ -1615,7 +1843,7 @@ type SettingRequest struct {
 
 func (x *SettingRequest) Reset() {
 	*x = SettingRequest{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1627,7 +1855,7 @@ func (x *SettingRequest) String() string {
 func (*SettingRequest) ProtoMessage() {}
 
 func (x *SettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1640,7 +1868,7 @@ func (x *SettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettingRequest.ProtoReflect.Descriptor instead.
 func (*SettingRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SettingRequest) GetName() []byte {
@@ -1661,7 +1889,7 @@ type SettingResponse struct {
 
 func (x *SettingResponse) Reset() {
 	*x = SettingResponse{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1673,7 +1901,7 @@ func (x *SettingResponse) String() string {
 func (*SettingResponse) ProtoMessage() {}
 
 func (x *SettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1686,7 +1914,7 @@ func (x *SettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettingResponse.ProtoReflect.Descriptor instead.
 func (*SettingResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SettingResponse) GetValue() []byte {
@@ -1713,7 +1941,7 @@ type SetSettingRequest struct {
 
 func (x *SetSettingRequest) Reset() {
 	*x = SetSettingRequest{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1953,7 @@ func (x *SetSettingRequest) String() string {
 func (*SetSettingRequest) ProtoMessage() {}
 
 func (x *SetSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1966,7 @@ func (x *SetSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSettingRequest.ProtoReflect.Descriptor instead.
 func (*SetSettingRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SetSettingRequest) GetName() []byte {
@@ -1765,7 +1993,7 @@ type SetSettingResponse struct {
 
 func (x *SetSettingResponse) Reset() {
 	*x = SetSettingResponse{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1777,7 +2005,7 @@ func (x *SetSettingResponse) String() string {
 func (*SetSettingResponse) ProtoMessage() {}
 
 func (x *SetSettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1790,7 +2018,7 @@ func (x *SetSettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSettingResponse.ProtoReflect.Descriptor instead.
 func (*SetSettingResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetSettingResponse) GetError() *Error {
@@ -1811,7 +2039,7 @@ type ReadBodyRequest struct {
 
 func (x *ReadBodyRequest) Reset() {
 	*x = ReadBodyRequest{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +2051,7 @@ func (x *ReadBodyRequest) String() string {
 func (*ReadBodyRequest) ProtoMessage() {}
 
 func (x *ReadBodyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +2064,7 @@ func (x *ReadBodyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBodyRequest.ProtoReflect.Descriptor instead.
 func (*ReadBodyRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ReadBodyRequest) GetToken() uint64 {
@@ -1866,7 +2094,7 @@ type ReadBodyResponse struct {
 
 func (x *ReadBodyResponse) Reset() {
 	*x = ReadBodyResponse{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1878,7 +2106,7 @@ func (x *ReadBodyResponse) String() string {
 func (*ReadBodyResponse) ProtoMessage() {}
 
 func (x *ReadBodyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1891,7 +2119,7 @@ func (x *ReadBodyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBodyResponse.ProtoReflect.Descriptor instead.
 func (*ReadBodyResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ReadBodyResponse) GetData() []byte {
@@ -1924,7 +2152,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1936,7 +2164,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1949,7 +2177,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *EventsRequest) GetHandle() uint64 {
@@ -1972,7 +2200,7 @@ type EventMessage struct {
 
 func (x *EventMessage) Reset() {
 	*x = EventMessage{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2212,7 @@ func (x *EventMessage) String() string {
 func (*EventMessage) ProtoMessage() {}
 
 func (x *EventMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2225,7 @@ func (x *EventMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventMessage.ProtoReflect.Descriptor instead.
 func (*EventMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *EventMessage) GetId() []byte {
@@ -2030,7 +2258,7 @@ type CloseEventsRequest struct {
 
 func (x *CloseEventsRequest) Reset() {
 	*x = CloseEventsRequest{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2270,7 @@ func (x *CloseEventsRequest) String() string {
 func (*CloseEventsRequest) ProtoMessage() {}
 
 func (x *CloseEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2283,7 @@ func (x *CloseEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseEventsRequest.ProtoReflect.Descriptor instead.
 func (*CloseEventsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CloseEventsRequest) GetHandle() uint64 {
@@ -2073,7 +2301,7 @@ type CloseEventsResponse struct {
 
 func (x *CloseEventsResponse) Reset() {
 	*x = CloseEventsResponse{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2085,7 +2313,7 @@ func (x *CloseEventsResponse) String() string {
 func (*CloseEventsResponse) ProtoMessage() {}
 
 func (x *CloseEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2098,7 +2326,7 @@ func (x *CloseEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseEventsResponse.ProtoReflect.Descriptor instead.
 func (*CloseEventsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 // SessionUp is what the host sends on a Sessions call.
@@ -2120,7 +2348,7 @@ type SessionUp struct {
 
 func (x *SessionUp) Reset() {
 	*x = SessionUp{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2132,7 +2360,7 @@ func (x *SessionUp) String() string {
 func (*SessionUp) ProtoMessage() {}
 
 func (x *SessionUp) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2145,7 +2373,7 @@ func (x *SessionUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionUp.ProtoReflect.Descriptor instead.
 func (*SessionUp) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SessionUp) GetSession() uint64 {
@@ -2255,7 +2483,7 @@ type Credit struct {
 
 func (x *Credit) Reset() {
 	*x = Credit{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2267,7 +2495,7 @@ func (x *Credit) String() string {
 func (*Credit) ProtoMessage() {}
 
 func (x *Credit) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2280,7 +2508,7 @@ func (x *Credit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Credit.ProtoReflect.Descriptor instead.
 func (*Credit) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Credit) GetBytes() uint64 {
@@ -2299,7 +2527,7 @@ type SessionCancel struct {
 
 func (x *SessionCancel) Reset() {
 	*x = SessionCancel{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2539,7 @@ func (x *SessionCancel) String() string {
 func (*SessionCancel) ProtoMessage() {}
 
 func (x *SessionCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2552,7 @@ func (x *SessionCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCancel.ProtoReflect.Descriptor instead.
 func (*SessionCancel) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 // SessionOpen starts a session: the route, the request that opened it and
@@ -2340,7 +2568,7 @@ type SessionOpen struct {
 
 func (x *SessionOpen) Reset() {
 	*x = SessionOpen{}
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2352,7 +2580,7 @@ func (x *SessionOpen) String() string {
 func (*SessionOpen) ProtoMessage() {}
 
 func (x *SessionOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2365,7 +2593,7 @@ func (x *SessionOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionOpen.ProtoReflect.Descriptor instead.
 func (*SessionOpen) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SessionOpen) GetRoute() uint32 {
@@ -2400,7 +2628,7 @@ type SessionMessage struct {
 
 func (x *SessionMessage) Reset() {
 	*x = SessionMessage{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2412,7 +2640,7 @@ func (x *SessionMessage) String() string {
 func (*SessionMessage) ProtoMessage() {}
 
 func (x *SessionMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2425,7 +2653,7 @@ func (x *SessionMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionMessage.ProtoReflect.Descriptor instead.
 func (*SessionMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SessionMessage) GetBinary() bool {
@@ -2453,7 +2681,7 @@ type SessionClose struct {
 
 func (x *SessionClose) Reset() {
 	*x = SessionClose{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2465,7 +2693,7 @@ func (x *SessionClose) String() string {
 func (*SessionClose) ProtoMessage() {}
 
 func (x *SessionClose) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2478,7 +2706,7 @@ func (x *SessionClose) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionClose.ProtoReflect.Descriptor instead.
 func (*SessionClose) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SessionClose) GetCode() int32 {
@@ -2513,7 +2741,7 @@ type SessionDown struct {
 
 func (x *SessionDown) Reset() {
 	*x = SessionDown{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2753,7 @@ func (x *SessionDown) String() string {
 func (*SessionDown) ProtoMessage() {}
 
 func (x *SessionDown) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2766,7 @@ func (x *SessionDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDown.ProtoReflect.Descriptor instead.
 func (*SessionDown) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SessionDown) GetSession() uint64 {
@@ -2632,7 +2860,7 @@ type SessionEnd struct {
 
 func (x *SessionEnd) Reset() {
 	*x = SessionEnd{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2644,7 +2872,7 @@ func (x *SessionEnd) String() string {
 func (*SessionEnd) ProtoMessage() {}
 
 func (x *SessionEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2657,7 +2885,7 @@ func (x *SessionEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEnd.ProtoReflect.Descriptor instead.
 func (*SessionEnd) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SessionEnd) GetError() *Error {
@@ -2675,7 +2903,7 @@ type ClosePluginRequest struct {
 
 func (x *ClosePluginRequest) Reset() {
 	*x = ClosePluginRequest{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2687,7 +2915,7 @@ func (x *ClosePluginRequest) String() string {
 func (*ClosePluginRequest) ProtoMessage() {}
 
 func (x *ClosePluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2700,7 +2928,7 @@ func (x *ClosePluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClosePluginRequest.ProtoReflect.Descriptor instead.
 func (*ClosePluginRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 type ClosePluginResponse struct {
@@ -2713,7 +2941,7 @@ type ClosePluginResponse struct {
 
 func (x *ClosePluginResponse) Reset() {
 	*x = ClosePluginResponse{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2725,7 +2953,7 @@ func (x *ClosePluginResponse) String() string {
 func (*ClosePluginResponse) ProtoMessage() {}
 
 func (x *ClosePluginResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2738,7 +2966,7 @@ func (x *ClosePluginResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClosePluginResponse.ProtoReflect.Descriptor instead.
 func (*ClosePluginResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ClosePluginResponse) GetError() *Error {
@@ -2771,7 +2999,7 @@ type TreeConnectRequest struct {
 
 func (x *TreeConnectRequest) Reset() {
 	*x = TreeConnectRequest{}
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2783,7 +3011,7 @@ func (x *TreeConnectRequest) String() string {
 func (*TreeConnectRequest) ProtoMessage() {}
 
 func (x *TreeConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2796,7 +3024,7 @@ func (x *TreeConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeConnectRequest.ProtoReflect.Descriptor instead.
 func (*TreeConnectRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{40}
+	return file_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *TreeConnectRequest) GetId() []byte {
@@ -2838,7 +3066,7 @@ type TreeUp struct {
 
 func (x *TreeUp) Reset() {
 	*x = TreeUp{}
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2850,7 +3078,7 @@ func (x *TreeUp) String() string {
 func (*TreeUp) ProtoMessage() {}
 
 func (x *TreeUp) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2863,7 +3091,7 @@ func (x *TreeUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeUp.ProtoReflect.Descriptor instead.
 func (*TreeUp) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{41}
+	return file_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TreeUp) GetClient() uint64 {
@@ -2966,7 +3194,7 @@ type TreeMessage struct {
 
 func (x *TreeMessage) Reset() {
 	*x = TreeMessage{}
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2978,7 +3206,7 @@ func (x *TreeMessage) String() string {
 func (*TreeMessage) ProtoMessage() {}
 
 func (x *TreeMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2991,7 +3219,7 @@ func (x *TreeMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeMessage.ProtoReflect.Descriptor instead.
 func (*TreeMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{42}
+	return file_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TreeMessage) GetMsg() []byte {
@@ -3010,7 +3238,7 @@ type TreeRelease struct {
 
 func (x *TreeRelease) Reset() {
 	*x = TreeRelease{}
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3022,7 +3250,7 @@ func (x *TreeRelease) String() string {
 func (*TreeRelease) ProtoMessage() {}
 
 func (x *TreeRelease) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3035,7 +3263,7 @@ func (x *TreeRelease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeRelease.ProtoReflect.Descriptor instead.
 func (*TreeRelease) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{43}
+	return file_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 // TreeDown is what the host sends on a Trees call.
@@ -3056,7 +3284,7 @@ type TreeDown struct {
 
 func (x *TreeDown) Reset() {
 	*x = TreeDown{}
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3068,7 +3296,7 @@ func (x *TreeDown) String() string {
 func (*TreeDown) ProtoMessage() {}
 
 func (x *TreeDown) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3081,7 +3309,7 @@ func (x *TreeDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDown.ProtoReflect.Descriptor instead.
 func (*TreeDown) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{44}
+	return file_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *TreeDown) GetClient() uint64 {
@@ -3183,7 +3411,7 @@ type TreeConnected struct {
 
 func (x *TreeConnected) Reset() {
 	*x = TreeConnected{}
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3195,7 +3423,7 @@ func (x *TreeConnected) String() string {
 func (*TreeConnected) ProtoMessage() {}
 
 func (x *TreeConnected) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3208,7 +3436,7 @@ func (x *TreeConnected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeConnected.ProtoReflect.Descriptor instead.
 func (*TreeConnected) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{45}
+	return file_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TreeConnected) GetError() *Error {
@@ -3242,7 +3470,7 @@ type TreeFrames struct {
 
 func (x *TreeFrames) Reset() {
 	*x = TreeFrames{}
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3254,7 +3482,7 @@ func (x *TreeFrames) String() string {
 func (*TreeFrames) ProtoMessage() {}
 
 func (x *TreeFrames) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3267,7 +3495,7 @@ func (x *TreeFrames) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeFrames.ProtoReflect.Descriptor instead.
 func (*TreeFrames) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{46}
+	return file_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TreeFrames) GetFrames() []*TreeFrame {
@@ -3288,7 +3516,7 @@ type TreeFrame struct {
 
 func (x *TreeFrame) Reset() {
 	*x = TreeFrame{}
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3300,7 +3528,7 @@ func (x *TreeFrame) String() string {
 func (*TreeFrame) ProtoMessage() {}
 
 func (x *TreeFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3313,7 +3541,7 @@ func (x *TreeFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeFrame.ProtoReflect.Descriptor instead.
 func (*TreeFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{47}
+	return file_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TreeFrame) GetSeq() uint64 {
@@ -3341,7 +3569,7 @@ type TreeGone struct {
 
 func (x *TreeGone) Reset() {
 	*x = TreeGone{}
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3353,7 +3581,7 @@ func (x *TreeGone) String() string {
 func (*TreeGone) ProtoMessage() {}
 
 func (x *TreeGone) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3366,7 +3594,7 @@ func (x *TreeGone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeGone.ProtoReflect.Descriptor instead.
 func (*TreeGone) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{48}
+	return file_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TreeGone) GetCode() int32 {
@@ -3393,7 +3621,7 @@ type TreeExecRequest struct {
 
 func (x *TreeExecRequest) Reset() {
 	*x = TreeExecRequest{}
-	mi := &file_plugin_proto_msgTypes[49]
+	mi := &file_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3405,7 +3633,7 @@ func (x *TreeExecRequest) String() string {
 func (*TreeExecRequest) ProtoMessage() {}
 
 func (x *TreeExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[49]
+	mi := &file_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3418,7 +3646,7 @@ func (x *TreeExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeExecRequest.ProtoReflect.Descriptor instead.
 func (*TreeExecRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{49}
+	return file_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *TreeExecRequest) GetId() []byte {
@@ -3446,7 +3674,7 @@ type TreeExecResponse struct {
 
 func (x *TreeExecResponse) Reset() {
 	*x = TreeExecResponse{}
-	mi := &file_plugin_proto_msgTypes[50]
+	mi := &file_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3458,7 +3686,7 @@ func (x *TreeExecResponse) String() string {
 func (*TreeExecResponse) ProtoMessage() {}
 
 func (x *TreeExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[50]
+	mi := &file_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3471,7 +3699,7 @@ func (x *TreeExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeExecResponse.ProtoReflect.Descriptor instead.
 func (*TreeExecResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{50}
+	return file_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TreeExecResponse) GetError() *Error {
@@ -3490,7 +3718,7 @@ type TreeDisconnectRequest struct {
 
 func (x *TreeDisconnectRequest) Reset() {
 	*x = TreeDisconnectRequest{}
-	mi := &file_plugin_proto_msgTypes[51]
+	mi := &file_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3502,7 +3730,7 @@ func (x *TreeDisconnectRequest) String() string {
 func (*TreeDisconnectRequest) ProtoMessage() {}
 
 func (x *TreeDisconnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[51]
+	mi := &file_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3515,7 +3743,7 @@ func (x *TreeDisconnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDisconnectRequest.ProtoReflect.Descriptor instead.
 func (*TreeDisconnectRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{51}
+	return file_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *TreeDisconnectRequest) GetId() []byte {
@@ -3533,7 +3761,7 @@ type TreeDisconnectResponse struct {
 
 func (x *TreeDisconnectResponse) Reset() {
 	*x = TreeDisconnectResponse{}
-	mi := &file_plugin_proto_msgTypes[52]
+	mi := &file_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3545,7 +3773,7 @@ func (x *TreeDisconnectResponse) String() string {
 func (*TreeDisconnectResponse) ProtoMessage() {}
 
 func (x *TreeDisconnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[52]
+	mi := &file_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3558,7 +3786,7 @@ func (x *TreeDisconnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDisconnectResponse.ProtoReflect.Descriptor instead.
 func (*TreeDisconnectResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{52}
+	return file_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 type TreeCallRequest struct {
@@ -3572,7 +3800,7 @@ type TreeCallRequest struct {
 
 func (x *TreeCallRequest) Reset() {
 	*x = TreeCallRequest{}
-	mi := &file_plugin_proto_msgTypes[53]
+	mi := &file_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3584,7 +3812,7 @@ func (x *TreeCallRequest) String() string {
 func (*TreeCallRequest) ProtoMessage() {}
 
 func (x *TreeCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[53]
+	mi := &file_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3597,7 +3825,7 @@ func (x *TreeCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeCallRequest.ProtoReflect.Descriptor instead.
 func (*TreeCallRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{53}
+	return file_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *TreeCallRequest) GetFrom() []byte {
@@ -3632,7 +3860,7 @@ type TreeCallResponse struct {
 
 func (x *TreeCallResponse) Reset() {
 	*x = TreeCallResponse{}
-	mi := &file_plugin_proto_msgTypes[54]
+	mi := &file_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3644,7 +3872,7 @@ func (x *TreeCallResponse) String() string {
 func (*TreeCallResponse) ProtoMessage() {}
 
 func (x *TreeCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[54]
+	mi := &file_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3657,7 +3885,7 @@ func (x *TreeCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeCallResponse.ProtoReflect.Descriptor instead.
 func (*TreeCallResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{54}
+	return file_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *TreeCallResponse) GetReply() []byte {
@@ -3727,7 +3955,20 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05email\x18\x02 \x01(\fR\x05email\"s\n" +
 	"\x0eHandleResponse\x124\n" +
 	"\bresponse\x18\x01 \x01(\v2\x18.reso.plugin.v3.ResponseR\bresponse\x12+\n" +
-	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"z\n" +
+	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"I\n" +
+	"\fRequestBatch\x129\n" +
+	"\brequests\x18\x01 \x03(\v2\x1d.reso.plugin.v3.TaggedRequestR\brequests\"\x80\x01\n" +
+	"\rTaggedRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x14\n" +
+	"\x05route\x18\x02 \x01(\rR\x05route\x121\n" +
+	"\arequest\x18\x03 \x01(\v2\x17.reso.plugin.v3.RequestR\arequest\x12\x16\n" +
+	"\x06cancel\x18\x04 \x01(\bR\x06cancel\"E\n" +
+	"\vAnswerBatch\x126\n" +
+	"\aanswers\x18\x01 \x03(\v2\x1c.reso.plugin.v3.TaggedAnswerR\aanswers\"\x81\x01\n" +
+	"\fTaggedAnswer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x124\n" +
+	"\bresponse\x18\x02 \x01(\v2\x18.reso.plugin.v3.ResponseR\bresponse\x12+\n" +
+	"\x05error\x18\x03 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"z\n" +
 	"\x05Error\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\fR\x06reason\x12\x18\n" +
@@ -3903,10 +4144,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x17TREE_LIMITS_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\vTREE_WINDOW\x10\x80\x80\x10\x12\x0e\n" +
 	"\n" +
-	"FRAME_COST\x10@2\xf8\x04\n" +
+	"FRAME_COST\x10@2\xc3\x05\n" +
 	"\x06Plugin\x12G\n" +
 	"\x06Routes\x12\x1d.reso.plugin.v3.RoutesRequest\x1a\x1e.reso.plugin.v3.RoutesResponse\x12M\n" +
-	"\bExchange\x12\x1d.reso.plugin.v3.HandleRequest\x1a\x1e.reso.plugin.v3.HandleResponse(\x010\x01\x12@\n" +
+	"\bExchange\x12\x1d.reso.plugin.v3.HandleRequest\x1a\x1e.reso.plugin.v3.HandleResponse(\x010\x01\x12I\n" +
+	"\bRequests\x12\x1c.reso.plugin.v3.RequestBatch\x1a\x1b.reso.plugin.v3.AnswerBatch(\x010\x01\x12@\n" +
 	"\x04Read\x12\x1b.reso.plugin.v3.ReadRequest\x1a\x19.reso.plugin.v3.ReadChunk0\x01\x12Y\n" +
 	"\fCloseContent\x12#.reso.plugin.v3.CloseContentRequest\x1a$.reso.plugin.v3.CloseContentResponse\x12G\n" +
 	"\x06Events\x12\x1d.reso.plugin.v3.EventsRequest\x1a\x1c.reso.plugin.v3.EventMessage0\x01\x12V\n" +
@@ -3936,7 +4178,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_plugin_proto_goTypes = []any{
 	(IdentityMode)(0),              // 0: reso.plugin.v3.IdentityMode
 	(Cause)(0),                     // 1: reso.plugin.v3.Cause
@@ -3953,54 +4195,58 @@ var file_plugin_proto_goTypes = []any{
 	(*Header)(nil),                 // 12: reso.plugin.v3.Header
 	(*Identity)(nil),               // 13: reso.plugin.v3.Identity
 	(*HandleResponse)(nil),         // 14: reso.plugin.v3.HandleResponse
-	(*Error)(nil),                  // 15: reso.plugin.v3.Error
-	(*Response)(nil),               // 16: reso.plugin.v3.Response
-	(*Cookie)(nil),                 // 17: reso.plugin.v3.Cookie
-	(*Time)(nil),                   // 18: reso.plugin.v3.Time
-	(*Content)(nil),                // 19: reso.plugin.v3.Content
-	(*ReadRequest)(nil),            // 20: reso.plugin.v3.ReadRequest
-	(*ReadChunk)(nil),              // 21: reso.plugin.v3.ReadChunk
-	(*CloseContentRequest)(nil),    // 22: reso.plugin.v3.CloseContentRequest
-	(*CloseContentResponse)(nil),   // 23: reso.plugin.v3.CloseContentResponse
-	(*SettingRequest)(nil),         // 24: reso.plugin.v3.SettingRequest
-	(*SettingResponse)(nil),        // 25: reso.plugin.v3.SettingResponse
-	(*SetSettingRequest)(nil),      // 26: reso.plugin.v3.SetSettingRequest
-	(*SetSettingResponse)(nil),     // 27: reso.plugin.v3.SetSettingResponse
-	(*ReadBodyRequest)(nil),        // 28: reso.plugin.v3.ReadBodyRequest
-	(*ReadBodyResponse)(nil),       // 29: reso.plugin.v3.ReadBodyResponse
-	(*EventsRequest)(nil),          // 30: reso.plugin.v3.EventsRequest
-	(*EventMessage)(nil),           // 31: reso.plugin.v3.EventMessage
-	(*CloseEventsRequest)(nil),     // 32: reso.plugin.v3.CloseEventsRequest
-	(*CloseEventsResponse)(nil),    // 33: reso.plugin.v3.CloseEventsResponse
-	(*SessionUp)(nil),              // 34: reso.plugin.v3.SessionUp
-	(*Credit)(nil),                 // 35: reso.plugin.v3.Credit
-	(*SessionCancel)(nil),          // 36: reso.plugin.v3.SessionCancel
-	(*SessionOpen)(nil),            // 37: reso.plugin.v3.SessionOpen
-	(*SessionMessage)(nil),         // 38: reso.plugin.v3.SessionMessage
-	(*SessionClose)(nil),           // 39: reso.plugin.v3.SessionClose
-	(*SessionDown)(nil),            // 40: reso.plugin.v3.SessionDown
-	(*SessionEnd)(nil),             // 41: reso.plugin.v3.SessionEnd
-	(*ClosePluginRequest)(nil),     // 42: reso.plugin.v3.ClosePluginRequest
-	(*ClosePluginResponse)(nil),    // 43: reso.plugin.v3.ClosePluginResponse
-	(*TreeConnectRequest)(nil),     // 44: reso.plugin.v3.TreeConnectRequest
-	(*TreeUp)(nil),                 // 45: reso.plugin.v3.TreeUp
-	(*TreeMessage)(nil),            // 46: reso.plugin.v3.TreeMessage
-	(*TreeRelease)(nil),            // 47: reso.plugin.v3.TreeRelease
-	(*TreeDown)(nil),               // 48: reso.plugin.v3.TreeDown
-	(*TreeConnected)(nil),          // 49: reso.plugin.v3.TreeConnected
-	(*TreeFrames)(nil),             // 50: reso.plugin.v3.TreeFrames
-	(*TreeFrame)(nil),              // 51: reso.plugin.v3.TreeFrame
-	(*TreeGone)(nil),               // 52: reso.plugin.v3.TreeGone
-	(*TreeExecRequest)(nil),        // 53: reso.plugin.v3.TreeExecRequest
-	(*TreeExecResponse)(nil),       // 54: reso.plugin.v3.TreeExecResponse
-	(*TreeDisconnectRequest)(nil),  // 55: reso.plugin.v3.TreeDisconnectRequest
-	(*TreeDisconnectResponse)(nil), // 56: reso.plugin.v3.TreeDisconnectResponse
-	(*TreeCallRequest)(nil),        // 57: reso.plugin.v3.TreeCallRequest
-	(*TreeCallResponse)(nil),       // 58: reso.plugin.v3.TreeCallResponse
+	(*RequestBatch)(nil),           // 15: reso.plugin.v3.RequestBatch
+	(*TaggedRequest)(nil),          // 16: reso.plugin.v3.TaggedRequest
+	(*AnswerBatch)(nil),            // 17: reso.plugin.v3.AnswerBatch
+	(*TaggedAnswer)(nil),           // 18: reso.plugin.v3.TaggedAnswer
+	(*Error)(nil),                  // 19: reso.plugin.v3.Error
+	(*Response)(nil),               // 20: reso.plugin.v3.Response
+	(*Cookie)(nil),                 // 21: reso.plugin.v3.Cookie
+	(*Time)(nil),                   // 22: reso.plugin.v3.Time
+	(*Content)(nil),                // 23: reso.plugin.v3.Content
+	(*ReadRequest)(nil),            // 24: reso.plugin.v3.ReadRequest
+	(*ReadChunk)(nil),              // 25: reso.plugin.v3.ReadChunk
+	(*CloseContentRequest)(nil),    // 26: reso.plugin.v3.CloseContentRequest
+	(*CloseContentResponse)(nil),   // 27: reso.plugin.v3.CloseContentResponse
+	(*SettingRequest)(nil),         // 28: reso.plugin.v3.SettingRequest
+	(*SettingResponse)(nil),        // 29: reso.plugin.v3.SettingResponse
+	(*SetSettingRequest)(nil),      // 30: reso.plugin.v3.SetSettingRequest
+	(*SetSettingResponse)(nil),     // 31: reso.plugin.v3.SetSettingResponse
+	(*ReadBodyRequest)(nil),        // 32: reso.plugin.v3.ReadBodyRequest
+	(*ReadBodyResponse)(nil),       // 33: reso.plugin.v3.ReadBodyResponse
+	(*EventsRequest)(nil),          // 34: reso.plugin.v3.EventsRequest
+	(*EventMessage)(nil),           // 35: reso.plugin.v3.EventMessage
+	(*CloseEventsRequest)(nil),     // 36: reso.plugin.v3.CloseEventsRequest
+	(*CloseEventsResponse)(nil),    // 37: reso.plugin.v3.CloseEventsResponse
+	(*SessionUp)(nil),              // 38: reso.plugin.v3.SessionUp
+	(*Credit)(nil),                 // 39: reso.plugin.v3.Credit
+	(*SessionCancel)(nil),          // 40: reso.plugin.v3.SessionCancel
+	(*SessionOpen)(nil),            // 41: reso.plugin.v3.SessionOpen
+	(*SessionMessage)(nil),         // 42: reso.plugin.v3.SessionMessage
+	(*SessionClose)(nil),           // 43: reso.plugin.v3.SessionClose
+	(*SessionDown)(nil),            // 44: reso.plugin.v3.SessionDown
+	(*SessionEnd)(nil),             // 45: reso.plugin.v3.SessionEnd
+	(*ClosePluginRequest)(nil),     // 46: reso.plugin.v3.ClosePluginRequest
+	(*ClosePluginResponse)(nil),    // 47: reso.plugin.v3.ClosePluginResponse
+	(*TreeConnectRequest)(nil),     // 48: reso.plugin.v3.TreeConnectRequest
+	(*TreeUp)(nil),                 // 49: reso.plugin.v3.TreeUp
+	(*TreeMessage)(nil),            // 50: reso.plugin.v3.TreeMessage
+	(*TreeRelease)(nil),            // 51: reso.plugin.v3.TreeRelease
+	(*TreeDown)(nil),               // 52: reso.plugin.v3.TreeDown
+	(*TreeConnected)(nil),          // 53: reso.plugin.v3.TreeConnected
+	(*TreeFrames)(nil),             // 54: reso.plugin.v3.TreeFrames
+	(*TreeFrame)(nil),              // 55: reso.plugin.v3.TreeFrame
+	(*TreeGone)(nil),               // 56: reso.plugin.v3.TreeGone
+	(*TreeExecRequest)(nil),        // 57: reso.plugin.v3.TreeExecRequest
+	(*TreeExecResponse)(nil),       // 58: reso.plugin.v3.TreeExecResponse
+	(*TreeDisconnectRequest)(nil),  // 59: reso.plugin.v3.TreeDisconnectRequest
+	(*TreeDisconnectResponse)(nil), // 60: reso.plugin.v3.TreeDisconnectResponse
+	(*TreeCallRequest)(nil),        // 61: reso.plugin.v3.TreeCallRequest
+	(*TreeCallResponse)(nil),       // 62: reso.plugin.v3.TreeCallResponse
 }
 var file_plugin_proto_depIdxs = []int32{
 	6,  // 0: reso.plugin.v3.RoutesResponse.routes:type_name -> reso.plugin.v3.Route
-	15, // 1: reso.plugin.v3.RoutesResponse.error:type_name -> reso.plugin.v3.Error
+	19, // 1: reso.plugin.v3.RoutesResponse.error:type_name -> reso.plugin.v3.Error
 	0,  // 2: reso.plugin.v3.Route.identity:type_name -> reso.plugin.v3.IdentityMode
 	8,  // 3: reso.plugin.v3.HandleRequest.request:type_name -> reso.plugin.v3.Request
 	11, // 4: reso.plugin.v3.Request.vars:type_name -> reso.plugin.v3.Var
@@ -4008,76 +4254,83 @@ var file_plugin_proto_depIdxs = []int32{
 	9,  // 6: reso.plugin.v3.Request.body:type_name -> reso.plugin.v3.Body
 	13, // 7: reso.plugin.v3.Request.identity:type_name -> reso.plugin.v3.Identity
 	10, // 8: reso.plugin.v3.Body.error:type_name -> reso.plugin.v3.BodyError
-	16, // 9: reso.plugin.v3.HandleResponse.response:type_name -> reso.plugin.v3.Response
-	15, // 10: reso.plugin.v3.HandleResponse.error:type_name -> reso.plugin.v3.Error
-	1,  // 11: reso.plugin.v3.Error.cause:type_name -> reso.plugin.v3.Cause
-	12, // 12: reso.plugin.v3.Response.header:type_name -> reso.plugin.v3.Header
-	17, // 13: reso.plugin.v3.Response.cookies:type_name -> reso.plugin.v3.Cookie
-	19, // 14: reso.plugin.v3.Response.content:type_name -> reso.plugin.v3.Content
-	18, // 15: reso.plugin.v3.Cookie.expires:type_name -> reso.plugin.v3.Time
-	18, // 16: reso.plugin.v3.Content.mod_time:type_name -> reso.plugin.v3.Time
-	15, // 17: reso.plugin.v3.SettingResponse.error:type_name -> reso.plugin.v3.Error
-	15, // 18: reso.plugin.v3.SetSettingResponse.error:type_name -> reso.plugin.v3.Error
-	10, // 19: reso.plugin.v3.ReadBodyResponse.error:type_name -> reso.plugin.v3.BodyError
-	37, // 20: reso.plugin.v3.SessionUp.open:type_name -> reso.plugin.v3.SessionOpen
-	38, // 21: reso.plugin.v3.SessionUp.message:type_name -> reso.plugin.v3.SessionMessage
-	39, // 22: reso.plugin.v3.SessionUp.closed:type_name -> reso.plugin.v3.SessionClose
-	35, // 23: reso.plugin.v3.SessionUp.credit:type_name -> reso.plugin.v3.Credit
-	36, // 24: reso.plugin.v3.SessionUp.cancel:type_name -> reso.plugin.v3.SessionCancel
-	8,  // 25: reso.plugin.v3.SessionOpen.request:type_name -> reso.plugin.v3.Request
-	38, // 26: reso.plugin.v3.SessionDown.message:type_name -> reso.plugin.v3.SessionMessage
-	39, // 27: reso.plugin.v3.SessionDown.close:type_name -> reso.plugin.v3.SessionClose
-	41, // 28: reso.plugin.v3.SessionDown.end:type_name -> reso.plugin.v3.SessionEnd
-	35, // 29: reso.plugin.v3.SessionDown.credit:type_name -> reso.plugin.v3.Credit
-	15, // 30: reso.plugin.v3.SessionEnd.error:type_name -> reso.plugin.v3.Error
-	15, // 31: reso.plugin.v3.ClosePluginResponse.error:type_name -> reso.plugin.v3.Error
-	44, // 32: reso.plugin.v3.TreeUp.connect:type_name -> reso.plugin.v3.TreeConnectRequest
-	35, // 33: reso.plugin.v3.TreeUp.credit:type_name -> reso.plugin.v3.Credit
-	47, // 34: reso.plugin.v3.TreeUp.release:type_name -> reso.plugin.v3.TreeRelease
-	46, // 35: reso.plugin.v3.TreeUp.exec:type_name -> reso.plugin.v3.TreeMessage
-	49, // 36: reso.plugin.v3.TreeDown.connected:type_name -> reso.plugin.v3.TreeConnected
-	50, // 37: reso.plugin.v3.TreeDown.frames:type_name -> reso.plugin.v3.TreeFrames
-	52, // 38: reso.plugin.v3.TreeDown.gone:type_name -> reso.plugin.v3.TreeGone
-	35, // 39: reso.plugin.v3.TreeDown.credit:type_name -> reso.plugin.v3.Credit
-	15, // 40: reso.plugin.v3.TreeConnected.error:type_name -> reso.plugin.v3.Error
-	51, // 41: reso.plugin.v3.TreeFrames.frames:type_name -> reso.plugin.v3.TreeFrame
-	15, // 42: reso.plugin.v3.TreeExecResponse.error:type_name -> reso.plugin.v3.Error
-	15, // 43: reso.plugin.v3.TreeCallResponse.error:type_name -> reso.plugin.v3.Error
-	4,  // 44: reso.plugin.v3.Plugin.Routes:input_type -> reso.plugin.v3.RoutesRequest
-	7,  // 45: reso.plugin.v3.Plugin.Exchange:input_type -> reso.plugin.v3.HandleRequest
-	20, // 46: reso.plugin.v3.Plugin.Read:input_type -> reso.plugin.v3.ReadRequest
-	22, // 47: reso.plugin.v3.Plugin.CloseContent:input_type -> reso.plugin.v3.CloseContentRequest
-	30, // 48: reso.plugin.v3.Plugin.Events:input_type -> reso.plugin.v3.EventsRequest
-	32, // 49: reso.plugin.v3.Plugin.CloseEvents:input_type -> reso.plugin.v3.CloseEventsRequest
-	34, // 50: reso.plugin.v3.Plugin.Sessions:input_type -> reso.plugin.v3.SessionUp
-	42, // 51: reso.plugin.v3.Plugin.Close:input_type -> reso.plugin.v3.ClosePluginRequest
-	24, // 52: reso.plugin.v3.Host.Setting:input_type -> reso.plugin.v3.SettingRequest
-	26, // 53: reso.plugin.v3.Host.SetSetting:input_type -> reso.plugin.v3.SetSettingRequest
-	28, // 54: reso.plugin.v3.Host.ReadBody:input_type -> reso.plugin.v3.ReadBodyRequest
-	45, // 55: reso.plugin.v3.Host.Trees:input_type -> reso.plugin.v3.TreeUp
-	53, // 56: reso.plugin.v3.Host.TreeExec:input_type -> reso.plugin.v3.TreeExecRequest
-	55, // 57: reso.plugin.v3.Host.TreeDisconnect:input_type -> reso.plugin.v3.TreeDisconnectRequest
-	57, // 58: reso.plugin.v3.Host.TreeCall:input_type -> reso.plugin.v3.TreeCallRequest
-	5,  // 59: reso.plugin.v3.Plugin.Routes:output_type -> reso.plugin.v3.RoutesResponse
-	14, // 60: reso.plugin.v3.Plugin.Exchange:output_type -> reso.plugin.v3.HandleResponse
-	21, // 61: reso.plugin.v3.Plugin.Read:output_type -> reso.plugin.v3.ReadChunk
-	23, // 62: reso.plugin.v3.Plugin.CloseContent:output_type -> reso.plugin.v3.CloseContentResponse
-	31, // 63: reso.plugin.v3.Plugin.Events:output_type -> reso.plugin.v3.EventMessage
-	33, // 64: reso.plugin.v3.Plugin.CloseEvents:output_type -> reso.plugin.v3.CloseEventsResponse
-	40, // 65: reso.plugin.v3.Plugin.Sessions:output_type -> reso.plugin.v3.SessionDown
-	43, // 66: reso.plugin.v3.Plugin.Close:output_type -> reso.plugin.v3.ClosePluginResponse
-	25, // 67: reso.plugin.v3.Host.Setting:output_type -> reso.plugin.v3.SettingResponse
-	27, // 68: reso.plugin.v3.Host.SetSetting:output_type -> reso.plugin.v3.SetSettingResponse
-	29, // 69: reso.plugin.v3.Host.ReadBody:output_type -> reso.plugin.v3.ReadBodyResponse
-	48, // 70: reso.plugin.v3.Host.Trees:output_type -> reso.plugin.v3.TreeDown
-	54, // 71: reso.plugin.v3.Host.TreeExec:output_type -> reso.plugin.v3.TreeExecResponse
-	56, // 72: reso.plugin.v3.Host.TreeDisconnect:output_type -> reso.plugin.v3.TreeDisconnectResponse
-	58, // 73: reso.plugin.v3.Host.TreeCall:output_type -> reso.plugin.v3.TreeCallResponse
-	59, // [59:74] is the sub-list for method output_type
-	44, // [44:59] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	20, // 9: reso.plugin.v3.HandleResponse.response:type_name -> reso.plugin.v3.Response
+	19, // 10: reso.plugin.v3.HandleResponse.error:type_name -> reso.plugin.v3.Error
+	16, // 11: reso.plugin.v3.RequestBatch.requests:type_name -> reso.plugin.v3.TaggedRequest
+	8,  // 12: reso.plugin.v3.TaggedRequest.request:type_name -> reso.plugin.v3.Request
+	18, // 13: reso.plugin.v3.AnswerBatch.answers:type_name -> reso.plugin.v3.TaggedAnswer
+	20, // 14: reso.plugin.v3.TaggedAnswer.response:type_name -> reso.plugin.v3.Response
+	19, // 15: reso.plugin.v3.TaggedAnswer.error:type_name -> reso.plugin.v3.Error
+	1,  // 16: reso.plugin.v3.Error.cause:type_name -> reso.plugin.v3.Cause
+	12, // 17: reso.plugin.v3.Response.header:type_name -> reso.plugin.v3.Header
+	21, // 18: reso.plugin.v3.Response.cookies:type_name -> reso.plugin.v3.Cookie
+	23, // 19: reso.plugin.v3.Response.content:type_name -> reso.plugin.v3.Content
+	22, // 20: reso.plugin.v3.Cookie.expires:type_name -> reso.plugin.v3.Time
+	22, // 21: reso.plugin.v3.Content.mod_time:type_name -> reso.plugin.v3.Time
+	19, // 22: reso.plugin.v3.SettingResponse.error:type_name -> reso.plugin.v3.Error
+	19, // 23: reso.plugin.v3.SetSettingResponse.error:type_name -> reso.plugin.v3.Error
+	10, // 24: reso.plugin.v3.ReadBodyResponse.error:type_name -> reso.plugin.v3.BodyError
+	41, // 25: reso.plugin.v3.SessionUp.open:type_name -> reso.plugin.v3.SessionOpen
+	42, // 26: reso.plugin.v3.SessionUp.message:type_name -> reso.plugin.v3.SessionMessage
+	43, // 27: reso.plugin.v3.SessionUp.closed:type_name -> reso.plugin.v3.SessionClose
+	39, // 28: reso.plugin.v3.SessionUp.credit:type_name -> reso.plugin.v3.Credit
+	40, // 29: reso.plugin.v3.SessionUp.cancel:type_name -> reso.plugin.v3.SessionCancel
+	8,  // 30: reso.plugin.v3.SessionOpen.request:type_name -> reso.plugin.v3.Request
+	42, // 31: reso.plugin.v3.SessionDown.message:type_name -> reso.plugin.v3.SessionMessage
+	43, // 32: reso.plugin.v3.SessionDown.close:type_name -> reso.plugin.v3.SessionClose
+	45, // 33: reso.plugin.v3.SessionDown.end:type_name -> reso.plugin.v3.SessionEnd
+	39, // 34: reso.plugin.v3.SessionDown.credit:type_name -> reso.plugin.v3.Credit
+	19, // 35: reso.plugin.v3.SessionEnd.error:type_name -> reso.plugin.v3.Error
+	19, // 36: reso.plugin.v3.ClosePluginResponse.error:type_name -> reso.plugin.v3.Error
+	48, // 37: reso.plugin.v3.TreeUp.connect:type_name -> reso.plugin.v3.TreeConnectRequest
+	39, // 38: reso.plugin.v3.TreeUp.credit:type_name -> reso.plugin.v3.Credit
+	51, // 39: reso.plugin.v3.TreeUp.release:type_name -> reso.plugin.v3.TreeRelease
+	50, // 40: reso.plugin.v3.TreeUp.exec:type_name -> reso.plugin.v3.TreeMessage
+	53, // 41: reso.plugin.v3.TreeDown.connected:type_name -> reso.plugin.v3.TreeConnected
+	54, // 42: reso.plugin.v3.TreeDown.frames:type_name -> reso.plugin.v3.TreeFrames
+	56, // 43: reso.plugin.v3.TreeDown.gone:type_name -> reso.plugin.v3.TreeGone
+	39, // 44: reso.plugin.v3.TreeDown.credit:type_name -> reso.plugin.v3.Credit
+	19, // 45: reso.plugin.v3.TreeConnected.error:type_name -> reso.plugin.v3.Error
+	55, // 46: reso.plugin.v3.TreeFrames.frames:type_name -> reso.plugin.v3.TreeFrame
+	19, // 47: reso.plugin.v3.TreeExecResponse.error:type_name -> reso.plugin.v3.Error
+	19, // 48: reso.plugin.v3.TreeCallResponse.error:type_name -> reso.plugin.v3.Error
+	4,  // 49: reso.plugin.v3.Plugin.Routes:input_type -> reso.plugin.v3.RoutesRequest
+	7,  // 50: reso.plugin.v3.Plugin.Exchange:input_type -> reso.plugin.v3.HandleRequest
+	15, // 51: reso.plugin.v3.Plugin.Requests:input_type -> reso.plugin.v3.RequestBatch
+	24, // 52: reso.plugin.v3.Plugin.Read:input_type -> reso.plugin.v3.ReadRequest
+	26, // 53: reso.plugin.v3.Plugin.CloseContent:input_type -> reso.plugin.v3.CloseContentRequest
+	34, // 54: reso.plugin.v3.Plugin.Events:input_type -> reso.plugin.v3.EventsRequest
+	36, // 55: reso.plugin.v3.Plugin.CloseEvents:input_type -> reso.plugin.v3.CloseEventsRequest
+	38, // 56: reso.plugin.v3.Plugin.Sessions:input_type -> reso.plugin.v3.SessionUp
+	46, // 57: reso.plugin.v3.Plugin.Close:input_type -> reso.plugin.v3.ClosePluginRequest
+	28, // 58: reso.plugin.v3.Host.Setting:input_type -> reso.plugin.v3.SettingRequest
+	30, // 59: reso.plugin.v3.Host.SetSetting:input_type -> reso.plugin.v3.SetSettingRequest
+	32, // 60: reso.plugin.v3.Host.ReadBody:input_type -> reso.plugin.v3.ReadBodyRequest
+	49, // 61: reso.plugin.v3.Host.Trees:input_type -> reso.plugin.v3.TreeUp
+	57, // 62: reso.plugin.v3.Host.TreeExec:input_type -> reso.plugin.v3.TreeExecRequest
+	59, // 63: reso.plugin.v3.Host.TreeDisconnect:input_type -> reso.plugin.v3.TreeDisconnectRequest
+	61, // 64: reso.plugin.v3.Host.TreeCall:input_type -> reso.plugin.v3.TreeCallRequest
+	5,  // 65: reso.plugin.v3.Plugin.Routes:output_type -> reso.plugin.v3.RoutesResponse
+	14, // 66: reso.plugin.v3.Plugin.Exchange:output_type -> reso.plugin.v3.HandleResponse
+	17, // 67: reso.plugin.v3.Plugin.Requests:output_type -> reso.plugin.v3.AnswerBatch
+	25, // 68: reso.plugin.v3.Plugin.Read:output_type -> reso.plugin.v3.ReadChunk
+	27, // 69: reso.plugin.v3.Plugin.CloseContent:output_type -> reso.plugin.v3.CloseContentResponse
+	35, // 70: reso.plugin.v3.Plugin.Events:output_type -> reso.plugin.v3.EventMessage
+	37, // 71: reso.plugin.v3.Plugin.CloseEvents:output_type -> reso.plugin.v3.CloseEventsResponse
+	44, // 72: reso.plugin.v3.Plugin.Sessions:output_type -> reso.plugin.v3.SessionDown
+	47, // 73: reso.plugin.v3.Plugin.Close:output_type -> reso.plugin.v3.ClosePluginResponse
+	29, // 74: reso.plugin.v3.Host.Setting:output_type -> reso.plugin.v3.SettingResponse
+	31, // 75: reso.plugin.v3.Host.SetSetting:output_type -> reso.plugin.v3.SetSettingResponse
+	33, // 76: reso.plugin.v3.Host.ReadBody:output_type -> reso.plugin.v3.ReadBodyResponse
+	52, // 77: reso.plugin.v3.Host.Trees:output_type -> reso.plugin.v3.TreeDown
+	58, // 78: reso.plugin.v3.Host.TreeExec:output_type -> reso.plugin.v3.TreeExecResponse
+	60, // 79: reso.plugin.v3.Host.TreeDisconnect:output_type -> reso.plugin.v3.TreeDisconnectResponse
+	62, // 80: reso.plugin.v3.Host.TreeCall:output_type -> reso.plugin.v3.TreeCallResponse
+	65, // [65:81] is the sub-list for method output_type
+	49, // [49:65] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -4085,26 +4338,26 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[30].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[34].OneofWrappers = []any{
 		(*SessionUp_Open)(nil),
 		(*SessionUp_Message)(nil),
 		(*SessionUp_Closed)(nil),
 		(*SessionUp_Credit)(nil),
 		(*SessionUp_Cancel)(nil),
 	}
-	file_plugin_proto_msgTypes[36].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[40].OneofWrappers = []any{
 		(*SessionDown_Message)(nil),
 		(*SessionDown_Close)(nil),
 		(*SessionDown_End)(nil),
 		(*SessionDown_Credit)(nil),
 	}
-	file_plugin_proto_msgTypes[41].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[45].OneofWrappers = []any{
 		(*TreeUp_Connect)(nil),
 		(*TreeUp_Credit)(nil),
 		(*TreeUp_Release)(nil),
 		(*TreeUp_Exec)(nil),
 	}
-	file_plugin_proto_msgTypes[44].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[48].OneofWrappers = []any{
 		(*TreeDown_Connected)(nil),
 		(*TreeDown_Frames)(nil),
 		(*TreeDown_Gone)(nil),
@@ -4116,7 +4369,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   55,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

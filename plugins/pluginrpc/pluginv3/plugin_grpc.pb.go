@@ -48,6 +48,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Plugin_Routes_FullMethodName       = "/reso.plugin.v3.Plugin/Routes"
 	Plugin_Exchange_FullMethodName     = "/reso.plugin.v3.Plugin/Exchange"
+	Plugin_Requests_FullMethodName     = "/reso.plugin.v3.Plugin/Requests"
 	Plugin_Read_FullMethodName         = "/reso.plugin.v3.Plugin/Read"
 	Plugin_CloseContent_FullMethodName = "/reso.plugin.v3.Plugin/CloseContent"
 	Plugin_Events_FullMethodName       = "/reso.plugin.v3.Plugin/Events"
@@ -71,6 +72,21 @@ type PluginClient interface {
 	// message each way and no per-call setup. Cancelling the stream cancels
 	// the request on it (the stream is then dropped).
 	Exchange(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HandleRequest, HandleResponse], error)
+	// Requests carries the requests of all routes, many at once, on a few
+	// long-lived calls per plugin process (the host opens them; see
+	// RequestBatch). Each request is tagged with an id the host chose, unique
+	// on the call; the plugin answers each with its id, in the order the
+	// handlers finish. Either side sends whatever has queued while its
+	// previous message went out as one message, so under load a message
+	// carries many requests or answers. The host cancels a request by its id
+	// (its context ended): the handler's context is cancelled, and the
+	// plugin sends no answer and releases what the answer held open. An
+	// answer the host no longer waits for (it came after the cancel) the
+	// host releases itself (CloseContent, CloseEvents). The call's end (the
+	// host cancels it, the process dies) ends all its requests. A plugin
+	// without it (an older build of version 3) answers Unimplemented, and the
+	// host sends its requests on Exchange instead.
+	Requests(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RequestBatch, AnswerBatch], error)
 	// Read streams the bytes of an open download (Response.content) from
 	// offset, length bytes at most, in chunks. A stream that ends early has
 	// reached the end of the content.
@@ -136,9 +152,22 @@ func (c *pluginClient) Exchange(ctx context.Context, opts ...grpc.CallOption) (g
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_ExchangeClient = grpc.BidiStreamingClient[HandleRequest, HandleResponse]
 
+func (c *pluginClient) Requests(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[RequestBatch, AnswerBatch], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[1], Plugin_Requests_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[RequestBatch, AnswerBatch]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_RequestsClient = grpc.BidiStreamingClient[RequestBatch, AnswerBatch]
+
 func (c *pluginClient) Read(ctx context.Context, in *ReadRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ReadChunk], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[1], Plugin_Read_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[2], Plugin_Read_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +196,7 @@ func (c *pluginClient) CloseContent(ctx context.Context, in *CloseContentRequest
 
 func (c *pluginClient) Events(ctx context.Context, in *EventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[EventMessage], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[2], Plugin_Events_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[3], Plugin_Events_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +225,7 @@ func (c *pluginClient) CloseEvents(ctx context.Context, in *CloseEventsRequest, 
 
 func (c *pluginClient) Sessions(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SessionUp, SessionDown], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[3], Plugin_Sessions_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[4], Plugin_Sessions_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -232,6 +261,21 @@ type PluginServer interface {
 	// message each way and no per-call setup. Cancelling the stream cancels
 	// the request on it (the stream is then dropped).
 	Exchange(grpc.BidiStreamingServer[HandleRequest, HandleResponse]) error
+	// Requests carries the requests of all routes, many at once, on a few
+	// long-lived calls per plugin process (the host opens them; see
+	// RequestBatch). Each request is tagged with an id the host chose, unique
+	// on the call; the plugin answers each with its id, in the order the
+	// handlers finish. Either side sends whatever has queued while its
+	// previous message went out as one message, so under load a message
+	// carries many requests or answers. The host cancels a request by its id
+	// (its context ended): the handler's context is cancelled, and the
+	// plugin sends no answer and releases what the answer held open. An
+	// answer the host no longer waits for (it came after the cancel) the
+	// host releases itself (CloseContent, CloseEvents). The call's end (the
+	// host cancels it, the process dies) ends all its requests. A plugin
+	// without it (an older build of version 3) answers Unimplemented, and the
+	// host sends its requests on Exchange instead.
+	Requests(grpc.BidiStreamingServer[RequestBatch, AnswerBatch]) error
 	// Read streams the bytes of an open download (Response.content) from
 	// offset, length bytes at most, in chunks. A stream that ends early has
 	// reached the end of the content.
@@ -279,6 +323,9 @@ func (UnimplementedPluginServer) Routes(context.Context, *RoutesRequest) (*Route
 }
 func (UnimplementedPluginServer) Exchange(grpc.BidiStreamingServer[HandleRequest, HandleResponse]) error {
 	return status.Error(codes.Unimplemented, "method Exchange not implemented")
+}
+func (UnimplementedPluginServer) Requests(grpc.BidiStreamingServer[RequestBatch, AnswerBatch]) error {
+	return status.Error(codes.Unimplemented, "method Requests not implemented")
 }
 func (UnimplementedPluginServer) Read(*ReadRequest, grpc.ServerStreamingServer[ReadChunk]) error {
 	return status.Error(codes.Unimplemented, "method Read not implemented")
@@ -343,6 +390,13 @@ func _Plugin_Exchange_Handler(srv interface{}, stream grpc.ServerStream) error {
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_ExchangeServer = grpc.BidiStreamingServer[HandleRequest, HandleResponse]
+
+func _Plugin_Requests_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PluginServer).Requests(&grpc.GenericServerStream[RequestBatch, AnswerBatch]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_RequestsServer = grpc.BidiStreamingServer[RequestBatch, AnswerBatch]
 
 func _Plugin_Read_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(ReadRequest)
@@ -455,6 +509,12 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "Exchange",
 			Handler:       _Plugin_Exchange_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Requests",
+			Handler:       _Plugin_Requests_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},
