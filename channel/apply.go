@@ -152,7 +152,7 @@ func (t *Tree) endConn(o *connection) {
 		}
 		delete(t.clients, o.id)
 	} else {
-		if t.ghosts[o.node][o.id] != o {
+		if t.ghostOf(o.node, o.id) != o {
 			return // ended already
 		}
 		t.endGhost(o)
@@ -182,8 +182,8 @@ func (t *Tree) applyDead(node string) []*Client {
 	}
 	t.dead[node] = true
 	if node != t.nodeID() {
-		gs := make([]*connection, 0, len(t.ghosts[node]))
-		for _, g := range t.ghosts[node] {
+		var gs []*connection
+		for g := range t.ghostsOf(node) {
 			gs = append(gs, g)
 		}
 		sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })

@@ -115,16 +115,19 @@ func (n *node) setBytes(full, pub []byte) {
 	}
 }
 
+// key returns n's path, its key in the tree's index.
+func (n *node) key() string { return n.path }
+
 // name returns n's last segment; "" for the root.
 func (n *node) name() string { return n.path[strings.LastIndexByte(n.path, '/')+1:] }
 
 // lookup returns the node at path, or nil.
-func (t *Tree) lookup(path string) *node { return t.nodes[path] }
+func (t *Tree) lookup(path string) *node { return t.nodes.get(path) }
 
 // ensure returns the node at path, creating it and its missing ancestors
 // (without entity) with creation seq seq.
 func (t *Tree) ensure(path string, seq uint64) *node {
-	if n := t.nodes[path]; n != nil {
+	if n := t.nodes.get(path); n != nil {
 		return n
 	}
 	return t.create(path, seq)
@@ -137,7 +140,7 @@ func (t *Tree) create(path string, seq uint64) *node {
 	p := t.ensure(pp, seq)
 	n := &node{path: path, parent: p, created: seq}
 	p.link(n)
-	t.nodes[path] = n
+	t.nodes.put(n)
 	return n
 }
 
@@ -176,7 +179,7 @@ func (t *Tree) prune(n *node, j journal) {
 		}
 		p := n.parent
 		p.unlink(n)
-		delete(t.nodes, n.path)
+		t.nodes.del(n.path)
 		n = p
 	}
 }
@@ -271,7 +274,7 @@ func (t *Tree) planSet(path string, cur, next *node) journal {
 			if p == "/" {
 				break
 			}
-			a := t.nodes[p]
+			a := t.nodes.get(p)
 			if a == nil {
 				j.put(Record{Path: p}) // as ensure creates it
 				continue

@@ -70,7 +70,7 @@ func (t *Tree) accessAt(a *access, path string) {
 		if i < len(path) && path[i] != '/' {
 			continue
 		}
-		n := t.nodes[path[:i]]
+		n := t.lookup(path[:i])
 		if n == nil {
 			if top {
 				a.rule = *t.opt.Rules.of(path[1:i])
@@ -200,7 +200,7 @@ func (t *Tree) seen(a *access, identity, path string) bool {
 			a.rule = *t.opt.Rules.of(path[1:i])
 			top = false
 		}
-		n := t.nodes[path[:i]]
+		n := t.lookup(path[:i])
 		if n == nil {
 			return false
 		}

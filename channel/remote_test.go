@@ -87,7 +87,7 @@ func TestRemoteTransientHeap(t *testing.T) {
 	tr.mu.RLock()
 	ghosts, owned := 0, 0
 	for _, gs := range tr.ghosts {
-		for _, g := range gs {
+		for g := range gs.all() {
 			ghosts++
 			for e := range g.owned.all() {
 				if e.owner == g && e.entity != nil {
@@ -153,7 +153,7 @@ func TestRemoteConnectionEnd(t *testing.T) {
 		defer tr.mu.RUnlock()
 		k := 0
 		for _, gs := range tr.ghosts {
-			k += len(gs)
+			k += gs.len()
 		}
 		return k
 	}

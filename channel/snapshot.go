@@ -65,7 +65,7 @@ type Frozen struct {
 // apply's on memory.
 func (t *Tree) PrepareFreeze() *Frozen {
 	t.mu.RLock()
-	size := len(t.nodes)
+	size := t.nodes.len()
 	t.mu.RUnlock()
 	items := make([]snapItem, size+size/8+16)
 	clear(items) // the first writes to fresh pages cost page faults
@@ -274,7 +274,7 @@ func (it *snapItem) appendLine(b []byte) []byte {
 func (t *Tree) Restore(r io.Reader) (uint64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.replicated() || t.applied != 0 || len(t.nodes) > 1 || len(t.clients) > 0 {
+	if !t.replicated() || t.applied != 0 || t.nodes.len() > 1 || len(t.clients) > 0 {
 		return 0, errors.New("channel: restore: the tree is not a new tree of a fleet")
 	}
 	return t.restoreLocked(r)
@@ -320,12 +320,13 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 		l.timer.Stop()
 	}
 	t.root = &node{path: "/"}
-	t.nodes = map[string]*node{"/": t.root}
+	t.nodes = table[*node]{}
+	t.nodes.put(t.root)
 	t.subs = make(map[string]*subList)
 	t.clients = keep
 	t.leases = make(map[*node]*lease)
 	t.hist = history{max: t.opt.HistoryCount, maxBytes: t.opt.HistoryBytes, age: t.opt.HistoryAge}
-	t.ghosts = make(map[string]map[string]*connection)
+	t.ghosts = make(map[string]*table[*connection])
 	t.nodeIDs = make(map[string]string)
 	t.dead = make(map[string]bool)
 	t.batches = make(map[string]uint64)
@@ -380,11 +381,11 @@ func (t *Tree) restoreLocked(r io.Reader) (uint64, error) {
 // restoreNode adds one node of a snapshot; its parent came before it.
 // Called with the lock.
 func (t *Tree) restoreNode(s *snapNode) error {
-	if s.Path == "/" || !validPath(s.Path) || t.nodes[s.Path] != nil {
+	if s.Path == "/" || !validPath(s.Path) || t.lookup(s.Path) != nil {
 		return errors.New("invalid or repeated path")
 	}
 	pp, _ := parentPath(s.Path)
-	if t.nodes[pp] == nil {
+	if t.lookup(pp) == nil {
 		return errors.New("parent missing")
 	}
 	n := t.ensure(s.Path, s.Created)

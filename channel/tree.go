@@ -84,7 +84,7 @@ type Tree struct {
 	// (see room).
 	saved   uint64
 	root    *node
-	nodes   map[string]*node
+	nodes   table[*node] // by path
 	subs    map[string]*subList
 	clients map[string]*Client
 	leases  map[*node]*lease // the entities leased by Call
@@ -113,8 +113,8 @@ type Tree struct {
 	applied   uint64
 	applyWake chan struct{}
 	waits     map[string]chan result
-	ghosts    map[string]map[string]*connection // by node, then connection
-	nodeIDs   map[string]string                 // see nodeID
+	ghosts    map[string]*table[*connection] // by node, then connection
+	nodeIDs   map[string]string              // see nodeID
 	dead      map[string]bool
 	batches   map[string]uint64
 	hash      uint64 // the running hash of the batches applied (chainHash)
@@ -164,7 +164,6 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		epoch:     epoch,
 		now:       opt.Now,
 		root:      root,
-		nodes:     map[string]*node{"/": root},
 		subs:      make(map[string]*subList),
 		clients:   make(map[string]*Client),
 		leases:    make(map[*node]*lease),
@@ -174,11 +173,12 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		committed: make(chan struct{}),
 		applyWake: make(chan struct{}),
 		waits:     make(map[string]chan result),
-		ghosts:    make(map[string]map[string]*connection),
+		ghosts:    make(map[string]*table[*connection]),
 		nodeIDs:   make(map[string]string),
 		batches:   make(map[string]uint64),
 		dead:      make(map[string]bool),
 	}
+	t.nodes.put(root)
 	if opt.Log != nil {
 		t.mem.Store(&membership{node: opt.Node, log: opt.Log})
 	}
@@ -242,13 +242,17 @@ func (t *Tree) load(ctx context.Context) error {
 	// Ancestors the store did not list are stored from now on, and nodes
 	// left with neither entity nor children go.
 	j := journal{}
-	for _, n := range t.nodes {
+	for n := range t.nodes.all() {
 		if n.stored && n.parent != nil && n.parent != t.root && !n.parent.stored {
 			t.store(n.parent, j)
 		}
 	}
-	for _, n := range t.nodes {
-		if t.nodes[n.path] == n {
+	ns := make([]*node, 0, t.nodes.len())
+	for n := range t.nodes.all() {
+		ns = append(ns, n)
+	}
+	for _, n := range ns {
+		if t.lookup(n.path) == n {
 			t.prune(n, j)
 		}
 	}
