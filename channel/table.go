@@ -12,18 +12,20 @@ type keyed interface {
 }
 
 // table is a set of pointers found by the key each gives (a node by its
-// path, a ghost by its connection id): one slice of pointers with open
-// addressing and linear probing, at most 3/4 full. A slot is 8 bytes,
-// where a map[string]*T spends 24 and a control byte on each, with its
-// groups at most 7/8 full and often half: every node of a fleet indexes
-// every connection's transient entity and its owner's ghost, and a
-// smaller index is less to keep and less for the collector to scan
-// (issue 36, docs/fleet.md §13). The key is not kept: an element gives
-// it, so the table keeps no second string header per entry. The zero
-// value is empty; it is not safe for concurrent use (the tree's lock
-// guards it).
+// path, a ghost by its connection id): open addressing with linear
+// probing, at most 3/4 full, in a slice of pointers and a slice of one
+// byte a slot (empty, or seven bits of the key's hash) that a probe reads
+// before it follows a pointer to compare keys. A slot is 9 bytes, where a
+// map[string]*T spends 25 (the key's string header, the pointer, a
+// control byte), its groups at most 7/8 full and often half: every node
+// of a fleet indexes every connection's transient entity and its owner's
+// ghost, and a smaller index is less to keep and less for the collector
+// to scan (issue 36, docs/fleet.md §13). The key is not kept: the
+// element gives it. The zero value is empty; it is not safe for
+// concurrent use (the tree's lock guards it).
 type table[P keyed] struct {
-	slots []P // len a power of two, or 0
+	slots []P     // len a power of two, or 0
+	tags  []uint8 // per slot: 0 empty, else tagOf its key's hash
 	n     int
 	seed  maphash.Seed
 }
@@ -34,24 +36,42 @@ const minSlots = 8
 // len returns the number of elements.
 func (t *table[P]) len() int { return t.n }
 
-// home returns the slot where an element with key k is first looked for.
-func (t *table[P]) home(k string) int {
-	return int(maphash.String(t.seed, k) & uint64(len(t.slots)-1))
+// hash returns the home slot of key k (where it is first looked for) and
+// its tag.
+func (t *table[P]) hash(k string) (int, uint8) {
+	h := maphash.String(t.seed, k)
+	return int(h & uint64(len(t.slots)-1)), uint8(h>>57) | 0x80
+}
+
+// find returns the slot of the element with key k, or the empty slot
+// where it would go and false.
+func (t *table[P]) find(k string) (int, bool) {
+	mask := len(t.slots) - 1
+	i, tag := t.hash(k)
+	for ; ; i = (i + 1) & mask {
+		switch t.tags[i] {
+		case 0:
+			return i, false
+		case tag:
+			if t.slots[i].key() == k {
+				return i, true
+			}
+		}
+	}
 }
 
 // get returns the element with key k, or the zero P.
 func (t *table[P]) get(k string) P {
-	var zero P
 	if t.n == 0 {
+		var zero P
 		return zero
 	}
-	mask := len(t.slots) - 1
-	for i := t.home(k); ; i = (i + 1) & mask {
-		p := t.slots[i]
-		if p == zero || p.key() == k {
-			return p
-		}
+	i, ok := t.find(k)
+	if !ok {
+		var zero P
+		return zero
 	}
+	return t.slots[i]
 }
 
 // put adds p, replacing the element with p's key if there is one.
@@ -59,60 +79,44 @@ func (t *table[P]) put(p P) {
 	if (t.n+1)*4 > len(t.slots)*3 {
 		t.resize(max(minSlots, len(t.slots)*2))
 	}
-	var zero P
 	k := p.key()
-	mask := len(t.slots) - 1
-	for i := t.home(k); ; i = (i + 1) & mask {
-		q := t.slots[i]
-		if q == zero {
-			t.slots[i] = p
-			t.n++
-			return
-		}
-		if q.key() == k {
-			t.slots[i] = p
-			return
-		}
+	i, ok := t.find(k)
+	if !ok {
+		_, t.tags[i] = t.hash(k)
+		t.n++
 	}
+	t.slots[i] = p
 }
 
 // del removes the element with key k, if there is one. The elements
 // after it in its run move back (no tombstones), and a table left at
 // most 1/8 full halves.
 func (t *table[P]) del(k string) {
-	var zero P
 	if t.n == 0 {
 		return
 	}
-	mask := len(t.slots) - 1
-	i := t.home(k)
-	for {
-		p := t.slots[i]
-		if p == zero {
-			return
-		}
-		if p.key() == k {
-			break
-		}
-		i = (i + 1) & mask
+	i, ok := t.find(k)
+	if !ok {
+		return
 	}
+	var zero P
+	mask := len(t.slots) - 1
 	// Backward shift: an element of the run after i moves to i unless
 	// its home is cyclically in (i, j], where it is still found.
 	for j := i; ; {
-		t.slots[i] = zero
+		t.slots[i], t.tags[i] = zero, 0
 		for {
 			j = (j + 1) & mask
-			q := t.slots[j]
-			if q == zero {
+			if t.tags[j] == 0 {
 				t.n--
 				if t.n*8 <= len(t.slots) && len(t.slots) > minSlots {
 					t.resize(len(t.slots) / 2)
 				}
 				return
 			}
-			h := t.home(q.key())
+			h, _ := t.hash(t.slots[j].key())
 			if i <= j && (h <= i || h > j) || i > j && h <= i && h > j {
-				t.slots[i] = q
+				t.slots[i], t.tags[i] = t.slots[j], t.tags[j]
 				i = j
 				break
 			}
@@ -126,18 +130,18 @@ func (t *table[P]) resize(size int) {
 	if old == nil {
 		t.seed = maphash.MakeSeed()
 	}
-	t.slots = make([]P, size)
-	var zero P
+	t.slots, t.tags = make([]P, size), make([]uint8, size)
 	mask := size - 1
+	var zero P
 	for _, p := range old {
 		if p == zero {
 			continue
 		}
-		i := t.home(p.key())
-		for t.slots[i] != zero {
+		i, tag := t.hash(p.key())
+		for t.tags[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t.slots[i] = p
+		t.slots[i], t.tags[i] = p, tag
 	}
 }
 
