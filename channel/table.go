@@ -13,21 +13,24 @@ type keyed interface {
 
 // table is a set of pointers found by the key each gives (a node by its
 // path, a ghost by its connection id): open addressing with linear
-// probing, at most 3/4 full, in a slice of pointers and a slice of one
-// byte a slot (empty, or seven bits of the key's hash) that a probe reads
-// before it follows a pointer to compare keys. A slot is 9 bytes, where a
-// map[string]*T spends 25 (the key's string header, the pointer, a
-// control byte), its groups at most 7/8 full and often half: every node
-// of a fleet indexes every connection's transient entity and its owner's
-// ghost, and a smaller index is less to keep and less for the collector
-// to scan (issue 36, docs/fleet.md §13). The key is not kept: the
-// element gives it. The zero value is empty; it is not safe for
-// concurrent use (the tree's lock guards it).
+// probing, at most 3/4 full, in a slice of pointers and a slice of the
+// keys' hashes (32 bits, 0 for an empty slot). A probe compares hashes
+// before it follows a pointer to compare keys, and a resize or a
+// deletion moves elements by their hashes without reading them, which a
+// table of hundreds of thousands of nodes would pay in cache misses. A
+// slot is 12 bytes, where a map[string]*T spends 25 (the key's string
+// header, the pointer, a control byte), its groups at most 7/8 full and
+// often half: every node of a fleet indexes every connection's transient
+// entity and its owner's ghost, and a smaller index is less to keep and
+// less for the collector to scan, one pointer a slot instead of two
+// (issue 36, docs/fleet.md §13). The key is not kept: the element gives
+// it. The zero value is empty; it is not safe for concurrent use (the
+// tree's lock guards it).
 type table[P keyed] struct {
-	slots []P     // len a power of two, or 0
-	tags  []uint8 // per slot: 0 empty, else tagOf its key's hash
-	n     int
-	seed  maphash.Seed
+	slots  []P      // len a power of two, or 0
+	hashes []uint32 // per slot: 0 empty, else the hash of its key
+	n      int
+	seed   maphash.Seed
 }
 
 // minSlots is the size a table starts with and never shrinks below.
@@ -36,23 +39,21 @@ const minSlots = 8
 // len returns the number of elements.
 func (t *table[P]) len() int { return t.n }
 
-// hash returns the home slot of key k (where it is first looked for) and
-// its tag.
-func (t *table[P]) hash(k string) (int, uint8) {
-	h := maphash.String(t.seed, k)
-	return int(h & uint64(len(t.slots)-1)), uint8(h>>57) | 0x80
+// hash returns the hash of key k as the table keeps it, never 0; its
+// low bits are the slot where k is first looked for.
+func (t *table[P]) hash(k string) uint32 {
+	return max(uint32(maphash.String(t.seed, k)), 1)
 }
 
-// find returns the slot of the element with key k, or the empty slot
-// where it would go and false.
-func (t *table[P]) find(k string) (int, bool) {
+// find returns the slot of the element with key k, whose hash is h, or
+// the empty slot where it would go and false.
+func (t *table[P]) find(k string, h uint32) (int, bool) {
 	mask := len(t.slots) - 1
-	i, tag := t.hash(k)
-	for ; ; i = (i + 1) & mask {
-		switch t.tags[i] {
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		switch t.hashes[i] {
 		case 0:
 			return i, false
-		case tag:
+		case h:
 			if t.slots[i].key() == k {
 				return i, true
 			}
@@ -62,13 +63,12 @@ func (t *table[P]) find(k string) (int, bool) {
 
 // get returns the element with key k, or the zero P.
 func (t *table[P]) get(k string) P {
+	var zero P
 	if t.n == 0 {
-		var zero P
 		return zero
 	}
-	i, ok := t.find(k)
+	i, ok := t.find(k, t.hash(k))
 	if !ok {
-		var zero P
 		return zero
 	}
 	return t.slots[i]
@@ -80,9 +80,10 @@ func (t *table[P]) put(p P) {
 		t.resize(max(minSlots, len(t.slots)*2))
 	}
 	k := p.key()
-	i, ok := t.find(k)
+	h := t.hash(k)
+	i, ok := t.find(k, h)
 	if !ok {
-		_, t.tags[i] = t.hash(k)
+		t.hashes[i] = h
 		t.n++
 	}
 	t.slots[i] = p
@@ -95,7 +96,7 @@ func (t *table[P]) del(k string) {
 	if t.n == 0 {
 		return
 	}
-	i, ok := t.find(k)
+	i, ok := t.find(k, t.hash(k))
 	if !ok {
 		return
 	}
@@ -104,19 +105,20 @@ func (t *table[P]) del(k string) {
 	// Backward shift: an element of the run after i moves to i unless
 	// its home is cyclically in (i, j], where it is still found.
 	for j := i; ; {
-		t.slots[i], t.tags[i] = zero, 0
+		t.slots[i], t.hashes[i] = zero, 0
 		for {
 			j = (j + 1) & mask
-			if t.tags[j] == 0 {
+			hj := t.hashes[j]
+			if hj == 0 {
 				t.n--
 				if t.n*8 <= len(t.slots) && len(t.slots) > minSlots {
 					t.resize(len(t.slots) / 2)
 				}
 				return
 			}
-			h, _ := t.hash(t.slots[j].key())
+			h := int(hj) & mask
 			if i <= j && (h <= i || h > j) || i > j && h <= i && h > j {
-				t.slots[i], t.tags[i] = t.slots[j], t.tags[j]
+				t.slots[i], t.hashes[i] = t.slots[j], hj
 				i = j
 				break
 			}
@@ -126,22 +128,21 @@ func (t *table[P]) del(k string) {
 
 // resize moves the elements to size slots.
 func (t *table[P]) resize(size int) {
-	old := t.slots
+	old, oldHashes := t.slots, t.hashes
 	if old == nil {
 		t.seed = maphash.MakeSeed()
 	}
-	t.slots, t.tags = make([]P, size), make([]uint8, size)
+	t.slots, t.hashes = make([]P, size), make([]uint32, size)
 	mask := size - 1
-	var zero P
-	for _, p := range old {
-		if p == zero {
+	for j, h := range oldHashes {
+		if h == 0 {
 			continue
 		}
-		i, tag := t.hash(p.key())
-		for t.tags[i] != 0 {
+		i := int(h) & mask
+		for t.hashes[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t.slots[i], t.tags[i] = p, tag
+		t.slots[i], t.hashes[i] = old[j], h
 	}
 }
 
