@@ -5,21 +5,23 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unique"
 )
 
 // node is one resource of the tree. Every field is guarded by the tree's
 // lock. A node without entity exists only while it has children (or is
 // the root). Every node of a fleet holds every connection's transient
-// entities, so a node is kept to 144 bytes (docs/fleet.md §13, issue 36):
+// entities, so a node is kept to 128 bytes (docs/fleet.md §13, issue 36):
 // what few nodes have (a lease, a rule, a group, an entity with private
-// fields) is kept apart, and what the path gives (the name) is not kept
-// twice.
+// fields) is kept apart, what the path gives (the name) is not kept
+// twice, and what many nodes share (the type, the creator) is a pointer
+// to one copy.
 type node struct {
 	path    string
 	parent  *node
-	typ     string
+	typ     str    // "" when it has no entity
 	entity  []byte // compact JSON, private fields included; nil: none
-	creator string
+	creator str
 	created uint64
 	x       *nodeExtra // nil: none of what it holds
 
@@ -33,6 +35,27 @@ type node struct {
 
 	first, last *node // children in creation order
 	prev, next  *node // siblings
+}
+
+// str is a string that many nodes hold, a media type or a creator's
+// identity, kept once however many hold it (unique.Handle): a node holds
+// one pointer where a string takes two words. The zero value is "".
+type str struct{ h unique.Handle[string] }
+
+// mkStr returns s as a str.
+func mkStr(s string) str {
+	if s == "" {
+		return str{}
+	}
+	return str{unique.Make(s)}
+}
+
+// String returns the string.
+func (s str) String() string {
+	if s == (str{}) {
+		return ""
+	}
+	return s.h.Value()
 }
 
 // lease is the expiry of an entity leased by Call.
@@ -186,7 +209,7 @@ func (t *Tree) prune(n *node, j journal) {
 
 // record returns the store's record of n.
 func (n *node) record() Record {
-	r := Record{Path: n.path, Creator: n.creator, Created: n.created}
+	r := Record{Path: n.path, Creator: n.creator.String(), Created: n.created}
 	if n.rule() != nil {
 		r.Rule = n.rule().String()
 	}
@@ -197,7 +220,7 @@ func (n *node) record() Record {
 		}
 	}
 	if n.persist {
-		r.Type, r.Entity = n.typ, n.entity
+		r.Type, r.Entity = n.typ.String(), n.entity
 	}
 	return r
 }
@@ -299,7 +322,7 @@ func (t *Tree) planRemove(n *node) journal {
 		return nil
 	}
 	next := *n
-	next.typ, next.persist = "", false
+	next.typ, next.persist = str{}, false
 	next.setBytes(nil, nil)
 	return t.planUnstore(n, &next)
 }

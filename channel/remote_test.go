@@ -62,10 +62,11 @@ func heapInUse() uint64 {
 // index. 30,000 connections of another node each create one, applied
 // from the log as the consumer applies them; the history of
 // notifications, bounded apart (Options.HistoryCount), is left out. The
-// layout of issue 36 holds about 340 bytes each: the index of paths and
+// layout of issue 36 holds about 325 bytes each: the index of paths and
 // the ghosts' index are tables of one pointer and one hash a slot
 // (table.go), 26 bytes each at this size where the maps they replaced
-// took about 55. The layouts before: 399 bytes (those maps), and 1,004
+// took about 55, and a node is 128 bytes, its type and creator interned
+// (str). The layouts before: 399 bytes (those maps, a node of 144), and 1,004
 // (a ghost was a whole Client, its owned entities a map of one, the
 // ghosts one map keyed by node and connection, a node 248 bytes): see
 // docs/fleet.md §13, "Issue 36".

@@ -156,7 +156,7 @@ func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 	// sibling comes after its subtree.
 	for n := t.root.first; n != nil; {
 		it := snapItem{
-			path: n.path, typ: n.typ, creator: n.creator, entity: n.entity, created: n.created,
+			path: n.path, typ: n.typ.String(), creator: n.creator.String(), entity: n.entity, created: n.created,
 			rule: n.rule(), group: n.group(), owner: n.owner, persist: n.persist,
 		}
 		if n.entity != nil && n.owner == nil && !n.persist { // leased (one of the three)
@@ -389,7 +389,7 @@ func (t *Tree) restoreNode(s *snapNode) error {
 		return errors.New("parent missing")
 	}
 	n := t.ensure(s.Path, s.Created)
-	n.creator, n.persist = s.Creator, s.Persist
+	n.creator, n.persist = mkStr(s.Creator), s.Persist
 	if s.Rule != "" {
 		rule, err := ParseRule(s.Rule)
 		if err != nil {
@@ -405,7 +405,7 @@ func (t *Tree) restoreNode(s *snapNode) error {
 		if err != nil {
 			return err
 		}
-		n.typ = s.Type
+		n.typ = mkStr(s.Type)
 		n.setBytes(e, publicEntity(e))
 	}
 	switch {

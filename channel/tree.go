@@ -211,7 +211,7 @@ func (t *Tree) load(ctx context.Context) error {
 			return fmt.Errorf("channel: load: invalid path %q", r.Path)
 		}
 		n := t.ensure(r.Path, r.Created)
-		n.created, n.creator = r.Created, r.Creator
+		n.created, n.creator = r.Created, mkStr(r.Creator)
 		if r.Rule != "" {
 			rule, err := ParseRule(r.Rule)
 			if err != nil {
@@ -231,10 +231,10 @@ func (t *Tree) load(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("channel: load: entity of %q: %w", r.Path, err)
 			}
-			n.typ, n.persist = r.Type, true
+			n.typ, n.persist = mkStr(r.Type), true
 			n.setBytes(e, publicEntity(e))
-			if n.typ == "" {
-				n.typ = defaultType
+			if n.typ == (str{}) {
+				n.typ = mkStr(defaultType)
 			}
 		}
 		t.seq = max(t.seq, r.Created)
