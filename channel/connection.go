@@ -1,5 +1,7 @@
 package channel
 
+import "iter"
+
 // connection is what the tree holds of a connection for the transient
 // entities it owns: a [Client] of this node holds one, and every node of
 // a fleet holds one for each connection of another node that sent an
@@ -12,29 +14,59 @@ type connection struct {
 	owned ownedSet // the transient entities it owns; guarded by the tree's lock
 }
 
+// key returns c's id, its key in the ghosts' tables.
+func (c *connection) key() string { return c.id }
+
 // ghost returns the record of a connection of another node, made at its
-// first entry. The ghosts are indexed by node, then by connection: a
-// connection's entry holds its id alone, and its node's id is one string
-// for all its connections. Called with the lock.
+// first entry. The ghosts are indexed by node, then by connection (a
+// table keyed by the ghost's own id, 8 bytes a ghost): a connection's
+// entry holds its id alone, and its node's id is one string for all its
+// connections. Called with the lock.
 func (t *Tree) ghost(node, conn string) *connection {
 	gs := t.ghosts[node]
 	if gs == nil {
-		gs = make(map[string]*connection)
+		gs = new(table[*connection])
 		t.ghosts[node] = gs
 	}
-	g := gs[conn]
+	g := gs.get(conn)
 	if g == nil {
 		g = &connection{id: conn, node: t.internNode(node)}
-		gs[conn] = g
+		gs.put(g)
 	}
 	return g
+}
+
+// ghostOf returns the ghost of connection conn of node, or nil. Called
+// with the lock.
+func (t *Tree) ghostOf(node, conn string) *connection {
+	if gs := t.ghosts[node]; gs != nil {
+		return gs.get(conn)
+	}
+	return nil
+}
+
+// ghostsOf yields the ghosts of node, in no order; the ghosts must not
+// change during the walk. Called with the lock.
+func (t *Tree) ghostsOf(node string) iter.Seq[*connection] {
+	return func(yield func(*connection) bool) {
+		if gs := t.ghosts[node]; gs != nil {
+			for g := range gs.all() {
+				if !yield(g) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // endGhost forgets the ghost g, which ended. Called with the lock.
 func (t *Tree) endGhost(g *connection) {
 	gs := t.ghosts[g.node]
-	delete(gs, g.id)
-	if len(gs) == 0 {
+	if gs == nil {
+		return
+	}
+	gs.del(g.id)
+	if gs.len() == 0 {
 		delete(t.ghosts, g.node) // see Nodes
 	}
 }
@@ -59,5 +91,5 @@ func (t *Tree) connOf(node, conn string) *connection {
 		}
 		return nil
 	}
-	return t.ghosts[node][conn]
+	return t.ghostOf(node, conn)
 }

@@ -81,7 +81,7 @@ func appendRaw(b, v []byte) []byte {
 // changeNotes returns the two notifications of a change to n with seq:
 // see noteHeads.
 func changeNotes(kind, key string, n *node, from string, seq uint64) (note, up []byte) {
-	h := noteHeads(kind, key, n.path, n.parent.path, n.name(), n.typ, n.pub(), from)
+	h := noteHeads(kind, key, n.path, n.parent.path, n.name(), n.typ.String(), n.pub(), from)
 	return h.complete(seq)
 }
 
@@ -101,7 +101,11 @@ type changeHeads struct {
 // key being "create", "update" or "delete".
 func noteHeads(kind, key, path, parent, name, typ string, pub []byte, from string) changeHeads {
 	var h changeHeads
-	b := make([]byte, 0, 128+2*(len(path)+len(typ)+len(pub)+maxSeqDigits)+len(from)+len(parent)+len(name))
+	// Room for both without a second allocation when no string needs
+	// escaping: the fixed text with the quotes of path, parent and name
+	// (122 bytes), a missing type, entity or from as null.
+	b := make([]byte, 0, 122+len(kind)+len(key)+len(path)+len(parent)+len(name)+
+		2*(max(len(typ)+2, 4)+max(len(pub), 4)+maxSeqDigits)+max(len(from)+2, 4))
 	b = append(b, `{"notify":"`...)
 	b = append(b, kind...)
 	b = append(b, `","resource":`...)

@@ -52,3 +52,27 @@ func TestNoteHeads(t *testing.T) {
 		t.Fatalf("got\n%s\n%s\nwant\n%s\n%s", note, up, wantNote, wantUp)
 	}
 }
+
+// TestNoteHeadsRoom: the notifications of a change are encoded in the
+// room noteHeads reserves, without growing it, whether the type, the
+// entity and the from are given or null (a DELETE's, on every removal of
+// a connection's transients).
+func TestNoteHeadsRoom(t *testing.T) {
+	for _, c := range []struct {
+		kind, key, typ string
+		pub            []byte
+		from           string
+	}{
+		{"DELETE", "delete", "", nil, ""},
+		{"DELETE", "delete", "", nil, "c1"},
+		{"PUT", "create", "entity", []byte(`{"n":1}`), "c1"},
+		{"PUT", "update", "presence", []byte(`{}`), ""},
+	} {
+		allocs := testing.AllocsPerRun(10, func() {
+			noteHeads(c.kind, c.key, "/bench/w/c1/123456", "/bench/w/c1", "123456", c.typ, c.pub, c.from)
+		})
+		if allocs != 1 {
+			t.Errorf("%s %s: %v allocations, want 1", c.kind, c.key, allocs)
+		}
+	}
+}

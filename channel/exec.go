@@ -63,7 +63,9 @@ const maxLease = 365 * 24 * time.Hour
 // to a persistent resource returns once it is stored and applied (see
 // propose), so the reply follows the notifications it caused.
 func (t *Tree) exec(cl *caller, data []byte, call bool) []byte {
-	m, reason := parseMessage(data)
+	var msg message
+	m := &msg
+	reason := m.parse(data)
 	if t.opt.Pipeline && cl.c != nil && !call && !cl.held && t.st != nil {
 		// See pipelining: only a change that joins a batch runs before
 		// the connection's earlier changes are applied.

@@ -30,7 +30,7 @@ func (t *Tree) armLease(n *node, id uint64, end time.Time) {
 func (t *Tree) expire(n *node, id uint64) {
 	for {
 		t.mu.Lock()
-		if t.closed || t.leases[n] == nil || t.leases[n].id != id || t.nodes[n.path] != n {
+		if t.closed || t.leases[n] == nil || t.leases[n].id != id || t.lookup(n.path) != n {
 			t.mu.Unlock()
 			return
 		}

@@ -57,56 +57,75 @@ type message struct {
 	Offer      bool            `json:"offer"`
 }
 
-// parseMessage decodes one frame. On failure it returns the reason and
-// the message as far as it could be read: its msg_id whenever one could
-// be read, whatever else is wrong (nested too deep, a field of the wrong
-// type, broken JSON after it), unless the msg_id itself is not a scalar.
+// parseMessage decodes one frame into a new message, as
+// [message.parse] does.
 func parseMessage(data []byte) (*message, string) {
 	m := &message{}
+	return m, m.parse(data)
+}
+
+// parse decodes one frame into m, which the caller owns (a variable of
+// its own: the message of a write applied at once is not kept, so it
+// costs no allocation, issue 38). On failure it returns the reason and m
+// holds the message as far as it could be read: its msg_id whenever one
+// could be read, whatever else is wrong (nested too deep, a field of the
+// wrong type, broken JSON after it), unless the msg_id itself is not a
+// scalar.
+func (m *message) parse(data []byte) string {
+	*m = message{}
 	i := 0
 	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
 		i++
 	}
 	if i == len(data) || data[i] != '{' || !utf8.Valid(data) {
-		return m, reasonInvalidJSON
+		return reasonInvalidJSON
 	}
 	if !parseFast(data, m) {
-		*m = message{}
-		if err := json.Unmarshal(data, m); err != nil {
-			return parseFailed(data, m, err)
+		// json.Unmarshal keeps its argument: a message of its own, so
+		// that m stays the caller's.
+		u := new(message)
+		err := json.Unmarshal(data, u)
+		*m = *u
+		if err != nil {
+			return m.failed(data, err)
 		}
 	}
 	id, ok := msgID(m.MsgID)
 	if !ok {
-		return &message{}, reasonInvalidMsgID
+		*m = message{}
+		return reasonInvalidMsgID
 	}
 	m.MsgID = id
 	switch {
 	case m.Method == "":
-		return m, reasonMissingMethod
+		return reasonMissingMethod
 	case m.Resource == "":
-		return m, reasonMissingRes
+		return reasonMissingRes
 	}
-	return m, ""
+	return ""
 }
 
-// parseFailed returns what parseMessage answers when json.Unmarshal
-// refused data with err, m holding what it read.
-func parseFailed(data []byte, m *message, err error) (*message, string) {
+// failed returns what parse answers when json.Unmarshal refused data
+// with err, m holding what it read, and leaves in m what the failure
+// keeps.
+func (m *message) failed(data []byte, err error) string {
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
 		id, ok := msgID(readMsgID(data))
+		*m = message{}
 		if !ok {
-			return &message{}, reasonInvalidMsgID
+			return reasonInvalidMsgID
 		}
-		return &message{MsgID: id}, reasonInvalidJSON
+		m.MsgID = id
+		return reasonInvalidJSON
 	}
 	id, ok := msgID(m.MsgID)
 	if !ok {
-		return &message{}, reasonInvalidMsgID
+		*m = message{}
+		return reasonInvalidMsgID
 	}
 	m.MsgID = id
-	return m, reasonInvalidField
+	return reasonInvalidField
 }
 
 // msgID returns id compacted, or nil when it is absent or null; ok is

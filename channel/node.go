@@ -5,21 +5,23 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unique"
 )
 
 // node is one resource of the tree. Every field is guarded by the tree's
 // lock. A node without entity exists only while it has children (or is
 // the root). Every node of a fleet holds every connection's transient
-// entities, so a node is kept to 144 bytes (docs/fleet.md §13, issue 36):
+// entities, so a node is kept to 128 bytes (docs/fleet.md §13, issue 36):
 // what few nodes have (a lease, a rule, a group, an entity with private
-// fields) is kept apart, and what the path gives (the name) is not kept
-// twice.
+// fields) is kept apart, what the path gives (the name) is not kept
+// twice, and what many nodes share (the type, the creator) is a pointer
+// to one copy.
 type node struct {
 	path    string
 	parent  *node
-	typ     string
+	typ     str    // "" when it has no entity
 	entity  []byte // compact JSON, private fields included; nil: none
-	creator string
+	creator str
 	created uint64
 	x       *nodeExtra // nil: none of what it holds
 
@@ -33,6 +35,27 @@ type node struct {
 
 	first, last *node // children in creation order
 	prev, next  *node // siblings
+}
+
+// str is a string that many nodes hold, a media type or a creator's
+// identity, kept once however many hold it (unique.Handle): a node holds
+// one pointer where a string takes two words. The zero value is "".
+type str struct{ h unique.Handle[string] }
+
+// mkStr returns s as a str.
+func mkStr(s string) str {
+	if s == "" {
+		return str{}
+	}
+	return str{unique.Make(s)}
+}
+
+// String returns the string.
+func (s str) String() string {
+	if s == (str{}) {
+		return ""
+	}
+	return s.h.Value()
 }
 
 // lease is the expiry of an entity leased by Call.
@@ -115,16 +138,19 @@ func (n *node) setBytes(full, pub []byte) {
 	}
 }
 
+// key returns n's path, its key in the tree's index.
+func (n *node) key() string { return n.path }
+
 // name returns n's last segment; "" for the root.
 func (n *node) name() string { return n.path[strings.LastIndexByte(n.path, '/')+1:] }
 
 // lookup returns the node at path, or nil.
-func (t *Tree) lookup(path string) *node { return t.nodes[path] }
+func (t *Tree) lookup(path string) *node { return t.nodes.get(path) }
 
 // ensure returns the node at path, creating it and its missing ancestors
 // (without entity) with creation seq seq.
 func (t *Tree) ensure(path string, seq uint64) *node {
-	if n := t.nodes[path]; n != nil {
+	if n := t.nodes.get(path); n != nil {
 		return n
 	}
 	return t.create(path, seq)
@@ -137,7 +163,7 @@ func (t *Tree) create(path string, seq uint64) *node {
 	p := t.ensure(pp, seq)
 	n := &node{path: path, parent: p, created: seq}
 	p.link(n)
-	t.nodes[path] = n
+	t.nodes.put(n)
 	return n
 }
 
@@ -176,14 +202,14 @@ func (t *Tree) prune(n *node, j journal) {
 		}
 		p := n.parent
 		p.unlink(n)
-		delete(t.nodes, n.path)
+		t.nodes.del(n.path)
 		n = p
 	}
 }
 
 // record returns the store's record of n.
 func (n *node) record() Record {
-	r := Record{Path: n.path, Creator: n.creator, Created: n.created}
+	r := Record{Path: n.path, Creator: n.creator.String(), Created: n.created}
 	if n.rule() != nil {
 		r.Rule = n.rule().String()
 	}
@@ -194,7 +220,7 @@ func (n *node) record() Record {
 		}
 	}
 	if n.persist {
-		r.Type, r.Entity = n.typ, n.entity
+		r.Type, r.Entity = n.typ.String(), n.entity
 	}
 	return r
 }
@@ -271,7 +297,7 @@ func (t *Tree) planSet(path string, cur, next *node) journal {
 			if p == "/" {
 				break
 			}
-			a := t.nodes[p]
+			a := t.nodes.get(p)
 			if a == nil {
 				j.put(Record{Path: p}) // as ensure creates it
 				continue
@@ -296,7 +322,7 @@ func (t *Tree) planRemove(n *node) journal {
 		return nil
 	}
 	next := *n
-	next.typ, next.persist = "", false
+	next.typ, next.persist = str{}, false
 	next.setBytes(nil, nil)
 	return t.planUnstore(n, &next)
 }

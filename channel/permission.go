@@ -70,7 +70,7 @@ func (t *Tree) accessAt(a *access, path string) {
 		if i < len(path) && path[i] != '/' {
 			continue
 		}
-		n := t.nodes[path[:i]]
+		n := t.lookup(path[:i])
 		if n == nil {
 			if top {
 				a.rule = *t.opt.Rules.of(path[1:i])
@@ -86,8 +86,8 @@ func (t *Tree) accessAt(a *access, path string) {
 func (t *Tree) descend(a *access, n *node) {
 	if n.parent == t.root {
 		a.rule = *t.opt.Rules.of(n.name())
-	} else if n.creator != "" && a.nOwners < maxDepth {
-		a.owners[a.nOwners] = n.creator
+	} else if n.creator != (str{}) && a.nOwners < maxDepth {
+		a.owners[a.nOwners] = n.creator.String()
 		a.nOwners++
 	}
 	if x := n.x; x != nil {
@@ -200,7 +200,7 @@ func (t *Tree) seen(a *access, identity, path string) bool {
 			a.rule = *t.opt.Rules.of(path[1:i])
 			top = false
 		}
-		n := t.nodes[path[:i]]
+		n := t.lookup(path[:i])
 		if n == nil {
 			return false
 		}

@@ -86,6 +86,7 @@ func (t *Tree) rulesMsg(cl *caller, m *message, r resource) ([]byte, string) {
 		return nil, reason
 	}
 	var stored []byte // the reply of a stored change, made when it is applied
+	msgID := m.MsgID  // what it keeps of m, which is the caller's
 	reply, reason := t.run(cl, func() outcome {
 		if reason := t.usable(cl); reason != "" {
 			return fail(reason)
@@ -115,7 +116,7 @@ func (t *Tree) rulesMsg(cl *caller, m *message, r resource) ([]byte, string) {
 			return outcome{b: t.propose(r.path, recs, false, cl.c, func(uint64) {
 				ch.applyTo(n)
 				t.accessAt(&a, r.path)
-				stored = appendACL(replyStart(m.MsgID, 128), n, &a)
+				stored = appendACL(replyStart(msgID, 128), n, &a)
 			})}
 		}
 		ch.applyTo(n)
@@ -137,7 +138,7 @@ func (ch *aclChange) applyTo(n *node) {
 		n.setGroup(ch.group)
 	}
 	if ch.owner != "" {
-		n.creator = ch.owner
+		n.creator = mkStr(ch.owner)
 	}
 }
 
@@ -166,10 +167,10 @@ func appendACL(b []byte, n *node, a *access) []byte {
 		b = append(b, ']')
 	}
 	b = append(b, `,"owner":`...)
-	if n.creator == "" {
+	if n.creator == (str{}) {
 		b = append(b, "null"...)
 	} else {
-		b = AppendString(b, n.creator)
+		b = AppendString(b, n.creator.String())
 	}
 	b = append(b, `,"effective":`...)
 	b = AppendString(b, a.rule.full())

@@ -37,7 +37,7 @@ type replica struct {
 	// ghosts are the connections of other nodes that sent entries, by
 	// node then connection; nodeIDs interns their nodes' ids (see
 	// internNode).
-	ghosts  map[string]map[string]*connection
+	ghosts  map[string]*table[*connection]
 	nodeIDs map[string]string
 	dead    map[string]bool   // the nodes the log took for dead
 	batches map[string]uint64 // the number of the last batch played of each node (see [Batch])
@@ -57,7 +57,7 @@ func newReplica(t *Tree, node string, log Log) *replica {
 		t:        t,
 		playWake: make(chan struct{}),
 		waits:    make(map[string]*flight),
-		ghosts:   make(map[string]map[string]*connection),
+		ghosts:   make(map[string]*table[*connection]),
 		nodeIDs:  make(map[string]string),
 		dead:     make(map[string]bool),
 		batches:  make(map[string]uint64),

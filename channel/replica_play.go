@@ -173,7 +173,7 @@ func (rp *replica) endConn(o *connection) {
 		}
 		delete(t.clients, o.id)
 	} else {
-		if rp.ghosts[o.node][o.id] != o {
+		if t.ghostOf(o.node, o.id) != o {
 			return // ended already
 		}
 		t.endGhost(o)
@@ -204,8 +204,8 @@ func (rp *replica) playDead(node string) []*Client {
 	}
 	rp.dead[node] = true
 	if node != t.nodeID() {
-		gs := make([]*connection, 0, len(rp.ghosts[node]))
-		for _, g := range rp.ghosts[node] {
+		var gs []*connection
+		for g := range t.ghostsOf(node) {
 			gs = append(gs, g)
 		}
 		sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })

@@ -53,7 +53,7 @@ func (rp *replica) keepConn(c *Client) bool {
 	}
 	sort.Slice(ns, func(i, j int) bool { return ns[i].path < ns[j].path })
 	for _, n := range ns {
-		c.lost = append(c.lost, lost{path: n.path, typ: n.typ, entity: n.entity})
+		c.lost = append(c.lost, lost{path: n.path, typ: n.typ.String(), entity: n.entity})
 		t.remove(n, c.id, nil) // a tree without store applies at once
 	}
 	c.owned = ownedSet{}

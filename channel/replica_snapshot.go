@@ -65,7 +65,7 @@ type Frozen struct {
 // apply's on memory.
 func (t *Tree) PrepareFreeze() *Frozen {
 	t.mu.RLock()
-	size := len(t.nodes)
+	size := t.nodes.len()
 	t.mu.RUnlock()
 	items := make([]snapItem, size+size/8+16)
 	clear(items) // the first writes to fresh pages cost page faults
@@ -159,7 +159,7 @@ func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 	// sibling comes after its subtree.
 	for n := t.root.first; n != nil; {
 		it := snapItem{
-			path: n.path, typ: n.typ, creator: n.creator, entity: n.entity, created: n.created,
+			path: n.path, typ: n.typ.String(), creator: n.creator.String(), entity: n.entity, created: n.created,
 			rule: n.rule(), group: n.group(), owner: n.owner, persist: n.persist,
 		}
 		if n.entity != nil && n.owner == nil && !n.persist { // leased (one of the three)
@@ -277,7 +277,7 @@ func (it *snapItem) appendLine(b []byte) []byte {
 func (t *Tree) Restore(r io.Reader) (uint64, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.replicated() || t.applied != 0 || len(t.nodes) > 1 || len(t.clients) > 0 {
+	if !t.replicated() || t.applied != 0 || t.nodes.len() > 1 || len(t.clients) > 0 {
 		return 0, errors.New("channel: restore: the tree is not a new tree of a fleet")
 	}
 	return t.restoreLocked(r)
@@ -323,12 +323,13 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 		l.timer.Stop()
 	}
 	t.root = &node{path: "/"}
-	t.nodes = map[string]*node{"/": t.root}
+	t.nodes = table[*node]{}
+	t.nodes.put(t.root)
 	t.subs = make(map[string]*subList)
 	t.clients = keep
 	t.leases = make(map[*node]*lease)
 	t.hist = history{max: t.opt.HistoryCount, maxBytes: t.opt.HistoryBytes, age: t.opt.HistoryAge}
-	t.ghosts = make(map[string]map[string]*connection)
+	t.ghosts = make(map[string]*table[*connection])
 	t.nodeIDs = make(map[string]string)
 	t.dead = make(map[string]bool)
 	t.batches = make(map[string]uint64)
@@ -383,15 +384,15 @@ func (t *Tree) restoreLocked(r io.Reader) (uint64, error) {
 // restoreNode adds one node of a snapshot; its parent came before it.
 // Called with the lock.
 func (t *Tree) restoreNode(s *snapNode) error {
-	if s.Path == "/" || !validPath(s.Path) || t.nodes[s.Path] != nil {
+	if s.Path == "/" || !validPath(s.Path) || t.lookup(s.Path) != nil {
 		return errors.New("invalid or repeated path")
 	}
 	pp, _ := parentPath(s.Path)
-	if t.nodes[pp] == nil {
+	if t.lookup(pp) == nil {
 		return errors.New("parent missing")
 	}
 	n := t.ensure(s.Path, s.Created)
-	n.creator, n.persist = s.Creator, s.Persist
+	n.creator, n.persist = mkStr(s.Creator), s.Persist
 	if s.Rule != "" {
 		rule, err := ParseRule(s.Rule)
 		if err != nil {
@@ -407,7 +408,7 @@ func (t *Tree) restoreNode(s *snapNode) error {
 		if err != nil {
 			return err
 		}
-		n.typ = s.Type
+		n.typ = mkStr(s.Type)
 		n.setBytes(e, publicEntity(e))
 	}
 	switch {

@@ -80,7 +80,7 @@ type Tree struct {
 	closed  bool
 	seq     uint64 // the last seq handed out
 	root    *node
-	nodes   map[string]*node
+	nodes   table[*node] // by path
 	subs    map[string]*subList
 	clients map[string]*Client
 	leases  map[*node]*lease // the entities leased by Call
@@ -137,7 +137,6 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		epoch:   epoch,
 		now:     opt.Now,
 		root:    root,
-		nodes:   map[string]*node{"/": root},
 		subs:    make(map[string]*subList),
 		clients: make(map[string]*Client),
 		leases:  make(map[*node]*lease),
@@ -148,6 +147,7 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 			committed: make(chan struct{}),
 		},
 	}
+	t.nodes.put(root)
 	if opt.Log != nil {
 		t.replica = newReplica(t, opt.Node, opt.Log)
 	}
@@ -180,7 +180,7 @@ func (t *Tree) load(ctx context.Context) error {
 			return fmt.Errorf("channel: load: invalid path %q", r.Path)
 		}
 		n := t.ensure(r.Path, r.Created)
-		n.created, n.creator = r.Created, r.Creator
+		n.created, n.creator = r.Created, mkStr(r.Creator)
 		if r.Rule != "" {
 			rule, err := ParseRule(r.Rule)
 			if err != nil {
@@ -200,10 +200,10 @@ func (t *Tree) load(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("channel: load: entity of %q: %w", r.Path, err)
 			}
-			n.typ, n.persist = r.Type, true
+			n.typ, n.persist = mkStr(r.Type), true
 			n.setBytes(e, publicEntity(e))
-			if n.typ == "" {
-				n.typ = defaultType
+			if n.typ == (str{}) {
+				n.typ = mkStr(defaultType)
 			}
 		}
 		t.seq = max(t.seq, r.Created)
@@ -211,13 +211,17 @@ func (t *Tree) load(ctx context.Context) error {
 	// Ancestors the store did not list are stored from now on, and nodes
 	// left with neither entity nor children go.
 	j := journal{}
-	for _, n := range t.nodes {
+	for n := range t.nodes.all() {
 		if n.stored && n.parent != nil && n.parent != t.root && !n.parent.stored {
 			t.store(n.parent, j)
 		}
 	}
-	for _, n := range t.nodes {
-		if t.nodes[n.path] == n {
+	ns := make([]*node, 0, t.nodes.len())
+	for n := range t.nodes.all() {
+		ns = append(ns, n)
+	}
+	for _, n := range ns {
+		if t.lookup(n.path) == n {
 			t.prune(n, j)
 		}
 	}

@@ -103,7 +103,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 			}
 			e = prepared{full: full, pub: publicEntity(full), obj: true}
 			if typ == "" {
-				typ = n.typ
+				typ = n.typ.String()
 			}
 		}
 		if typ == "" {
@@ -128,9 +128,9 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 				next = *n
 			}
 			if fresh {
-				next.creator = cl.identity
+				next.creator = mkStr(cl.identity)
 			}
-			next.typ, next.entity, next.persist = typ, e.full, persist
+			next.typ, next.entity, next.persist = mkStr(typ), e.full, persist
 			recs = t.planSet(r.path, n, &next)
 		}
 		pa := putApply{
@@ -181,7 +181,7 @@ func (t *Tree) applyPut(pa *putApply, seq uint64) {
 		n = t.ensure(pa.path, seq)
 	}
 	if pa.fresh {
-		n.creator = pa.creator
+		n.creator = mkStr(pa.creator)
 	}
 	t.setEntity(n, pa.typ, pa.e, pa.owner, pa.persist, pa.lease)
 	if pa.heads.b == nil {
@@ -282,7 +282,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 				return fail(reasonForbidden)
 			}
 		}
-		next := node{path: path, creator: cl.identity, typ: typ, entity: e.full, persist: persist}
+		next := node{path: path, creator: mkStr(cl.identity), typ: mkStr(typ), entity: e.full, persist: persist}
 		// The change keeps what it needs of cl, not cl: a caller that
 		// does not escape is not allocated.
 		identity, owner, from := cl.identity, cl.conn(), cl.from
@@ -292,7 +292,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 		}
 		out := t.commitOrApply(path, recs, cl.c, func(seq uint64) {
 			n := t.ensure(path, seq)
-			n.creator = identity
+			n.creator = mkStr(identity)
 			t.setEntity(n, typ, e, owner, persist, lease)
 			t.emitChange(n, "POST", "create", from, seq)
 		})
@@ -367,7 +367,7 @@ func (t *Tree) usable(cl *caller) string {
 // owned by the client owner (not nil), or else leased for lease. Called
 // with the lock.
 func (t *Tree) setEntity(n *node, typ string, e prepared, owner *connection, persist bool, lease time.Duration) {
-	n.typ = typ
+	n.typ = mkStr(typ)
 	n.setBytes(e.full, e.pub)
 	t.release(n)
 	switch {
@@ -405,7 +405,7 @@ func (t *Tree) release(n *node) {
 // "from"), and n itself when it has no children. Called with the lock.
 func (t *Tree) removeEntity(n *node, from string, seq uint64) {
 	t.release(n)
-	n.typ, n.persist = "", false
+	n.typ, n.persist = str{}, false
 	n.setBytes(nil, nil)
 	t.unstore(n, nil)
 	t.emitChange(n, "DELETE", "delete", from, seq)
