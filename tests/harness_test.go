@@ -174,6 +174,11 @@ type launch struct {
 	binary string
 }
 
+// listenWait bounds a server's start, a hang guard: a race-built reso
+// whose plugins all run isolated (nine race-built processes) takes well
+// over 20 s to listen on a loaded two-core machine.
+const listenWait = 2 * time.Minute
+
 // startWith is startIn with launch options. A data race the server
 // reports fails t (see checkRaces).
 func startWith(t testing.TB, dir string, m mode, l launch, args ...string) (*server, error) {
@@ -205,7 +210,7 @@ func startWith(t testing.TB, dir string, m mode, l launch, args ...string) (*ser
 	}
 	watchRaces(t, s)
 	go func() { cmd.Wait(); close(s.done) }()
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(listenWait)
 	for {
 		if m := listenRe.FindStringSubmatch(s.log.String()); m != nil {
 			s.Addr = m[1] + m[2]
@@ -217,7 +222,7 @@ func startWith(t testing.TB, dir string, m mode, l launch, args ...string) (*ser
 			return nil, fmt.Errorf("reso exited before listening:\n%s", s.log.String())
 		case <-deadline:
 			s.kill()
-			return nil, fmt.Errorf("reso did not listen within 20 s:\n%s", s.log.String())
+			return nil, fmt.Errorf("reso did not listen within %v:\n%s", listenWait, s.log.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
