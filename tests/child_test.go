@@ -2,6 +2,11 @@ package tests
 
 import "os/exec"
 
+// childLeftEnv, in the environment of a test binary, names the reso
+// binary it uses instead of building one, and lets
+// TestNoChildLeftHelper (Linux) run.
+const childLeftEnv = "RESO_TEST_CHILD_LEFT"
+
 // command is exec.Command for a child that must not outlive the test
 // binary: on Linux the child is killed when the binary dies, even by
 // SIGKILL (go test's -timeout, a killed CI job), so no reso, nats-server,

@@ -216,7 +216,7 @@ func waitGone(t *testing.T, pids []int, d time.Duration) {
 					left = append(left, fmt.Sprintf("%d %q", p, bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
 				}
 			}
-			t.Fatalf("plugin processes left behind after %v: %v", d, left)
+			t.Fatalf("processes left behind after %v: %v", d, left)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
