@@ -29,17 +29,12 @@ const (
 	raceEnd  = "=================="
 )
 
-var (
-	racesMu sync.Mutex
-	started []*server // every server started, for racesAfterTests
-)
+// racesMu guards the servers' reported counts.
+var racesMu sync.Mutex
 
-// watchRaces has the end of t check s's log for data races, and keeps s
-// for the check after the tests.
+// watchRaces has the end of t check s's log for data races (s is stopped
+// by then, unless it is shared: see racesAfterTests).
 func watchRaces(t testing.TB, s *server) {
-	racesMu.Lock()
-	started = append(started, s)
-	racesMu.Unlock()
 	t.Cleanup(func() { s.checkRaces(t) })
 }
 
@@ -92,13 +87,16 @@ func raceFree(t testing.TB, out string) {
 	}
 }
 
-// racesAfterTests prints the data races servers reported that no test
-// reported (a shared server's after its last test, for one), and says
-// whether there were none. TestMain calls it once every server stopped.
+// racesAfterTests prints the data races the shared servers reported that
+// no test reported (after their last test, or as they stopped), and says
+// whether there were none. TestMain calls it once they stopped.
 func racesAfterTests() bool {
-	racesMu.Lock()
-	all := append([]*server(nil), started...)
-	racesMu.Unlock()
+	sharedMu.Lock()
+	var all []*server
+	for _, s := range sharedServers {
+		all = append(all, s)
+	}
+	sharedMu.Unlock()
 	ok := true
 	for _, s := range all {
 		if reports := s.newRaces(); len(reports) > 0 {
@@ -107,4 +105,28 @@ func racesAfterTests() bool {
 		}
 	}
 	return ok
+}
+
+// TestRaceReports: the reports are cut out of a log, whole, and counted.
+func TestRaceReports(t *testing.T) {
+	report := func(addr string) string {
+		return "==================\n" + raceMark + "\nWrite at " + addr + " by goroutine 7:\n  main.f()\n"
+	}
+	log := "time=1 msg=start\n" + report("0x1") + "==================\nmsg=between\n" + report("0x2") + "==================\n"
+	got := raceReports(log)
+	if len(got) != 2 || !strings.Contains(got[0], "0x1") || !strings.Contains(got[1], "0x2") || strings.Contains(got[0], "between") {
+		t.Fatalf("%q, want the two reports", got)
+	}
+	if got := raceReports("time=1 msg=start\n"); got != nil {
+		t.Fatalf("%q in a log without a race", got)
+	}
+	s := &server{log: &syncBuffer{}}
+	s.log.Write([]byte(log))
+	if n := len(s.newRaces()); n != 2 {
+		t.Fatalf("%d new races, want 2", n)
+	}
+	s.log.Write([]byte(report("0x3")))
+	if got := s.newRaces(); len(got) != 1 || !strings.Contains(got[0], "0x3") {
+		t.Fatalf("%q, want only the third report", got)
+	}
 }
