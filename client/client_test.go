@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -457,6 +458,92 @@ func TestEventsWhenOpen(t *testing.T) {
 		p = srv.accept()
 		p.responder()
 		for range subs {
+			var g got
+			select {
+			case g = <-posts:
+			case <-time.After(wait):
+				t.Fatalf("round %d: no Resync within %v", round, wait)
+			}
+			if g.err != nil || g.state != client.Open {
+				t.Fatalf("round %d: a Post made on a Resync: %v, with the client in the state %v at the Resync", round, g.err, g.state)
+			}
+		}
+	}
+}
+
+// TestEventsWhenOpenAfterAnEnd: a connection that ends before the client
+// opened on it leaves its events held until the client opens on the next
+// one. TestGoClientNewHistory once got ErrDisconnected from a Post made
+// right after a Resync: the reply to a SUBSCRIBE came in while the client
+// was still writing the frames of its reconnect, and the connection ended
+// before the client opened on it. Here the frames are too many to fit in
+// the sockets' buffers (the client's send buffer is made small), so the
+// client is still writing when the server, having read the first
+// SUBSCRIBE, answers it and refuses the next one for now (unavailable: the
+// client ends the connection, see TestResubscribeRefusedForNow) without
+// reading more: each round makes the race happen, and every Resync must
+// find the client open.
+func TestEventsWhenOpenAfterAnEnd(t *testing.T) {
+	const subs, rounds = 60, 10
+	srv := newScripted(t)
+	opt := fast()
+	opt.HTTPClient = &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+			if tc, ok := conn.(*net.TCPConn); ok {
+				tc.SetWriteBuffer(4096)
+			}
+			return conn, err
+		},
+	}}
+	c := client.New(srv.url, opt)
+	defer c.Close()
+	type got struct {
+		state client.State
+		err   error
+	}
+	posts := make(chan got, 4*subs)
+	onEvent := func(ev client.Event) {
+		if ev.Resync == nil {
+			return
+		}
+		st := c.State()
+		_, err := c.Post(context.Background(), "/r", nil, false)
+		posts <- got{st, err}
+	}
+	// Long names: the SUBSCRIBE frames of a reconnect are 480 kB.
+	long := strings.Repeat("x", 8000)
+	subscribed := make(chan error, subs)
+	for i := range subs {
+		go func() {
+			_, err := c.SubscribeFunc(context.Background(), fmt.Sprintf("/r%d/%s", i, long), onEvent)
+			subscribed <- err
+		}()
+	}
+	p := srv.accept()
+	p.responder()
+	for range subs {
+		if err := <-subscribed; err != nil {
+			t.Fatalf("Subscribe: %v", err)
+		}
+	}
+	for round := range rounds {
+		p.close()
+		// The connection that ends: the first SUBSCRIBE is answered (a
+		// Resync, held), the next one (its msg_id follows) is refused.
+		// It is closed once the client made the next one: a close with
+		// unread data resets the connection, which could lose the
+		// frames sent.
+		ending := srv.accept()
+		f := ending.read()
+		ending.send(fmt.Sprintf(`{"msg_id":%d,"code":"success","recovered":false,"epoch":"e1"}`, f.MsgID),
+			fmt.Sprintf(`{"msg_id":%d,"code":"failed","reason":"unavailable"}`, f.MsgID+1))
+		// The next one answers everything: a Resync for each
+		// subscription, and one more for the first one's.
+		p = srv.accept()
+		ending.close()
+		p.responder()
+		for range subs + 1 {
 			var g got
 			select {
 			case g = <-posts:

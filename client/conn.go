@@ -178,8 +178,10 @@ func (c *Client) serve(conn *websocket.Conn, url string) {
 	}
 	notify := func() {}
 	if c.conn == conn {
+		// What the subscriptions held, when the connection ended before
+		// the client opened on it, stays held until it opens on the next
+		// one: an app given a Resync then finds the client open.
 		c.conn = nil
-		c.releaseLocked()
 		c.failLocked(ErrConnectionLost, false)
 		if c.err == nil {
 			notify = c.setStateLocked(Reconnecting)
@@ -237,8 +239,9 @@ func (c *Client) openingLocked() bool {
 }
 
 // releaseLocked gives the subscriptions' apps what was held while the
-// client was opening its connection; called once it is open, or once the
-// connection ended before.
+// client was opening its connections; called once it is open (on a
+// connection that ended before it opened, the events stay held until
+// the next one opens).
 func (c *Client) releaseLocked() {
 	for _, s := range c.subs {
 		s.releaseLocked()

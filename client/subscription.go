@@ -51,8 +51,8 @@ func (s *Subscription) Resource() string { return s.resource }
 // the node cannot serve it now, "unavailable", "closed" or
 // "disconnected", moves the client on to its next connection instead,
 // which subscribes again). The events of a
-// connection come once the client is Open on it (or once it ended
-// first), so that a request made on a Resync is sent.
+// connection come once the client is Open on it (or, when it ended
+// first, on the next one), so that a request made on a Resync is sent.
 func (s *Subscription) Events() <-chan Event { return s.ch }
 
 // Err returns why the subscription ended: nil while it lasts or after
@@ -120,7 +120,8 @@ func (s *Subscription) notifyLocked(n *Notification) bool {
 // opening a connection (it is sending the subscriptions' frames and does
 // not count itself open: requests are refused, or queued), the events that
 // connection brings are held, and given to the app once the client is
-// open (releaseLocked): an app that makes a request on a Resync, or on
+// open, on that connection or, when it ended first, on a later one
+// (releaseLocked): an app that makes a request on a Resync, or on
 // a notification, finds the client open. Held events count against the
 // buffer, so that releasing them never blocks.
 func (s *Subscription) offerLocked(ev Event) bool {
@@ -160,8 +161,9 @@ func (s *Subscription) confirmLocked() {
 }
 
 // releaseLocked gives the app what was held while the client was opening
-// a connection: when it opened, or when the connection ended first (the
-// events came, and a Resync that said not recovered must reach the app).
+// connections, once it opened on one. A connection that ended before it
+// opened leaves its events held for the next (they came, and a Resync
+// that said not recovered must reach the app, but with the client open).
 func (s *Subscription) releaseLocked() {
 	if s.ended {
 		return

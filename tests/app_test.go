@@ -245,7 +245,7 @@ func TestBadUsersFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "users.json")
 	os.WriteFile(file, []byte(`{"not": "a list"}`), 0o644)
-	_, err := startIn(dir, mode{name: "compiled"}, "-users", file)
+	_, err := startIn(t, dir, mode{name: "compiled"}, "-users", file)
 	if err == nil || !strings.Contains(err.Error(), "users:") {
 		t.Fatalf("want a start-up error naming users, got %v", err)
 	}
@@ -339,7 +339,7 @@ func TestVersionFlag(t *testing.T) {
 }
 
 func TestBadFlag(t *testing.T) {
-	_, err := startIn(t.TempDir(), mode{name: "compiled"}, "-no-such-flag")
+	_, err := startIn(t, t.TempDir(), mode{name: "compiled"}, "-no-such-flag")
 	if err == nil {
 		t.Fatal("an unknown flag started the server")
 	}

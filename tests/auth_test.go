@@ -264,7 +264,7 @@ func TestAuthRestart(t *testing.T) {
 		db, secret := filepath.Join(dir, "logins.db"), filepath.Join(t.TempDir(), "secret")
 		run := func(login string, check func(s *server)) {
 			t.Helper()
-			s, err := startIn(dir, m, "-db", db, "-secret-file", secret, "-login", login)
+			s, err := startIn(t, dir, m, "-db", db, "-secret-file", secret, "-login", login)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -414,7 +414,7 @@ func TestAuthDigest(t *testing.T) {
 			t.Log("curl not installed: curl --digest not tried")
 			return
 		}
-		out, err := exec.Command(curl, "-sS", "--digest", "-u", authEmail+":"+authPassword, s.URL+"/private/curl").Output()
+		out, err := command(curl, "-sS", "--digest", "-u", authEmail+":"+authPassword, s.URL+"/private/curl").Output()
 		if err != nil || string(out) != `{"path": "curl"}` {
 			t.Errorf("curl --digest: %q %v", out, err)
 		}

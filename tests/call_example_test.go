@@ -19,7 +19,7 @@ func TestCallExample(t *testing.T) {
 	}
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
-		run := exec.Command(bin, "-addr", rs.Addr, "-alice", ann.email+":"+ann.password, "-bob", bob.email+":"+bob.password)
+		run := command(bin, "-addr", rs.Addr, "-alice", ann.email+":"+ann.password, "-bob", bob.email+":"+bob.password)
 		out, err := run.CombinedOutput()
 		if err != nil {
 			t.Fatalf("examples/call: %v\n%s", err, out)

@@ -75,7 +75,7 @@ func (cs *chanServer) launch() {
 		dir = cs.t.TempDir()
 		writeFixtures(cs.t, dir)
 	}
-	s, err := startIn(dir, cs.m, cs.args...)
+	s, err := startIn(cs.t, dir, cs.m, cs.args...)
 	if err != nil {
 		cs.t.Fatal(err)
 	}

@@ -282,11 +282,13 @@ func runFails(t *testing.T, m mode, args ...string) (int, string) {
 	defer cancel()
 	all := append(append([]string{"-addr", "127.0.0.1:0", "-db", ":memory:"}, m.args...), args...)
 	cmd := exec.CommandContext(ctx, binary, all...)
+	cmd.SysProcAttr = childAttr()
 	cmd.Dir = t.TempDir()
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
 		t.Fatalf("reso %v did not exit:\n%s", args, out)
 	}
+	raceFree(t, string(out))
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

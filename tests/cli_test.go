@@ -21,13 +21,14 @@ import (
 // environment and standard input, and returns its output and exit status.
 func runReso(t *testing.T, dir string, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
+	raceFree(t, e.String())
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -137,7 +138,7 @@ func TestStateDirectory(t *testing.T) {
 		writeFixtures(t, dir)
 		before := entries(t, dir)
 		state := filepath.Join(t.TempDir(), "xdg")
-		s, err := startWith(dir, m, launch{env: []string{"XDG_STATE_HOME=" + state}, stateDB: true})
+		s, err := startWith(t, dir, m, launch{env: []string{"XDG_STATE_HOME=" + state}, stateDB: true})
 		if err != nil {
 			t.Fatal(err)
 		}

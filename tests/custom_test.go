@@ -14,13 +14,13 @@ import (
 // ones, which answer as in reso.
 func TestCustomBinary(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "reso-custom")
-	if out, err := exec.Command("go", "build", "-o", bin, "../examples/custom").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", append(append([]string{"build"}, raceFlag()...), "-o", bin, "../examples/custom")...).CombinedOutput(); err != nil {
 		t.Fatalf("building examples/custom: %v\n%s", err, out)
 	}
 	eachMode(t, func(t *testing.T, m mode) {
 		dir := t.TempDir()
 		writeFixtures(t, dir)
-		s, err := startWith(dir, m, launch{binary: bin})
+		s, err := startWith(t, dir, m, launch{binary: bin})
 		if err != nil {
 			t.Fatal(err)
 		}

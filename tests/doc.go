@@ -4,6 +4,12 @@
 // each mode of [modes]: compiled in, and with every bundled plugin isolated
 // in a child process (-isolate all).
 //
+// Under the race detector (go test -race, as .ci/run runs it) reso is
+// built with -race too, and a data race that a server reports fails the
+// test that started it (or used it, for a shared server). Every child a
+// test starts (reso, nats-server, Node, the balancers, Chromium) is killed
+// with the test binary on Linux, even when the binary is killed itself.
+//
 // Environment:
 //   - RESO_TEST_MODES names the modes (names separated by commas):
 //     compiled, isolated and fleet by default; fleet runs the channel's

@@ -122,6 +122,7 @@ func typeCheck(t *testing.T, node, tsc string, blocks []scriptBlock) (string, bo
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.SysProcAttr = childAttr()
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {

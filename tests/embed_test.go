@@ -25,16 +25,17 @@ import (
 // closes the WebSocket with 1001.
 func TestEmbedExample(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "embed")
-	build := exec.Command("go", "build", "-o", bin, "../examples/embed")
+	build := exec.Command("go", append(append([]string{"build"}, raceFlag()...), "-o", bin, "../examples/embed")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building examples/embed: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+	cmd := command(bin, "-addr", "127.0.0.1:0")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
+	errs := &syncBuffer{}
+	cmd.Stderr = io.MultiWriter(os.Stderr, errs)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +45,7 @@ func TestEmbedExample(t *testing.T) {
 			cmd.Process.Kill()
 			<-exited
 		}
+		raceFree(t, errs.String())
 	}()
 	lines := bufio.NewReader(stdout)
 	first, err := lines.ReadString('\n')

@@ -16,7 +16,7 @@ func TestStateFilesNotServed(t *testing.T) {
 		dir := t.TempDir()
 		writeFixtures(t, dir)
 		// Relative paths, as the old default -db reso.db was.
-		s, err := startIn(dir, m, "-db", "reso.db", "-secret-file", "secret", "-login", "user@example.org:example")
+		s, err := startIn(t, dir, m, "-db", "reso.db", "-secret-file", "secret", "-login", "user@example.org:example")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -60,7 +60,7 @@ func TestFleetBackupRestore(t *testing.T) {
 
 	nats := func(urls string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(cli, append([]string{"--server", urls}, args...)...)
+		cmd := command(cli, append([]string{"--server", urls}, args...)...)
 		b, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("nats %s: %v\n%s", strings.Join(args, " "), err, b)
@@ -84,7 +84,7 @@ func TestFleetBackupRestore(t *testing.T) {
 	// info fails until then).
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		b, err := exec.Command(cli, "--server", dst.URLs(), "account", "info").CombinedOutput()
+		b, err := command(cli, "--server", dst.URLs(), "account", "info").CombinedOutput()
 		if err == nil && strings.Contains(string(b), "JetStream Account Information") {
 			break
 		}
@@ -98,7 +98,7 @@ func TestFleetBackupRestore(t *testing.T) {
 	// restored again.
 	for _, s := range streams {
 		for try := 1; ; try++ {
-			b, err := exec.Command(cli, "--server", dst.URLs(), "backup", "restore", "stream", filepath.Join(dir, s)).CombinedOutput()
+			b, err := command(cli, "--server", dst.URLs(), "backup", "restore", "stream", filepath.Join(dir, s)).CombinedOutput()
 			if err == nil {
 				break
 			}
@@ -106,7 +106,7 @@ func TestFleetBackupRestore(t *testing.T) {
 				t.Fatalf("nats backup restore stream %s: %v\n%s", s, err, b)
 			}
 			t.Logf("nats backup restore stream %s: %v\n%s", s, err, b)
-			_ = exec.Command(cli, "--server", dst.URLs(), "stream", "rm", "--force", s).Run()
+			_ = command(cli, "--server", dst.URLs(), "stream", "rm", "--force", s).Run()
 		}
 	}
 	g := startFleetNamed(t, dst, "demo", 2)
@@ -135,7 +135,7 @@ func TestFleetFormatRefused(t *testing.T) {
 	bucket := "RESO_" + strings.ToUpper(strings.ReplaceAll(f.name, "-", "_")) + "_KV"
 	run := func(args ...string) string {
 		t.Helper()
-		b, err := exec.Command(cli, append([]string{"--server", f.nats.URLs()}, args...)...).CombinedOutput()
+		b, err := command(cli, append([]string{"--server", f.nats.URLs()}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("nats %s: %v\n%s", strings.Join(args, " "), err, b)
 		}
@@ -145,7 +145,7 @@ func TestFleetFormatRefused(t *testing.T) {
 		t.Fatalf("nats kv get %s format --raw: %q, want 2", bucket, got)
 	}
 	run("kv", "put", bucket, "format", "3")
-	_, err := startIn(f.dir, fleetMode, f.args...)
+	_, err := startIn(t, f.dir, fleetMode, f.args...)
 	want := "reso: fleet " + f.name + " has format 3; this reso reads format 2\n"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("a node on a fleet of format 3: %v, want the line %q", err, want)

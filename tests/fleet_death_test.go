@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -442,7 +441,7 @@ func startDeathJS(t *testing.T, nodeBin string, cfg map[string]any) *deathJS {
 	if nodeWebSocketFlag {
 		args = append(args, "--experimental-websocket")
 	}
-	cmd := exec.Command(nodeBin, append(args, "../bench/fleetdeath/clients.mjs")...)
+	cmd := command(nodeBin, append(args, "../bench/fleetdeath/clients.mjs")...)
 	cmd.Env = append(cmd.Environ(), "RESO_DEATH="+string(b))
 	var stderr syncBuffer
 	cmd.Stderr = &stderr

@@ -130,7 +130,7 @@ func startFleetNamed(t *testing.T, nc *natstest.Cluster, name string, n int, arg
 // launch starts node i.
 func (f *fleet) launch(i int) {
 	f.t.Helper()
-	s, err := startIn(f.dir, mode{name: "fleet"}, f.args...)
+	s, err := startIn(f.t, f.dir, mode{name: "fleet"}, f.args...)
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestFleetLB(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "Caddyfile")
 			writeFile(t, file, strings.ReplaceAll(conf, ":8080", ":"+strconv.Itoa(port)))
-			cmd := exec.Command(bin, "run", "--config", file, "--adapter", "caddyfile")
+			cmd := command(bin, "run", "--config", file, "--adapter", "caddyfile")
 			// Caddy keeps its autosave and data under these; never in the
 			// home directory of whoever runs the tests.
 			cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_DATA_HOME="+filepath.Join(dir, "data"))
@@ -67,7 +67,7 @@ func TestFleetLB(t *testing.T) {
 			dir := t.TempDir()
 			file := filepath.Join(dir, "nginx.conf")
 			writeFile(t, file, nginxMain(dir, strings.ReplaceAll(conf, "listen 127.0.0.1:8080;", "listen 127.0.0.1:"+strconv.Itoa(port)+";")))
-			return exec.Command(bin, "-p", dir, "-c", file, "-e", "stderr"), "127.0.0.1:" + strconv.Itoa(port)
+			return command(bin, "-p", dir, "-c", file, "-e", "stderr"), "127.0.0.1:" + strconv.Itoa(port)
 		})
 		checkLB(t, f, ids, lb)
 		checkStop(t, lb)

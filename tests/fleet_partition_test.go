@@ -20,7 +20,7 @@ func (f *fleet) addNode(urls string, extra ...string) int {
 	i := slices.Index(args, "-nats")
 	args[i+1] = urls
 	args = append(args, extra...)
-	s, err := startIn(f.dir, mode{name: "fleet"}, args...)
+	s, err := startIn(f.t, f.dir, mode{name: "fleet"}, args...)
 	if err != nil {
 		f.t.Fatal(err)
 	}

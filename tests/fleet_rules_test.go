@@ -51,7 +51,7 @@ func TestFleetChannelRules(t *testing.T) {
 		t.Errorf("%d lines of error, want 1:\n%s", n, errs)
 	}
 
-	s, err := startIn(f.dir, fleetMode, node("same.rules")...)
+	s, err := startIn(t, f.dir, fleetMode, node("same.rules")...)
 	if err != nil {
 		t.Fatalf("a node with the same rules: %v", err)
 	}
@@ -62,7 +62,7 @@ func TestFleetChannelRules(t *testing.T) {
 	f.node(0).stop()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		s, err = startIn(f.dir, fleetMode, node("b.rules")...)
+		s, err = startIn(t, f.dir, fleetMode, node("b.rules")...)
 		if err == nil {
 			break
 		}
@@ -86,7 +86,7 @@ func TestFleetChannelRules(t *testing.T) {
 // after 60 s (a node that starts does not exit) and reports exit status -1.
 func refusal(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := command(binary, args...)
 	cmd.Dir = dir
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -95,6 +95,7 @@ func refusal(t *testing.T, dir string, args ...string) (stdout, stderr string, c
 	}
 	timer := time.AfterFunc(60*time.Second, func() { cmd.Process.Kill() })
 	err := cmd.Wait()
+	raceFree(t, e.String())
 	if !timer.Stop() {
 		return o.String(), e.String(), -1
 	}

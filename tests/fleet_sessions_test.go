@@ -404,7 +404,7 @@ func (s *sessionSite) endSessionsOf(t *testing.T, c sessionChange, u, other sess
 // logins as it starts (-login).
 func (s *sessionSite) joinWith(t *testing.T, extra ...string) {
 	t.Helper()
-	n, err := startIn(s.fleet.dir, fleetMode, append(append([]string{}, s.fleet.args...), extra...)...)
+	n, err := startIn(t, s.fleet.dir, fleetMode, append(append([]string{}, s.fleet.args...), extra...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

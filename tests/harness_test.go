@@ -38,15 +38,23 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(2)
 	}
-	build := exec.Command("go", "build", "-o", binary, "../cmd/reso")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building reso:", err)
-		os.Exit(1)
+	if bin := os.Getenv(childLeftEnv); bin != "" {
+		// A test binary that TestNoChildLeft runs: its reso is built.
+		binary = bin
+	} else {
+		build := exec.Command("go", append(append([]string{"build"}, raceFlag()...), "-o", binary, "../cmd/reso")...)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building reso:", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	stopShared()
 	stopNATS()
+	if !racesAfterTests() {
+		code = 1
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -127,6 +135,10 @@ type server struct {
 	done chan struct{}
 	// wait bounds the answer to one request of do (0: 10 s).
 	wait time.Duration
+	// test names the test that started the server; reported is how many
+	// data races of its log a test has reported (see checkRaces).
+	test     string
+	reported int
 }
 
 type syncBuffer struct {
@@ -152,8 +164,8 @@ var listenRe = regexp.MustCompile(`msg="reso listening" addr=(\S+)|"msg":"reso l
 
 // startIn starts reso in dir with the mode's and the given flags, on a free
 // loopback port, and waits until it listens. -db defaults to :memory:.
-func startIn(dir string, m mode, args ...string) (*server, error) {
-	return startWith(dir, m, launch{}, args...)
+func startIn(t testing.TB, dir string, m mode, args ...string) (*server, error) {
+	return startWith(t, dir, m, launch{}, args...)
 }
 
 // launch holds the less common ways of starting a server.
@@ -167,8 +179,14 @@ type launch struct {
 	binary string
 }
 
-// startWith is startIn with launch options.
-func startWith(dir string, m mode, l launch, args ...string) (*server, error) {
+// listenWait bounds a server's start, a hang guard: a race-built reso
+// whose plugins all run isolated (nine race-built processes) takes well
+// over 20 s to listen on a loaded two-core machine.
+const listenWait = 2 * time.Minute
+
+// startWith is startIn with launch options. A data race the server
+// reports fails t (see checkRaces).
+func startWith(t testing.TB, dir string, m mode, l launch, args ...string) (*server, error) {
 	all := append([]string{"-addr", "127.0.0.1:0"}, m.args...)
 	hasDB := l.stateDB
 	for _, a := range args {
@@ -184,19 +202,20 @@ func startWith(dir string, m mode, l launch, args ...string) (*server, error) {
 	if l.binary != "" {
 		bin = l.binary
 	}
-	cmd := exec.Command(bin, all...)
+	cmd := command(bin, all...)
 	cmd.Dir = dir
 	if l.env != nil {
 		cmd.Env = append(os.Environ(), l.env...)
 	}
-	s := &server{Dir: dir, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
+	s := &server{Dir: dir, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{}), test: t.Name()}
 	cmd.Stderr = s.log
 	cmd.Stdout = s.log
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	watchRaces(t, s)
 	go func() { cmd.Wait(); close(s.done) }()
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(listenWait)
 	for {
 		if m := listenRe.FindStringSubmatch(s.log.String()); m != nil {
 			s.Addr = m[1] + m[2]
@@ -208,7 +227,7 @@ func startWith(dir string, m mode, l launch, args ...string) (*server, error) {
 			return nil, fmt.Errorf("reso exited before listening:\n%s", s.log.String())
 		case <-deadline:
 			s.kill()
-			return nil, fmt.Errorf("reso did not listen within 20 s:\n%s", s.log.String())
+			return nil, fmt.Errorf("reso did not listen within %v:\n%s", listenWait, s.log.String())
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -220,7 +239,7 @@ func start(t *testing.T, m mode, args ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	writeFixtures(t, dir)
-	s, err := startIn(dir, m, args...)
+	s, err := startIn(t, dir, m, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,6 +283,7 @@ func shared(t *testing.T, m mode) *server {
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	if s := sharedServers[m.name]; s != nil {
+		t.Cleanup(func() { s.checkRaces(t) })
 		return s
 	}
 	dir, err := os.MkdirTemp("", "reso-shared-")
@@ -271,7 +291,7 @@ func shared(t *testing.T, m mode) *server {
 		t.Fatal(err)
 	}
 	writeFixtures(t, dir)
-	s, err := startIn(dir, m)
+	s, err := startIn(t, dir, m)
 	if err != nil {
 		t.Fatal(err)
 	}

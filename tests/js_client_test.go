@@ -126,6 +126,7 @@ func runNodeTests(t *testing.T, env []string, files ...string) {
 	}
 	args = append(nodeEventSourceFlag(node), args...)
 	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.SysProcAttr = childAttr()
 	cmd.Env = append(append(os.Environ(), "RESO_BIN="+binary, "NO_COLOR=1"), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -163,6 +164,7 @@ func TestJSClientTypes(t *testing.T) {
 	cmd := exec.CommandContext(ctx, node, filepath.Join(modules, "typescript/bin/tsc"),
 		"--strict", "--noEmit", "--target", "es2022", "--module", "nodenext", "--moduleResolution", "nodenext",
 		"--lib", "es2022,dom", "--types", "node", "types.mts")
+	cmd.SysProcAttr = childAttr()
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tsc --strict types.mts: %v\n%s", err, out)

@@ -32,7 +32,7 @@ func helloPlugin(t *testing.T) string {
 	t.Helper()
 	helloOnce.Do(func() {
 		helloPath = filepath.Join(filepath.Dir(binary), "hello-plugin")
-		out, err := exec.Command("go", "build", "-o", helloPath, "../examples/hello-plugin").CombinedOutput()
+		out, err := exec.Command("go", append(append([]string{"build"}, raceFlag()...), "-o", helloPath, "../examples/hello-plugin")...).CombinedOutput()
 		if err != nil {
 			helloErr = fmt.Errorf("building examples/hello-plugin: %v\n%s", err, out)
 		}
@@ -102,7 +102,7 @@ func TestPluginFailsToLoad(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := startIn(t.TempDir(), modes()[0], "-plugin", "bad="+c.path)
+			s, err := startIn(t, t.TempDir(), modes()[0], "-plugin", "bad="+c.path)
 			if err == nil {
 				s.stop()
 				t.Fatal("the server started")
@@ -121,7 +121,8 @@ func TestPluginFailsToLoad(t *testing.T) {
 
 // TestIsolateFlag checks -isolate's names.
 func TestIsolateFlag(t *testing.T) {
-	out, err := exec.Command(binary, "-addr", "127.0.0.1:0", "-db", ":memory:", "-isolate", "users,nope").CombinedOutput()
+	out, err := command(binary, "-addr", "127.0.0.1:0", "-db", ":memory:", "-isolate", "users,nope").CombinedOutput()
+	raceFree(t, string(out))
 	if err == nil {
 		t.Fatal("reso started with an unknown -isolate name")
 	}
@@ -149,7 +150,8 @@ func TestPluginProcess(t *testing.T) {
 		{[]string{"plugin", "nope"}, `unknown plugin "nope"`},
 		{[]string{"plugin"}, "want a plugin name"},
 	} {
-		out, err := exec.Command(binary, c.args...).CombinedOutput()
+		out, err := command(binary, c.args...).CombinedOutput()
+		raceFree(t, string(out))
 		if err == nil || !strings.Contains(string(out), c.want) {
 			t.Errorf("reso %v: %v, want %q in:\n%s", c.args, err, c.want, out)
 		}
@@ -214,7 +216,7 @@ func waitGone(t *testing.T, pids []int, d time.Duration) {
 					left = append(left, fmt.Sprintf("%d %q", p, bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
 				}
 			}
-			t.Fatalf("plugin processes left behind after %v: %v", d, left)
+			t.Fatalf("processes left behind after %v: %v", d, left)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -226,7 +228,7 @@ func TestNoOrphans(t *testing.T) {
 	hello := helloPlugin(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
-			s, err := startIn(t.TempDir(), isolatedMode, "-plugin", "hello="+hello)
+			s, err := startIn(t, t.TempDir(), isolatedMode, "-plugin", "hello="+hello)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -81,7 +81,7 @@ func TestReadmeTour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := startIn(root, mode{name: "compiled"}, "-digest")
+	s, err := startIn(t, root, mode{name: "compiled"}, "-digest")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestReadmeTour(t *testing.T) {
 	}
 	for _, l := range lines {
 		cmd := strings.ReplaceAll(l.cmd, "localhost:8000", s.Addr) + ` -s -S -w '\n%{http_code}'`
-		c := exec.Command("sh", "-c", cmd)
+		c := command("sh", "-c", cmd)
 		c.Dir = work
 		out, err := c.Output()
 		if err != nil {

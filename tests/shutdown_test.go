@@ -12,7 +12,7 @@ func TestGracefulShutdown(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			eachMode(t, func(t *testing.T, m mode) {
-				s, err := startIn(t.TempDir(), m)
+				s, err := startIn(t, t.TempDir(), m)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -121,7 +120,8 @@ func TestAuthThrottleOff(t *testing.T) {
 // TestAuthThrottleFlags rejects unusable values of the throttle flags.
 func TestAuthThrottleFlags(t *testing.T) {
 	for _, args := range [][]string{{"-login-attempts", "-1"}, {"-login-backoff", "0s"}, {"-login-backoff", "-1s"}} {
-		out, err := exec.Command(binary, append([]string{"-addr", "127.0.0.1:0", "-db", ":memory:"}, args...)...).CombinedOutput()
+		out, err := command(binary, append([]string{"-addr", "127.0.0.1:0", "-db", ":memory:"}, args...)...).CombinedOutput()
+		raceFree(t, string(out))
 		if err == nil || !strings.Contains(string(out), args[0]) {
 			t.Errorf("reso %q: %v, output %q; want an error naming the flag", args, err, out)
 		}

@@ -58,7 +58,7 @@ func TestWWW(t *testing.T) {
 		dir := t.TempDir()
 		writeFixtures(t, dir)
 		wwwSite(t, dir)
-		s, err := startIn(dir, m, "-www", "site")
+		s, err := startIn(t, dir, m, "-www", "site")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func TestWWWStateDir(t *testing.T) {
 		if err := os.Symlink("reso", filepath.Join(site, "state-link")); err != nil {
 			t.Fatal(err)
 		}
-		s, err := startWith(dir, m, launch{env: []string{"XDG_STATE_HOME=" + site}, stateDB: true}, "-www", "site")
+		s, err := startWith(t, dir, m, launch{env: []string{"XDG_STATE_HOME=" + site}, stateDB: true}, "-www", "site")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +223,7 @@ func TestWWWStateDir(t *testing.T) {
 		}
 
 		// -www inside the state directory is refused at start.
-		_, err = startWith(dir, m, launch{env: []string{"XDG_STATE_HOME=" + site}, stateDB: true}, "-www", "site/reso")
+		_, err = startWith(t, dir, m, launch{env: []string{"XDG_STATE_HOME=" + site}, stateDB: true}, "-www", "site/reso")
 		if err == nil || !strings.Contains(err.Error(), "state directory") {
 			t.Errorf("-www in the state directory: %v", err)
 		}
@@ -244,7 +244,7 @@ func TestWWWPrefixClash(t *testing.T) {
 		{"/", "GET /(?:$|\\?)"},
 	} {
 		for _, m := range modes() {
-			_, err := startIn(dir, m, "-www", "site", "-www-prefix", c.prefix)
+			_, err := startIn(t, dir, m, "-www", "site", "-www-prefix", c.prefix)
 			if err == nil {
 				t.Errorf("%s %s: started", m.name, c.prefix)
 				continue
@@ -255,12 +255,12 @@ func TestWWWPrefixClash(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"app/", "/app", "/a/../b/", "/a?/"} {
-		_, err := startIn(dir, allModes[0], "-www", "site", "-www-prefix", bad)
+		_, err := startIn(t, dir, allModes[0], "-www", "site", "-www-prefix", bad)
 		if err == nil || !strings.Contains(err.Error(), "-www-prefix "+bad+": want a path") {
 			t.Errorf("-www-prefix %s: %v", bad, err)
 		}
 	}
-	s, err := startIn(dir, allModes[0], "-www", "site", "-www-prefix", "/my/app/")
+	s, err := startIn(t, dir, allModes[0], "-www", "site", "-www-prefix", "/my/app/")
 	if err != nil {
 		t.Fatal(err)
 	}

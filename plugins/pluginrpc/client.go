@@ -48,7 +48,7 @@ type Config struct {
 	// supervisor's messages. Nil discards them.
 	Logger *slog.Logger
 	// StartTimeout bounds the start of one plugin process, up to the end of
-	// its handshake; 0 means 10 seconds.
+	// its handshake; 0 means a minute (go-plugin's default).
 	StartTimeout time.Duration
 }
 
@@ -103,7 +103,7 @@ func Load(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("pluginrpc: plugin %q: no command", cfg.Name)
 	}
 	if cfg.StartTimeout <= 0 {
-		cfg.StartTimeout = 10 * time.Second
+		cfg.StartTimeout = time.Minute
 	}
 	logger := cfg.Logger
 	if logger == nil {
