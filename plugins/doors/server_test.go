@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/internal/treetest"
 	"github.com/reso-project/reso/plugins/pluginhost"
 )
 

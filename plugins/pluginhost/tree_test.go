@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/internal/treetest"
 	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
