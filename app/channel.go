@@ -15,7 +15,7 @@ import (
 	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/pluginhost"
-	"github.com/reso-project/reso/plugins/websocket"
+	"github.com/reso-project/reso/websocket"
 )
 
 // channelOptions are the flags of the resource channel: its tree and its

@@ -42,7 +42,7 @@ func TestDependencyFloors(t *testing.T) {
 		{"middleware", []string{"core", "core/internal/match"}},
 		{"middleware/auth", []string{"core", "core/internal/match", "middleware"}},
 		{"plugins/pluginhost", []string{"core", "core/internal/match", "plugins"}},
-		{"plugins/websocket", []string{"core", "core/internal/match"}},
+		{"websocket", []string{"core", "core/internal/match"}},
 		{"server", []string{"core", "core/internal/match"}},
 		// A third-party plugin links the contract and its transport, never
 		// the tree, the host or the bundled plugins.

@@ -17,7 +17,7 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/plugins/doors"
-	wstransport "github.com/reso-project/reso/plugins/websocket"
+	wstransport "github.com/reso-project/reso/websocket"
 )
 
 // admitBehind: a node's doors behind middleware.Admit with the node's

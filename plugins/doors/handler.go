@@ -10,7 +10,7 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/pluginhost"
-	"github.com/reso-project/reso/plugins/websocket"
+	"github.com/reso-project/reso/websocket"
 )
 
 // Options configure a [Handler]. The zero value gives the defaults its

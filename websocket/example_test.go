@@ -11,7 +11,7 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/pluginhost"
-	"github.com/reso-project/reso/plugins/websocket"
+	"github.com/reso-project/reso/websocket"
 )
 
 // echo is a plugin with one session route that sends back what it gets.
