@@ -14,8 +14,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/pluginrpc"
 )
 

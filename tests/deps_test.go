@@ -41,7 +41,7 @@ func TestDependencyFloors(t *testing.T) {
 		{"plugins", []string{"core", "core/internal/match"}},
 		{"middleware", []string{"core", "core/internal/match"}},
 		{"middleware/auth", []string{"core", "core/internal/match", "middleware"}},
-		{"plugins/pluginhost", []string{"core", "core/internal/match", "plugins"}},
+		{"pluginhost", []string{"core", "core/internal/match", "plugins"}},
 		{"websocket", []string{"core", "core/internal/match"}},
 		{"server", []string{"core", "core/internal/match"}},
 		// A third-party plugin links the contract and its transport, never

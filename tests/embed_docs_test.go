@@ -31,7 +31,7 @@ var goBlockImports = map[string]string{
 	"core":        "github.com/reso-project/reso/core",
 	"doors":       "github.com/reso-project/reso/plugins/doors",
 	"middleware":  "github.com/reso-project/reso/middleware",
-	"pluginhost":  "github.com/reso-project/reso/plugins/pluginhost",
+	"pluginhost":  "github.com/reso-project/reso/pluginhost",
 	"plugins":     "github.com/reso-project/reso/plugins",
 	"server":      "github.com/reso-project/reso/server",
 	"sqlitestore": "github.com/reso-project/reso/middleware/auth/sqlitestore",

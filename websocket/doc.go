@@ -3,7 +3,7 @@
 // session route, with the limits a public server needs on by default.
 //
 // Give it to the plugin host as its session transport
-// (pluginhost.SessionTransport, package github.com/reso-project/reso/plugins/pluginhost):
+// (pluginhost.SessionTransport, package github.com/reso-project/reso/pluginhost):
 //
 //	host.Sessions = websocket.New(websocket.Options{})
 //

@@ -9,8 +9,8 @@ import (
 	gorilla "github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/websocket"
 )
 

@@ -29,7 +29,7 @@ var (
 const RetryAfter = "5"
 
 // Transport is a session transport over WebSocket (the
-// pluginhost.SessionTransport of package plugins/pluginhost). Its methods
+// pluginhost.SessionTransport of package pluginhost). Its methods
 // are safe for concurrent use.
 type Transport struct {
 	opt      Options

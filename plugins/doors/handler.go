@@ -8,8 +8,8 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/websocket"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/middleware"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // server is a reso server with the doors on the stand-in tree.

@@ -19,8 +19,8 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/represent"
 )
 

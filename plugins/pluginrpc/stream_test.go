@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginhost"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins/represent"
 )
 

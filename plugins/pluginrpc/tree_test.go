@@ -14,9 +14,9 @@ import (
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/middleware"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/doors"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // newTreeServer is a test server whose host offers tree, serving p.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/internal/treetest"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // pipes is a session transport whose client ends go to a channel.

@@ -7,8 +7,8 @@ import (
 	"net/http/httptest"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/represent"
 )
 
