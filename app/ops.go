@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/pluginhost"
+	"github.com/reso-project/reso/pluginrpc"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc"
 )
 
 // ops is what the server tells operators: liveness and readiness

@@ -46,7 +46,7 @@ func TestDependencyFloors(t *testing.T) {
 		{"server", []string{"core", "core/internal/match"}},
 		// A third-party plugin links the contract and its transport, never
 		// the tree, the host or the bundled plugins.
-		{"examples/hello-plugin", []string{"core", "core/internal/match", "plugins", "plugins/pluginrpc", "plugins/pluginrpc/pluginv3", "examples/hello-plugin/hello"}},
+		{"examples/hello-plugin", []string{"core", "core/internal/match", "plugins", "pluginrpc", "pluginrpc/pluginv3", "examples/hello-plugin/hello"}},
 	} {
 		t.Run(tc.pkg, func(t *testing.T) {
 			for _, d := range listDeps(t, tc.pkg) {

@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // endedClient is a tree client that has frames queued and has ended

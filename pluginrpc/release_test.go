@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 )
 
 // The ends of a client that crosses the boundary as a race: an answer or

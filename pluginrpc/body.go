@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 )
 
 // Request bodies: the host sends a short body inline and keeps any other

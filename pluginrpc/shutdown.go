@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/grpc/status"
 
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // The plugin's Close (Plugin.Close): the host calls it at shutdown, before

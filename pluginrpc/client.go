@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // ErrUnavailable answers the routes of a plugin whose process is not

@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/grpc/status"
 
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // The Host service, which the host serves to each plugin process over

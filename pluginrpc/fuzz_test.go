@@ -84,7 +84,7 @@ func fuzzRequest(sel uint8, path, query, agent, body []byte) string {
 // boundary must not change the answer (in protocol version 1 any byte that
 // is not UTF-8 answered 500).
 //
-//	go test -run '^$' -fuzz FuzzTransports -fuzztime 60s ./plugins/pluginrpc
+//	go test -run '^$' -fuzz FuzzTransports -fuzztime 60s ./pluginrpc
 func FuzzTransports(f *testing.F) {
 	// The three reports of issue 7, in the test plugin's terms.
 	f.Add(uint8(4), []byte("/0"), []byte(nil), []byte("\xff"), []byte(nil))        // GET /users/0, User-Agent: \xff

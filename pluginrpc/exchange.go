@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 )
 
 // The Exchange streams that carry the requests: the host keeps a pool of

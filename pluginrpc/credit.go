@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 )
 
 // Flow control of the multiplexed calls (Plugin.Sessions, Host.Trees):

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // Conversions between the contract's types (package core) and the protocol's

@@ -7,8 +7,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // server is the plugin's end: it serves the Plugin service for impl.

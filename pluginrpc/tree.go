@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // The tree (plugins.Tree) across the process boundary, the host's end:

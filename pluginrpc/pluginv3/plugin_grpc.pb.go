@@ -4,7 +4,7 @@
 // (gRPC, AutoMTLS) and talks to the Plugin service. The host in turn offers
 // the Host service to the plugin over go-plugin's broker; the broker id goes
 // in RoutesRequest.host_broker_id. Generated code is committed: see
-// plugins/pluginrpc/README.md for the regeneration steps.
+// pluginrpc/README.md for the regeneration steps.
 //
 // A change that breaks old peers gets a new package (reso.plugin.v4) and a
 // new go-plugin protocol version.

@@ -23,7 +23,7 @@ import (
 // process, over the pooled Exchange streams ("stream"), in one run, 16
 // goroutines per CPU:
 //
-//	go test -run '^$' -bench . -benchtime 3s ./plugins/pluginrpc
+//	go test -run '^$' -bench . -benchtime 3s ./pluginrpc
 //
 // BenchmarkHandle measures the handler alone (the cost of the boundary);
 // BenchmarkHTTP the whole server, with net/http's keep-alive client. Both

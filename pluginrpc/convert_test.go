@@ -13,8 +13,8 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/pluginhost"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // roundTrip marshals m and unmarshals it again, as the wire does.

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 )
 
 // Message sessions across the process boundary, the plugin's end: each

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
 )
 
 // The route list (Plugin.Routes): the host serves its services to a

@@ -4,7 +4,7 @@
 // (gRPC, AutoMTLS) and talks to the Plugin service. The host in turn offers
 // the Host service to the plugin over go-plugin's broker; the broker id goes
 // in RoutesRequest.host_broker_id. Generated code is committed: see
-// plugins/pluginrpc/README.md for the regeneration steps.
+// pluginrpc/README.md for the regeneration steps.
 //
 // A change that breaks old peers gets a new package (reso.plugin.v4) and a
 // new go-plugin protocol version.
@@ -3787,7 +3787,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05Trees\x12\x16.reso.plugin.v3.TreeUp\x1a\x18.reso.plugin.v3.TreeDown(\x010\x01\x12M\n" +
 	"\bTreeExec\x12\x1f.reso.plugin.v3.TreeExecRequest\x1a .reso.plugin.v3.TreeExecResponse\x12_\n" +
 	"\x0eTreeDisconnect\x12%.reso.plugin.v3.TreeDisconnectRequest\x1a&.reso.plugin.v3.TreeDisconnectResponse\x12M\n" +
-	"\bTreeCall\x12\x1f.reso.plugin.v3.TreeCallRequest\x1a .reso.plugin.v3.TreeCallResponseB9Z7github.com/reso-project/reso/plugins/pluginrpc/pluginv3b\x06proto3"
+	"\bTreeCall\x12\x1f.reso.plugin.v3.TreeCallRequest\x1a .reso.plugin.v3.TreeCallResponseB1Z/github.com/reso-project/reso/pluginrpc/pluginv3b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginrpc/pluginv3"
+	"github.com/reso-project/reso/pluginrpc/pluginv3"
 )
 
 // Message sessions across the process boundary, the host's end: many
