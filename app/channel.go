@@ -12,9 +12,9 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/pluginhost"
-	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/websocket"
 )
 

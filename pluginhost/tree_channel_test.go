@@ -8,10 +8,10 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/doors"
 )
 
 // TestTreeOfSessionEnd runs the host's tree service on package channel's

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/users"
 )
 

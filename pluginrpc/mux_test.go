@@ -10,8 +10,8 @@ import (
 
 	tree "github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/pluginhost"
-	"github.com/reso-project/reso/plugins/doors"
 )
 
 // The sizes of the flood of /session/flood.

@@ -12,8 +12,8 @@ import (
 
 	tree "github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/doors"
 )
 
 // lazyPlugin attaches one tree client, "lazy", subscribed to /room, and

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/doors"
 )
 
 // newTreeServer is a test server whose host offers tree, serving p.

@@ -29,7 +29,7 @@ var goBlockImports = map[string]string{
 	"auth":        "github.com/reso-project/reso/middleware/auth",
 	"channel":     "github.com/reso-project/reso/channel",
 	"core":        "github.com/reso-project/reso/core",
-	"doors":       "github.com/reso-project/reso/plugins/doors",
+	"doors":       "github.com/reso-project/reso/doors",
 	"middleware":  "github.com/reso-project/reso/middleware",
 	"pluginhost":  "github.com/reso-project/reso/pluginhost",
 	"plugins":     "github.com/reso-project/reso/plugins",

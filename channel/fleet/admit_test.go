@@ -15,8 +15,8 @@ import (
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/middleware"
-	"github.com/reso-project/reso/plugins/doors"
 	wstransport "github.com/reso-project/reso/websocket"
 )
 

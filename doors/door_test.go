@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/doors"
 )
 
 // TestDoor checks the HTTP door's translation both ways: the message it

@@ -11,7 +11,7 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/doors"
 )
 
 // gatedSink is a sinkSession whose writes, once gated is set, wait for

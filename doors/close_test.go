@@ -13,7 +13,7 @@ import (
 	gorilla "github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/channel"
-	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/doors"
 )
 
 // TestCloseWhileHandshaking: handshakes that arrive while the handler

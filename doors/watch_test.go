@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/internal/treetest"
-	"github.com/reso-project/reso/plugins/doors"
 )
 
 // stream is a GET kept open.

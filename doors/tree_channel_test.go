@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/channel"
-	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/doors"
 )
 
 // TestDoorsOnTheTree runs the doors on package channel's tree: the
