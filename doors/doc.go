@@ -1,25 +1,20 @@
-// Package doors is the plugin of the doors of the resource tree
-// (docs/channel.md; the tree itself is package
-// github.com/reso-project/reso/channel, which the host offers plugins as
-// the [plugins.Tree] service):
+// Package doors holds the doors of the resource tree (docs/channel.md) as
+// transport-neutral handlers over the host's [plugins.Tree] service, so
+// that the same code serves compiled in or in a plugin's own process:
 //
-//   - GET /channel is a session route: the host's session transport (a
-//     WebSocket) turns it into a message session, and each text message
-//     of the client is one message for the tree; replies and
+//   - [Session] is the WebSocket door: a session handler; each text
+//     message of the client is one message for the tree, and replies and
 //     notifications go back as text messages, several queued ones in one
-//     write. Binary messages are ignored (the convention speaks only
-//     text). When the tree disconnects the client (a slow consumer, for
-//     instance) the session is closed with the tree's close code and
-//     reason.
-//   - GET, PUT, POST and DELETE /channel/<path> are the HTTP door: one
-//     message per request, with the request's JSON body as entity, whose
-//     reply becomes the status line and body (see [Door]).
-//   - GET /channel/<path> that asks for a stream (Accept:
-//     text/event-stream, or ?watch) is kept open: the current state
-//     first, then every change (see [Watch]).
+//     write.
+//   - [Door] is the HTTP door: one message per request, with the
+//     request's JSON body as entity, whose reply becomes the status line
+//     and body; a GET that asks for a stream is kept open.
+//   - [Watch] answers a request with a GET kept open (the current state
+//     first, then every change), and [StreamWanted] tells when a request
+//     asks for one: a plugin whose resources live in the tree (package
+//     call) uses them for its own GETs kept open.
 //
-// The routes take an optional identity: credentials give the caller an
-// identity (its e-mail is the identity the tree sees), none leaves it
-// anonymous. The doors only translate: permissions, limits on
-// subscriptions and queues are the tree's.
+// The plugin that mounts them under /channel is package
+// github.com/reso-project/reso/plugins/channel. The doors only translate:
+// permissions, limits on subscriptions and queues are the tree's.
 package doors

@@ -344,4 +344,13 @@ func newClientID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
+// identity returns the identity the tree sees for req: the caller's
+// e-mail, "" for an anonymous caller.
+func identity(req *core.Request) string {
+	if req.Identity == nil {
+		return ""
+	}
+	return req.Identity.Email
+}
+
 var _ core.Handler = (*Door)(nil)

@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reso-project/reso/doors"
+	channelplugin "github.com/reso-project/reso/plugins/channel"
 )
 
 // TestDoor checks the HTTP door's translation both ways: the message it
 // builds from a request and the status line, headers and body it makes of
 // the reply.
 func TestDoor(t *testing.T) {
-	s := newServer(t, doors.New())
+	s := newServer(t, channelplugin.New())
 	cases := []struct {
 		name                 string
 		method, target, body string

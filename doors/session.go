@@ -9,6 +9,11 @@ import (
 	"github.com/reso-project/reso/plugins"
 )
 
+// DefaultMaxMessage is the largest message a session client may send when
+// [Session].MaxMessage sets none: the WebSocket transport's default read
+// limit.
+const DefaultMaxMessage = 64 << 10
+
 // CloseTooBig is the close code of a message past the read limit (RFC
 // 6455: 1009, message too big).
 const CloseTooBig = 1009

@@ -13,6 +13,7 @@ import (
 	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/plugins"
+	channelplugin "github.com/reso-project/reso/plugins/channel"
 )
 
 func send(t *testing.T, s core.Session, msg string) {
@@ -38,7 +39,7 @@ func expect(t *testing.T, s core.Session, want string) {
 // they caused, binary messages are ignored, the identity reaches the
 // tree, and the end of a session disconnects its client once.
 func TestSessionDoor(t *testing.T) {
-	s := newServer(t, doors.New())
+	s := newServer(t, channelplugin.New())
 	a, doneA := s.session(t, "X-User", "ann@example.com")
 	b, doneB := s.session(t)
 	waitFor(t, 10e9, "both clients to connect", func() bool { return len(s.tree.Connected()) == 2 })
@@ -97,7 +98,7 @@ func notifyUntilDropped(t *testing.T, w core.Session, path string) {
 // not reading is closed with the tree's code and reason, while the writer
 // is never held up.
 func TestSessionSlowConsumer(t *testing.T) {
-	s := newServer(t, doors.New())
+	s := newServer(t, channelplugin.New())
 	slow, done := s.session(t)
 	w, _ := s.session(t)
 	send(t, slow, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
@@ -123,7 +124,7 @@ func TestSessionSlowConsumer(t *testing.T) {
 // TestSessionTooBig checks that a message past MaxMessage closes the
 // session with 1009.
 func TestSessionTooBig(t *testing.T) {
-	s := newServer(t, &doors.Plugin{MaxMessage: 100})
+	s := newServer(t, &channelplugin.Plugin{MaxMessage: 100})
 	c, done := s.session(t)
 	send(t, c, `{"method":"PUT","resource":"/r","msg_id":1,"entity":"`+strings.Repeat("x", 100)+`"}`)
 	_, err := c.Recv(context.WithoutCancel(t.Context()))
@@ -203,7 +204,7 @@ func TestSessionWriters(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ct := &countingTree{Tree: tc.tree(t)}
-			s := newServerOn(t, ct, doors.New())
+			s := newServerOn(t, ct, channelplugin.New())
 			a, doneA := s.session(t)
 			b, doneB := s.session(t)
 			send(t, a, `{"method":"SUBSCRIBE","resource":"/r","msg_id":0}`)
@@ -273,7 +274,7 @@ func TestSessionTreePanics(t *testing.T) {
 }
 
 func testSessionTreePanics(t *testing.T, before int) {
-	s := newServerOn(t, panickyTree{treetest.New()}, doors.New())
+	s := newServerOn(t, panickyTree{treetest.New()}, channelplugin.New())
 	a, doneA := s.session(t)
 	send(t, a, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)
 	expect(t, a, `{"msg_id":1,"code":"success","epoch":"`+treetest.Epoch+`"}`)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/doors"
+	channelplugin "github.com/reso-project/reso/plugins/channel"
 )
 
 // TestDoorsOnTheTree runs the doors on package channel's tree: the
@@ -17,7 +18,7 @@ func TestDoorsOnTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	s := newServerOn(t, doors.TreeOf(tr), doors.New())
+	s := newServerOn(t, doors.TreeOf(tr), channelplugin.New())
 	a, doneA := s.session(t, "X-User", "ann@example.com")
 	send(t, a, `{"method":"SUBSCRIBE","resource":"/room","msg_id":1}`)
 	expect(t, a, `{"msg_id":1,"code":"success","epoch":"e1"}`)
@@ -72,7 +73,7 @@ func TestWatchResumeOnTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	s := newServerOn(t, doors.TreeOf(tr), doors.New())
+	s := newServerOn(t, doors.TreeOf(tr), channelplugin.New())
 	for _, v := range []string{"1", "2", "3"} {
 		if status, _, _ := s.do(t, "PUT", "/channel/r", v); status != "HTTP/1.1 200 OK" {
 			t.Fatalf("PUT %s: %s", v, status)

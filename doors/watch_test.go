@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/internal/treetest"
+	channelplugin "github.com/reso-project/reso/plugins/channel"
 )
 
 // stream is a GET kept open.
@@ -82,7 +82,7 @@ func (st *stream) event(t *testing.T) string {
 // notifications as the tree made them; the client going away ends the
 // stream's tree client.
 func TestWatchDiff(t *testing.T) {
-	s := newServer(t, doors.New())
+	s := newServer(t, channelplugin.New())
 	s.do(t, "PUT", "/channel/room", `{"n":1}`)
 	st := s.watch(t, "/channel/room?watch")
 	if ct := st.resp.Header.Get("Content-Type"); st.resp.StatusCode != 200 || ct != "application/x-ndjson" {
@@ -109,7 +109,7 @@ func TestWatchDiff(t *testing.T) {
 // TestWatchSSE checks Server-Sent Events with id lines, watch=full, a
 // resource that does not exist yet, and a resume with Last-Event-ID.
 func TestWatchSSE(t *testing.T) {
-	s := newServer(t, doors.New())
+	s := newServer(t, channelplugin.New())
 	st := s.watch(t, "/channel/new", "Accept", "text/event-stream")
 	if ct := st.resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q", ct)
@@ -155,7 +155,7 @@ func TestWatchSSE(t *testing.T) {
 // status line before any stream starts (401 and the host's challenge for
 // an anonymous caller, 403 for a known one), and leaves no client behind.
 func TestWatchRefused(t *testing.T) {
-	s := newServer(t, doors.New())
+	s := newServer(t, channelplugin.New())
 	status, header, _ := s.do(t, "GET", "/channel/forbidden/x?watch=diff", "")
 	if status != "HTTP/1.1 401 Unauthorized" || header.Get("WWW-Authenticate") != `X-User realm="test"` {
 		t.Errorf("anonymous: %q %q", status, header)

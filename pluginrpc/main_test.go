@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/plugins"
+	channelplugin "github.com/reso-project/reso/plugins/channel"
 	"github.com/reso-project/reso/plugins/users"
 )
 
@@ -45,7 +45,7 @@ func runChild(mode string) int {
 	case "serve":
 		err = Serve(p)
 	case "channel":
-		err = Serve(doors.New())
+		err = Serve(channelplugin.New())
 	case "lazytree":
 		err = Serve(lazyPlugin{})
 	case "stdout":

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
+	channelplugin "github.com/reso-project/reso/plugins/channel"
 )
 
 // newTreeServer is a test server whose host offers tree, serving p.
@@ -62,7 +62,7 @@ func newTreeServer(t *testing.T, tree plugins.Tree, p plugins.Plugin) *testServe
 // process.
 func channelTransports(t *testing.T) map[string]plugins.Plugin {
 	return map[string]plugins.Plugin{
-		"direct": doors.New(),
+		"direct": channelplugin.New(),
 		"stream": load(t, Config{Name: "channel", Cmd: childCmd("channel")}),
 	}
 }

@@ -1,4 +1,4 @@
-package doors
+package channel
 
 import (
 	"cmp"
@@ -9,14 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/plugins"
 )
-
-// DefaultMaxMessage is the largest message a session client may send when
-// neither Plugin.MaxMessage nor SettingMaxMessage sets one: the WebSocket
-// transport's default read limit.
-const DefaultMaxMessage = 64 << 10
 
 // DefaultPrefix is where [Plugin] mounts the doors when its Prefix is "".
 const DefaultPrefix = "/channel"
@@ -24,10 +19,11 @@ const DefaultPrefix = "/channel"
 // SettingMaxMessage is the setting (plugins.Settings) of the largest
 // message a session client may send, in decimal bytes, set by the host
 // from its WebSocket read limit (reso: -channel-read-limit); empty means
-// DefaultMaxMessage. It reaches the plugin in its own process too.
+// doors.DefaultMaxMessage. It reaches the plugin in its own process too.
 const SettingMaxMessage = "channel-max-message"
 
-// Plugin is the doors of the resource tree. The zero value is ready, with
+// Plugin is the doors of the resource tree, mounted as the plugin
+// "channel". The zero value is ready, with
 // the defaults its fields name.
 type Plugin struct {
 	// Prefix is the path of the WebSocket door; the HTTP door serves the
@@ -36,7 +32,7 @@ type Plugin struct {
 	// MaxMessage is the largest message, in bytes, a session client may
 	// send; a larger one closes the session with 1009 "message too big".
 	// The transport usually refuses such a message before it gets here. 0
-	// means the host's SettingMaxMessage, or else DefaultMaxMessage.
+	// means the host's SettingMaxMessage, or else doors.DefaultMaxMessage.
 	MaxMessage int
 }
 
@@ -44,7 +40,7 @@ type Plugin struct {
 func New() *Plugin { return &Plugin{} }
 
 // errNoTree answers Routes when the host offers no tree.
-var errNoTree = errors.New("doors: the host offers no tree (plugins.Services.Tree)")
+var errNoTree = errors.New("channel: the host offers no tree (plugins.Services.Tree)")
 
 // Routes returns the session route at the prefix (/channel) and the HTTP
 // door under it (/channel/), both with an optional identity.
@@ -59,8 +55,8 @@ func (p *Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.R
 	}
 	prefix := regexp.QuoteMeta(strings.TrimSuffix(cmp.Or(p.Prefix, DefaultPrefix), "/"))
 	return []plugins.Route{
-		{Match: `GET ` + prefix + `(?:$|\?)`, Identity: plugins.IdentityOptional, Session: &Session{Tree: tree, MaxMessage: maxMessage}},
-		{Match: `GET,PUT,POST,DELETE ` + prefix + `/`, Identity: plugins.IdentityOptional, Handler: &Door{Tree: tree}},
+		{Match: `GET ` + prefix + `(?:$|\?)`, Identity: plugins.IdentityOptional, Session: &doors.Session{Tree: tree, MaxMessage: maxMessage}},
+		{Match: `GET,PUT,POST,DELETE ` + prefix + `/`, Identity: plugins.IdentityOptional, Handler: &doors.Door{Tree: tree}},
 	}, nil
 }
 
@@ -72,26 +68,17 @@ func (p *Plugin) maxMessage(ctx context.Context, host plugins.Services) (int, er
 	}
 	s := host.Settings
 	if s == nil {
-		return DefaultMaxMessage, nil
+		return doors.DefaultMaxMessage, nil
 	}
 	v, err := s.Setting(ctx, SettingMaxMessage)
 	if err != nil || v == "" {
-		return DefaultMaxMessage, err
+		return doors.DefaultMaxMessage, err
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("doors: setting %s: %q is not a positive number", SettingMaxMessage, v)
+		return 0, fmt.Errorf("channel: setting %s: %q is not a positive number", SettingMaxMessage, v)
 	}
 	return n, nil
-}
-
-// identity returns the identity the tree sees for req: the caller's
-// e-mail, "" for an anonymous caller.
-func identity(req *core.Request) string {
-	if req.Identity == nil {
-		return ""
-	}
-	return req.Identity.Email
 }
 
 var _ plugins.Plugin = (*Plugin)(nil)
