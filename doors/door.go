@@ -90,8 +90,9 @@ var (
 // consumer); the client is disconnected either way.
 type Door struct {
 	Tree plugins.Tree
-
-	watchOnly bool // every GET is kept open ([Handler].Watch)
+	// KeepOpen keeps every GET open, as if it asked for a stream
+	// (channelhost.Handler.Watch).
+	KeepOpen bool
 }
 
 // Handle answers one request of the HTTP door.
@@ -111,7 +112,7 @@ func (d *Door) Handle(ctx context.Context, req *core.Request) (*core.Response, e
 	if q.rules {
 		return d.rules(ctx, req, resource)
 	}
-	if req.Method == http.MethodGet && (q.watch || d.watchOnly || core.EventStream(req.Header)) {
+	if req.Method == http.MethodGet && (q.watch || d.KeepOpen || core.EventStream(req.Header)) {
 		return Watch(ctx, d.Tree, req, resource, q.full)
 	}
 	m := newMessage(req.Method, resource, 1)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
 )
@@ -54,7 +55,7 @@ func TestDrainPoolShrinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	h := &doors.Session{Tree: doors.TreeOf(tr)}
+	h := &doors.Session{Tree: channelhost.TreeOf(tr)}
 	base := runtime.NumGoroutine()
 
 	var delivered, replies, waiting atomic.Int64

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/plugins"
@@ -53,7 +54,7 @@ func TestSessionExecPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bt := barrierTree{Tree: doors.TreeOf(tr), arrived: new(sync.WaitGroup), release: make(chan struct{})}
+	bt := barrierTree{Tree: channelhost.TreeOf(tr), arrived: new(sync.WaitGroup), release: make(chan struct{})}
 	bt.arrived.Add(sessions)
 	go func() { bt.arrived.Wait(); close(bt.release) }()
 	h := &doors.Session{Tree: bt}

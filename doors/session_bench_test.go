@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
 )
@@ -22,7 +23,7 @@ func BenchmarkSessionMessages(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tr.Close()
-	h := &doors.Session{Tree: doors.TreeOf(tr)}
+	h := &doors.Session{Tree: channelhost.TreeOf(tr)}
 	server, client := core.Pipe("bench")
 	done := make(chan struct{})
 	go func() {
@@ -112,7 +113,7 @@ func BenchmarkSessionFanout(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tr.Close()
-	h := &doors.Session{Tree: doors.TreeOf(tr)}
+	h := &doors.Session{Tree: channelhost.TreeOf(tr)}
 	var delivered, replies atomic.Int64
 	var wg sync.WaitGroup
 	serve := func(s *sinkSession) {

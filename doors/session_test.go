@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/internal/treetest"
@@ -169,7 +170,7 @@ func (c countingClient) Next(ctx context.Context, buf []plugins.TreeFrame) ([]pl
 	return c.TreeClient.Next(ctx, buf)
 }
 
-// treeReadier is what the doors find on the clients of doors.TreeOf to
+// treeReadier is what the doors find on the clients of channelhost.TreeOf to
 // drain them without a goroutine waiting in Next.
 type treeReadier interface {
 	TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error)
@@ -199,7 +200,7 @@ func TestSessionWriters(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { tr.Close() })
-			return doors.TreeOf(tr)
+			return channelhost.TreeOf(tr)
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,7 +325,7 @@ func TestSessionReadsWithoutWatch(t *testing.T) {
 	rs := &readsSession{Session: server}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	h := &doors.Session{Tree: doors.TreeOf(tr)}
+	h := &doors.Session{Tree: channelhost.TreeOf(tr)}
 	served := make(chan error, 1)
 	go func() { served <- h.ServeSession(ctx, &core.Request{}, rs) }()
 	send(t, client, `{"method":"SUBSCRIBE","resource":"/r","msg_id":1}`)

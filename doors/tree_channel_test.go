@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/channel"
-	"github.com/reso-project/reso/doors"
+	"github.com/reso-project/reso/channelhost"
 	channelplugin "github.com/reso-project/reso/plugins/channel"
 )
 
@@ -18,7 +18,7 @@ func TestDoorsOnTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	s := newServerOn(t, doors.TreeOf(tr), channelplugin.New())
+	s := newServerOn(t, channelhost.TreeOf(tr), channelplugin.New())
 	a, doneA := s.session(t, "X-User", "ann@example.com")
 	send(t, a, `{"method":"SUBSCRIBE","resource":"/room","msg_id":1}`)
 	expect(t, a, `{"msg_id":1,"code":"success","epoch":"e1"}`)
@@ -73,7 +73,7 @@ func TestWatchResumeOnTheTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	s := newServerOn(t, doors.TreeOf(tr), channelplugin.New())
+	s := newServerOn(t, channelhost.TreeOf(tr), channelplugin.New())
 	for _, v := range []string{"1", "2", "3"} {
 		if status, _, _ := s.do(t, "PUT", "/channel/r", v); status != "HTTP/1.1 200 OK" {
 			t.Fatalf("PUT %s: %s", v, status)

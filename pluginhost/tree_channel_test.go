@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
@@ -24,7 +24,7 @@ func TestTreeOfSessionEnd(t *testing.T) {
 	}
 	defer tree.Close()
 	p := make(pipes, 1)
-	h := &pluginhost.Host{Services: plugins.Services{Settings: pluginhost.NewSettings(nil), Tree: doors.TreeOf(tree)}, Sessions: p}
+	h := &pluginhost.Host{Services: plugins.Services{Settings: pluginhost.NewSettings(nil), Tree: channelhost.TreeOf(tree)}, Sessions: p}
 	put := make(chan string, 1)
 	plugin := plugins.PluginFunc(func(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
 		tr := host.Tree
@@ -72,7 +72,7 @@ func TestTreeOfSessionEnd(t *testing.T) {
 	}
 }
 
-// treeReadier is what the doors find on the clients of doors.TreeOf to
+// treeReadier is what the doors find on the clients of channelhost.TreeOf to
 // drain them without a goroutine waiting in Next.
 type treeReadier interface {
 	TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error)
@@ -94,7 +94,7 @@ func TestTreeReadier(t *testing.T) {
 		tree  plugins.Tree
 		ready bool
 	}{
-		{"in process", doors.TreeOf(tree), true},
+		{"in process", channelhost.TreeOf(tree), true},
 		{"stand-in", treetest.New(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	tree "github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/pluginhost"
 )
 
@@ -55,7 +55,7 @@ func TestIdleSessionGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	s := newTreeServer(t, doors.TreeOf(tr), load(t, Config{Name: "channel", Cmd: childCmd("channel")}))
+	s := newTreeServer(t, channelhost.TreeOf(tr), load(t, Config{Name: "channel", Cmd: childCmd("channel")}))
 	subscribe := func(i int) {
 		c, _ := openSession(t, s, "/channel")
 		sendText(t, c, fmt.Sprintf(`{"method":"SUBSCRIBE","resource":"/r%d","msg_id":1}`, i))

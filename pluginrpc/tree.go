@@ -368,7 +368,7 @@ func (t *hostTrees) sendGone(hc *hostTreeClient, err error) {
 }
 
 // treeReadier is a tree client that can be drained without a goroutine
-// waiting in Next: the clients of the tree in process (doors.TreeOf), which
+// waiting in Next: the clients of the tree in process (channelhost.TreeOf), which
 // the host hands over as they are. How a client is drained is the tree
 // adapter's business, not the plugin contract's, so this is found by type
 // assertion; another client is drained with Next (hostTrees.pump).

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	tree "github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/plugins"
 )
 
@@ -121,7 +121,7 @@ func TestTreeSlowPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	wt := watchedTree{Tree: doors.TreeOf(tr), disconnected: make(chan string, 4), taken: make(chan struct{})}
+	wt := watchedTree{Tree: channelhost.TreeOf(tr), disconnected: make(chan string, 4), taken: make(chan struct{})}
 	s := newTreeServer(t, wt, load(t, Config{Name: "lazy", Cmd: childCmd("lazytree")}))
 	if got := httpGet(t, s.srv.URL+"/lazy/open"); got != `{"msg_id":1,"code":"success","epoch":"e1"}` {
 		t.Fatalf("open: %s", got)

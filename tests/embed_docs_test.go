@@ -28,6 +28,7 @@ var goBlockImports = map[string]string{
 	"app":         "github.com/reso-project/reso/app",
 	"auth":        "github.com/reso-project/reso/middleware/auth",
 	"channel":     "github.com/reso-project/reso/channel",
+	"channelhost": "github.com/reso-project/reso/channelhost",
 	"core":        "github.com/reso-project/reso/core",
 	"doors":       "github.com/reso-project/reso/doors",
 	"middleware":  "github.com/reso-project/reso/middleware",

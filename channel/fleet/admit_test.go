@@ -14,8 +14,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/middleware"
 	wstransport "github.com/reso-project/reso/websocket"
 )
@@ -39,7 +39,7 @@ func admitBehind(t *testing.T, cl *natstest.Cluster) {
 		}
 		return nil
 	}, lag.f.cfg.MaxLag)
-	d := doors.NewHandler(lag.tree, doors.Options{Transport: wstransport.New(wstransport.Options{})})
+	d := channelhost.NewHandler(lag.tree, channelhost.Options{Transport: wstransport.New(wstransport.Options{})})
 	t.Cleanup(func() {
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer ccancel()

@@ -1,4 +1,4 @@
-package doors_test
+package channelhost_test
 
 import (
 	"bufio"
@@ -14,8 +14,8 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/doors"
 )
 
 // NewHandler mounts the doors of a tree on a plain net/http server, under
@@ -27,7 +27,7 @@ func ExampleNewHandler() {
 		log.Fatal(err)
 	}
 	defer tree.Close()
-	d := doors.NewHandler(tree, doors.Options{})
+	d := channelhost.NewHandler(tree, channelhost.Options{})
 	defer d.Close(context.Background())
 
 	// The server's own authentication: X-User names the caller.
@@ -76,7 +76,7 @@ func ExampleHandler_WebSocket() {
 		log.Fatal(err)
 	}
 	defer tree.Close()
-	d := doors.NewHandler(tree, doors.Options{})
+	d := channelhost.NewHandler(tree, channelhost.Options{})
 	defer d.Close(context.Background())
 	mux := http.NewServeMux()
 	mux.Handle("/live", d.WebSocket())
@@ -118,7 +118,7 @@ func ExampleHandler_Watch() {
 		log.Fatal(err)
 	}
 	defer tree.Close()
-	d := doors.NewHandler(tree, doors.Options{})
+	d := channelhost.NewHandler(tree, channelhost.Options{})
 	defer d.Close(context.Background())
 	mux := http.NewServeMux()
 	mux.Handle("/watch/", http.StripPrefix("/watch", d.Watch()))

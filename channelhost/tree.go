@@ -1,4 +1,4 @@
-package doors
+package channelhost
 
 import (
 	"context"
@@ -10,7 +10,8 @@ import (
 
 // TreeOf returns t as the host service [plugins.Tree] (for
 // plugins.Services.Tree). Its clients can also be drained without a
-// goroutine waiting in Next, which the WebSocket door does (see [Session]):
+// goroutine waiting in Next, which the WebSocket door does (see
+// doors.Session):
 // an idle session then keeps no goroutine of its own.
 func TreeOf(t *channel.Tree) plugins.Tree { return channelTree{t} }
 
@@ -32,26 +33,9 @@ func (c channelTree) Call(ctx context.Context, from, identity string, msg []byte
 	return c.t.Call(ctx, from, identity, msg), nil
 }
 
-// readier is a tree client that can be drained without a goroutine
-// waiting in Next: the clients of [TreeOf], and those of an isolated
-// plugin's tree (package pluginrpc). It is the adapters' own business, not
-// part of the host's contract: a client that is not one is drained with
-// Next.
-type readier interface {
-	// TryNext is Next without the wait: it returns the frames queued,
-	// appended to buf[:0] in order; with none queued it returns buf[:0]
-	// and nil while the client lives, its *plugins.TreeGone once it is
-	// disconnected.
-	TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error)
-	// OnReady sets f to be called when frames are queued while none
-	// were, and when the client is disconnected; when either holds
-	// already, f is called at once. f may be called with nothing to take,
-	// and by a goroutine that holds the tree's lock: it must return
-	// quickly and not call the client (start a goroutine that does).
-	OnReady(f func())
-}
-
-// channelClient adapts *channel.Client to plugins.TreeClient and readier.
+// channelClient adapts *channel.Client to plugins.TreeClient, with the
+// TryNext and OnReady that let the WebSocket door (doors.Session) drain it
+// without a goroutine waiting in Next.
 // Like Next, TryNext is not safe for concurrent use (they share scratch).
 type channelClient struct {
 	c       *channel.Client
@@ -117,5 +101,10 @@ func goneOf(err error) error {
 var (
 	_ plugins.Tree       = channelTree{}
 	_ plugins.TreeClient = (*channelClient)(nil)
-	_ readier            = (*channelClient)(nil)
 )
+
+// What doors.Session drains without a goroutine waiting in Next.
+var _ interface {
+	TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error)
+	OnReady(f func())
+} = (*channelClient)(nil)

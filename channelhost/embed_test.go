@@ -1,4 +1,4 @@
-package doors_test
+package channelhost_test
 
 import (
 	"bufio"
@@ -14,6 +14,7 @@ import (
 	gorilla "github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/middleware/auth"
@@ -31,7 +32,7 @@ const (
 // core.Handler under /raw.
 type embedded struct {
 	srv   *httptest.Server
-	doors *doors.Handler
+	doors *channelhost.Handler
 }
 
 func newEmbedded(t *testing.T) *embedded {
@@ -62,7 +63,7 @@ func newEmbedded(t *testing.T) *embedded {
 	if _, err := a.Register(ctx, annEmail, annPassword); err != nil {
 		t.Fatal(err)
 	}
-	d := doors.NewHandler(tree, doors.Options{Challenge: a.Challenge})
+	d := channelhost.NewHandler(tree, channelhost.Options{Challenge: a.Challenge})
 	optional := auth.Optional(a)
 	mux := http.NewServeMux()
 	all := optional(http.StripPrefix("/rt/channel", d))
@@ -72,7 +73,7 @@ func newEmbedded(t *testing.T) *embedded {
 	mux.Handle("/http/", optional(http.StripPrefix("/http", d.HTTP())))
 	mux.Handle("/watch/", optional(http.StripPrefix("/watch", d.Watch())))
 	// The door as a core.Handler, mounted with core.HTTP alone.
-	mux.Handle("/raw/", optional(http.StripPrefix("/raw", core.HTTP(&doors.Door{Tree: doors.TreeOf(tree)}))))
+	mux.Handle("/raw/", optional(http.StripPrefix("/raw", core.HTTP(&doors.Door{Tree: channelhost.TreeOf(tree)}))))
 	srv := httptest.NewUnstartedServer(mux)
 	srv.Listener = core.Listen(srv.Listener)
 	srv.Config.ConnContext = core.ConnContext

@@ -1,4 +1,4 @@
-package doors_test
+package channelhost_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	gorilla "github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/channel"
-	"github.com/reso-project/reso/doors"
+	"github.com/reso-project/reso/channelhost"
 )
 
 // TestCloseWhileHandshaking: handshakes that arrive while the handler
@@ -28,7 +28,7 @@ func TestCloseWhileHandshaking(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	d := doors.NewHandler(tree, doors.Options{})
+	d := channelhost.NewHandler(tree, channelhost.Options{})
 	mux := http.NewServeMux()
 	mux.Handle("/channel", http.StripPrefix("/channel", d))
 	srv := httptest.NewServer(mux)

@@ -1,4 +1,4 @@
-package doors
+package channelhost
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/websocket"
@@ -22,7 +23,7 @@ type Options struct {
 	// messages, 10,000 connections).
 	Transport pluginhost.SessionTransport
 	// MaxMessage is the largest message a WebSocket client may send, as
-	// [Plugin].MaxMessage; 0 means DefaultMaxMessage.
+	// doors.Session.MaxMessage; 0 means doors.DefaultMaxMessage.
 	MaxMessage int
 	// BodyLimit caps the body of a request to the HTTP door in bytes (413
 	// past it); 0 means pluginhost.DefaultBodyLimit, negative no cap.
@@ -45,7 +46,7 @@ type Options struct {
 // authentication, which names the caller with core.NewIdentityContext
 // (auth.Optional does; a request without an identity is anonymous):
 //
-//	doors := doors.NewHandler(tree, doors.Options{Challenge: a.Challenge})
+//	doors := channelhost.NewHandler(tree, channelhost.Options{Challenge: a.Challenge})
 //	h := auth.Optional(a)(http.StripPrefix("/rt/channel", doors))
 //	mux.Handle("/rt/channel", h)  // the WebSocket door
 //	mux.Handle("/rt/channel/", h) // the HTTP door and GET kept open
@@ -81,13 +82,13 @@ func NewHandler(tree *channel.Tree, o Options) *Handler {
 	}
 	maxMessage := o.MaxMessage
 	if maxMessage <= 0 {
-		maxMessage = DefaultMaxMessage
+		maxMessage = doors.DefaultMaxMessage
 	}
 	return &Handler{
 		host:      host,
-		webSocket: methods(host.Session(&Session{Tree: t, MaxMessage: maxMessage}), http.MethodGet),
-		door:      methods(host.HTTP(&Door{Tree: t}), http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete),
-		gk:        methods(host.HTTP(&Door{Tree: t, watchOnly: true}), http.MethodGet),
+		webSocket: methods(host.Session(&doors.Session{Tree: t, MaxMessage: maxMessage}), http.MethodGet),
+		door:      methods(host.HTTP(&doors.Door{Tree: t}), http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete),
+		gk:        methods(host.HTTP(&doors.Door{Tree: t, KeepOpen: true}), http.MethodGet),
 	}
 }
 
@@ -107,12 +108,12 @@ func (h *Handler) WebSocket() http.Handler { return h.webSocket }
 
 // HTTP returns the HTTP door alone: the request path is the tree path, each
 // request one message for the tree, a GET that asks for a stream kept open
-// (see [Door]).
+// (see doors.Door).
 func (h *Handler) HTTP() http.Handler { return h.door }
 
 // Watch returns the GET kept open alone: every GET of a tree path is
 // answered with its state and then its changes, as a GET with ?watch to
-// the HTTP door is (see [Watch]).
+// the HTTP door is (see doors.Watch).
 func (h *Handler) Watch() http.Handler { return h.gk }
 
 // GoAway ends open streams and closes open WebSocket sessions with 1001
