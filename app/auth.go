@@ -9,7 +9,7 @@ import (
 
 	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/middleware/auth/sqlitestore"
-	"github.com/reso-project/reso/plugins/pluginhost"
+	"github.com/reso-project/reso/pluginhost"
 )
 
 // setupAuth opens the login records (-db), loads the instance secret

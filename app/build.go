@@ -15,13 +15,13 @@ import (
 
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
 	"github.com/reso-project/reso/plugins/call"
+	"github.com/reso-project/reso/plugins/channel"
 	"github.com/reso-project/reso/plugins/config"
 	"github.com/reso-project/reso/plugins/console"
-	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/plugins/files"
-	"github.com/reso-project/reso/plugins/pluginhost"
 	"github.com/reso-project/reso/plugins/private"
 	"github.com/reso-project/reso/plugins/represent"
 	"github.com/reso-project/reso/plugins/users"
@@ -39,7 +39,7 @@ func Bundled() []pluginhost.Entry {
 		{Name: "users", Plugin: users.Plugin{}},
 		{Name: "private", Plugin: private.Plugin{}},
 		// After the example application's routes, which keep their order.
-		{Name: "channel", Plugin: doors.New()},
+		{Name: "channel", Plugin: channel.New()},
 		{Name: "call", Plugin: &call.Plugin{}},
 		{Name: "console", Plugin: console.Plugin{}},
 		// Last: its prefix must clash with no other route (-www-prefix).
@@ -116,18 +116,18 @@ func build(ctx context.Context, cfg *options, logger *slog.Logger) (http.Handler
 		return nil, nil, err
 	}
 	settings := map[string]string{
-		plugins.SettingDirectory: cfg.directory,
-		plugins.SettingHidden:    hidden,
-		call.SettingMaxExpires:   cfg.call.maxExpires.String(),
-		call.SettingWait:         cfg.call.wait.String(),
-		call.SettingWaitCount:    strconv.Itoa(cfg.call.waitCount),
-		call.SettingWaitBytes:    strconv.Itoa(cfg.call.waitBytes),
-		doors.SettingMaxMessage:  strconv.FormatInt(cfg.channel.readLimit, 10),
+		plugins.SettingDirectory:  cfg.directory,
+		plugins.SettingHidden:     hidden,
+		call.SettingMaxExpires:    cfg.call.maxExpires.String(),
+		call.SettingWait:          cfg.call.wait.String(),
+		call.SettingWaitCount:     strconv.Itoa(cfg.call.waitCount),
+		call.SettingWaitBytes:     strconv.Itoa(cfg.call.waitBytes),
+		channel.SettingMaxMessage: strconv.FormatInt(cfg.channel.readLimit, 10),
 	}
 	maps.Copy(settings, cfg.www.settings())
 	host := &pluginhost.Host{
 		Services: plugins.Services{Settings: pluginhost.NewSettings(settings, plugins.SettingHidden, call.SettingMaxExpires, call.SettingWait,
-			call.SettingWaitCount, call.SettingWaitBytes, doors.SettingMaxMessage, www.SettingDir, www.SettingPrefix)},
+			call.SettingWaitCount, call.SettingWaitBytes, channel.SettingMaxMessage, www.SettingDir, www.SettingPrefix)},
 		BodyLimit: cfg.bodyLimit,
 	}
 	a, closeAuth, err := setupAuth(ctx, cfg, host, logger)

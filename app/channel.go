@@ -12,10 +12,10 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/middleware/auth"
-	"github.com/reso-project/reso/plugins/doors"
-	"github.com/reso-project/reso/plugins/pluginhost"
-	"github.com/reso-project/reso/plugins/websocket"
+	"github.com/reso-project/reso/pluginhost"
+	"github.com/reso-project/reso/websocket"
 )
 
 // channelOptions are the flags of the resource channel: its tree and its
@@ -167,7 +167,7 @@ func setupChannel(ctx context.Context, cfg *options, host *pluginhost.Host, a *a
 		st.Close()
 		return nil, nil, fmt.Errorf("-db %s: %w", cfg.db, err)
 	}
-	host.Services.Tree = endedTree{doors.TreeOf(tree), tree.EndSession, a}
+	host.Services.Tree = endedTree{channelhost.TreeOf(tree), tree.EndSession, a}
 	a.OnEnd(tree.EndIdentity)
 	ws := websocket.New(c.transport())
 	host.Sessions = ws
@@ -211,7 +211,7 @@ func setupFleetChannel(ctx context.Context, cfg *options, opt channel.Options, h
 		o.node.Store(&id)
 	}
 	tree := m.Tree()
-	host.Services.Tree = endedTree{doors.TreeOf(tree), tree.EndSession, a}
+	host.Services.Tree = endedTree{channelhost.TreeOf(tree), tree.EndSession, a}
 	a.OnEnd(tree.EndIdentity)
 	ws := websocket.New(cfg.channel.transport())
 	host.Sessions = ws

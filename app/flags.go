@@ -13,7 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/reso-project/reso/plugins/pluginhost"
+	"github.com/reso-project/reso/pluginhost"
 )
 
 // options holds the command-line flags of the server.

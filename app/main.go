@@ -37,7 +37,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/reso-project/reso/plugins/pluginhost"
+	"github.com/reso-project/reso/pluginhost"
 )
 
 // Main runs the reso server program with the plugins entries, in route

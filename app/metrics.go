@@ -14,7 +14,7 @@ import (
 	"github.com/reso-project/reso/channel/fleet"
 	chstore "github.com/reso-project/reso/channel/sqlitestore"
 	"github.com/reso-project/reso/middleware"
-	"github.com/reso-project/reso/plugins/websocket"
+	"github.com/reso-project/reso/websocket"
 )
 
 // metrics are the Prometheus metrics of -admin-addr: the requests (from

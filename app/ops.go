@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/reso-project/reso/pluginhost"
+	"github.com/reso-project/reso/pluginrpc"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
-	"github.com/reso-project/reso/plugins/pluginrpc"
 )
 
 // ops is what the server tells operators: liveness and readiness

@@ -14,9 +14,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reso-project/reso/pluginhost"
+	"github.com/reso-project/reso/pluginrpc"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
-	"github.com/reso-project/reso/plugins/pluginrpc"
 )
 
 // setupPlugins applies -isolate and -plugin to the bundled entries:

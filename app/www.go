@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/pluginhost"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins/www"
 )
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Memory per idle WebSocket connection: for each server (gorilla/websocket
-# tuned, coder/websocket, reso's plugins/websocket transport), opens N
+# tuned, coder/websocket, reso's websocket transport), opens N
 # connections from a load client in its own process (one small message and
 # its echo each, then idle) and prints the server's RSS growth per
 # connection, right after and after a forced GC. Target: under 20 KB.

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/client"
-	"github.com/reso-project/reso/plugins/doors"
 )
 
 // Example subscribes to a room, writes to it, and reads what the
@@ -90,7 +90,7 @@ func startServer() (string, func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	d := doors.NewHandler(tree, doors.Options{}) // anonymous callers only
+	d := channelhost.NewHandler(tree, channelhost.Options{}) // anonymous callers only
 	mux := http.NewServeMux()
 	mux.Handle("/channel", http.StripPrefix("/channel", d))
 	srv := httptest.NewServer(mux)

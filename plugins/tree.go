@@ -2,6 +2,13 @@ package plugins
 
 import "context"
 
+// Admin is the identity of the tree's administrator, who may do everything
+// everywhere (docs/channel.md#operations-and-callers; in the tree's own
+// package it is channel.Admin, the same string). A plugin that acts for
+// the application itself, not for a caller, passes it to [Tree].Connect or
+// [Tree].Call; a door gives it to the administrator alone.
+const Admin = "admin"
+
 // Tree is the host service of the resource tree (package channel), offered
 // as [Services].Tree, compiled in or isolated.
 //

@@ -12,7 +12,7 @@ import (
 )
 
 // New gives a handler's exact reason phrases to the wire; Shutdown runs the
-// hooks registered for it (such as doors.Handler's GoAway) at once.
+// hooks registered for it (such as channelhost.Handler's GoAway) at once.
 func ExampleNew() {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		core.WriteError(w, r, core.Status(http.StatusNotFound, "Not Logged In"))

@@ -7,7 +7,7 @@
 // embedding program that wants the exact reason phrases:
 //
 //	srv := server.New(mux, server.Options{})
-//	srv.RegisterOnShutdown(doors.GoAway) // streams and sessions end at once
+//	srv.RegisterOnShutdown(ch.GoAway) // streams and sessions end at once
 //	go srv.Serve(ln)
 //	...
 //	srv.Shutdown(ctx)

@@ -34,7 +34,7 @@ func newHub(epoch string, queueBytes int) *hub {
 		epoch:      epoch,
 		queueBytes: queueBytes,
 		rooms:      map[string]*room{},
-		// reso's sizes (plugins/websocket/transport.go); the default
+		// reso's sizes (websocket/transport.go); the default
 		// origin check (the request's own host), as reso's default.
 		upgrader: websocket.Upgrader{
 			ReadBufferSize:  512,

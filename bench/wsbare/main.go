@@ -22,7 +22,7 @@
 // connection holds only its reader), takes every frame queued (each made
 // once: a notification once for all its subscribers) and writes
 // them in one system call (conn.go), with a write deadline. The
-// read and write buffers have reso's sizes (plugins/websocket): 512 bytes
+// read and write buffers have reso's sizes (websocket): 512 bytes
 // to read, 4 KiB pooled buffers to write. There is no ping, no
 // authentication, no history and no store.
 //

@@ -20,7 +20,7 @@ import (
 // serve runs the echo server of one library until SIGTERM or SIGINT.
 func serve(args []string) error {
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
-	lib := fs.String("lib", "gorilla", "library: gorilla, coder or transport (reso's plugins/websocket)")
+	lib := fs.String("lib", "gorilla", "library: gorilla, coder or transport (reso's websocket)")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback only)")
 	max := fs.Int("max", 10_000, "most connections (transport)")
 	if err := fs.Parse(args); err != nil {

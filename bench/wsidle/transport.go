@@ -4,10 +4,10 @@ import (
 	"net/http"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/websocket"
+	"github.com/reso-project/reso/websocket"
 )
 
-// transportEcho is reso's session transport (plugins/websocket) with its
+// transportEcho is reso's session transport (websocket) with its
 // defaults but for the connection cap: pings and read deadlines on.
 func transportEcho(max int) http.Handler {
 	tr := websocket.New(websocket.Options{MaxConnections: max})

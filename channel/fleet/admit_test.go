@@ -14,10 +14,10 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware"
-	"github.com/reso-project/reso/plugins/doors"
-	wstransport "github.com/reso-project/reso/plugins/websocket"
+	wstransport "github.com/reso-project/reso/websocket"
 )
 
 // admitBehind: a node's doors behind middleware.Admit with the node's
@@ -39,7 +39,7 @@ func admitBehind(t *testing.T, cl *natstest.Cluster) {
 		}
 		return nil
 	}, lag.f.cfg.MaxLag)
-	d := doors.NewHandler(lag.tree, doors.Options{Transport: wstransport.New(wstransport.Options{})})
+	d := channelhost.NewHandler(lag.tree, channelhost.Options{Transport: wstransport.New(wstransport.Options{})})
 	t.Cleanup(func() {
 		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer ccancel()

@@ -11,7 +11,7 @@ package main
 import (
 	"github.com/reso-project/reso/app"
 	"github.com/reso-project/reso/examples/hello-plugin/hello"
-	"github.com/reso-project/reso/plugins/pluginhost"
+	"github.com/reso-project/reso/pluginhost"
 )
 
 func main() {

@@ -23,10 +23,10 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/middleware/auth"
 	"github.com/reso-project/reso/middleware/auth/sqlitestore"
-	"github.com/reso-project/reso/plugins/doors"
 	"github.com/reso-project/reso/server"
 )
 
@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer tree.Close()
-	ch := doors.NewHandler(tree, doors.Options{Challenge: a.Challenge})
+	ch := channelhost.NewHandler(tree, channelhost.Options{Challenge: a.Challenge})
 	mux := http.NewServeMux()
 	rt := auth.Optional(a)(http.StripPrefix("/rt/channel", ch))
 	mux.Handle("/rt/channel", rt)

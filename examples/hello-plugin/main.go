@@ -1,6 +1,6 @@
 // Command hello-plugin is a third-party reso plugin (package hello): a program of its own,
 // written only against reso's public plugin contract (packages core,
-// plugins and plugins/pluginrpc). reso starts it as a child process and
+// plugins and pluginrpc). reso starts it as a child process and
 // forwards the requests of its route to it over gRPC:
 //
 //	go build -o hello-plugin ./examples/hello-plugin
@@ -25,7 +25,7 @@ import (
 	"os"
 
 	"github.com/reso-project/reso/examples/hello-plugin/hello"
-	"github.com/reso-project/reso/plugins/pluginrpc"
+	"github.com/reso-project/reso/pluginrpc"
 )
 
 func main() {

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/channel"
+	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/doors"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 func TestExpires(t *testing.T) {
@@ -79,7 +79,7 @@ func newFixture(t *testing.T, settings map[string]string) *fixture {
 	}
 	t.Cleanup(func() { tr.Close() })
 	p := &Plugin{}
-	rs, err := p.Routes(context.Background(), plugins.Services{Settings: pluginhost.NewSettings(settings), Tree: doors.TreeOf(tr)})
+	rs, err := p.Routes(context.Background(), plugins.Services{Settings: pluginhost.NewSettings(settings), Tree: channelhost.TreeOf(tr)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/doors"
 )
 
 // call serves /call, /call/<id> and /call/<id>/<participant>

@@ -9,7 +9,7 @@
 // gives /login/<email> to that user with the rule self:cruds, calls and
 // participants to their creators, user records to their e-mail. Over
 // HTTP the plugin checks the caller itself and then acts on the tree as
-// the administrator (channel.Admin), with the caller's e-mail as the
+// the administrator (plugins.Admin), with the caller's e-mail as the
 // "from" of the notifications it causes.
 //
 // The plugin runs the same compiled in and isolated: its state is in the

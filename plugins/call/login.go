@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/doors"
 )
 
 // loginRule is the rule of /login/<email>: the user's own sessions only.

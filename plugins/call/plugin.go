@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
@@ -251,7 +250,7 @@ func caller(req *core.Request) (email string, admin bool) {
 	if req.Identity == nil {
 		return "", false
 	}
-	return req.Identity.Email, req.Identity.Email == channel.Admin
+	return req.Identity.Email, req.Identity.Email == plugins.Admin
 }
 
 var (

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/plugins"
 )
 
@@ -119,7 +118,7 @@ func (r *relay) run() {
 // serve connects the relay client, follows its path and answers what
 // comes there, until the client is dropped or ctx ends.
 func (r *relay) serve(ctx context.Context) {
-	c, err := r.st.t.Connect(ctx, "call-relay-"+newID(), channel.Admin)
+	c, err := r.st.t.Connect(ctx, "call-relay-"+newID(), plugins.Admin)
 	if err != nil {
 		return
 	}

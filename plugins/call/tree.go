@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/plugins"
 )
@@ -58,7 +57,7 @@ func (s store) do(ctx context.Context, from string, m msg) (*reply, error) {
 
 // send sends the message b, encoded already, as do does.
 func (s store) send(ctx context.Context, from string, b []byte) (*reply, error) {
-	data, err := s.t.Call(ctx, from, channel.Admin, b)
+	data, err := s.t.Call(ctx, from, plugins.Admin, b)
 	if err != nil {
 		if _, ok := core.AsStatus(err); ok {
 			return nil, err

@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins/doors"
+	"github.com/reso-project/reso/doors"
 )
 
 // inboxRule is the rule of /user/<id>/message: its user alone reads it.

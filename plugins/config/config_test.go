@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 func TestPut(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // BenchmarkDownload measures a whole small download (open, check, read,

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 func TestListingNamesAndLinks(t *testing.T) {

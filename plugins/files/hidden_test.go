@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // stateDir lays out a served directory holding the server's state files

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // within fails t if f does not return within a generous time: a guard
