@@ -360,7 +360,7 @@ func (s *session) end(ce *core.CloseError, frame, raw bool) {
 
 // finish completes the close that end started.
 func (s *session) finish(ce *core.CloseError, frame, raw bool) {
-	defer s.t.open.Add(-1)
+	defer s.t.release()
 	if frame {
 		_ = s.ws.WriteControl(websocket.CloseMessage, closePayload(ce.Code, ce.Reason), time.Time{})
 	}
