@@ -108,10 +108,11 @@ func (m *Host) GoAway() {
 
 // Close ends open streams and sessions (see GoAway) and waits for their
 // handlers and, when the transport is a [SessionWaiter], for the end of
-// their close handshakes; then it lets every plugin clean up: in reverse plugin order, a plugin that implements
-// [Closer] is closed, one that implements [Shutdowner] shut down. ctx
-// bounds the time they have. Close is called once, at shutdown; later
-// calls do nothing. The errors of all plugins are joined.
+// their close handshakes; then it lets every plugin clean up: in reverse
+// plugin order, a plugin that implements [Closer] is closed, one that
+// implements [Shutdowner] shut down. ctx bounds the time they have. Close
+// is called once, at shutdown; later calls do nothing. The errors of all
+// plugins are joined.
 func (m *Host) Close(ctx context.Context) error {
 	m.GoAway()
 	l := &m.live

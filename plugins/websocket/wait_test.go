@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/plugins/pluginhost"
 )
 
 // TestWaitForCloseHandshake: Wait does not return while a closed
@@ -40,3 +41,6 @@ func TestWaitForCloseHandshake(t *testing.T) {
 		t.Fatalf("Wait after the close handshake: %v, %d open", err, tr.Open())
 	}
 }
+
+// The host waits for the transport's close handshakes at shutdown.
+var _ pluginhost.SessionWaiter = (*Transport)(nil)
