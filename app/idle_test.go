@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/reso-project/reso/internal/race"
 )
 
 // Bounds of TestIdleMemory, per idle WebSocket, with a margin above what it
@@ -46,7 +47,7 @@ const idleConns = 2000
 // enough on a shared machine to bound. bench/channel-idle.sh measures the
 // same over 10,000 connections with the server's RSS.
 func TestIdleMemory(t *testing.T) {
-	if raceEnabled() {
+	if race.Enabled {
 		t.Skip("the race detector changes what allocations and stacks cost")
 	}
 	dir := t.TempDir()
@@ -233,16 +234,4 @@ func subscribe(d *websocket.Dialer, addr string, i int) (*websocket.Conn, error)
 	}
 	c.SetReadDeadline(time.Time{})
 	return c, nil
-}
-
-// raceEnabled reports whether the test binary was built with -race.
-func raceEnabled() bool {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "-race" {
-				return s.Value == "true"
-			}
-		}
-	}
-	return false
 }

@@ -488,20 +488,20 @@ func (t *Tree) commit(final bool) bool {
 
 // split returns the records of j to put and the paths to delete, parents
 // before children in a stable order, for stores that care.
-func (j journal) split() ([]Record, []string) {
+func (j journal) split() ([]StoredResource, []string) {
 	paths := make([]string, 0, len(j))
 	for p := range j {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths) // the paths, not the records: less to move
-	var puts []Record
+	var puts []StoredResource
 	var dels []string
 	for _, p := range paths {
 		if r := j[p]; r == nil {
 			dels = append(dels, p)
 		} else {
 			if puts == nil {
-				puts = make([]Record, 0, len(paths))
+				puts = make([]StoredResource, 0, len(paths))
 			}
 			puts = append(puts, *r)
 		}

@@ -7,23 +7,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // until waits for cond, checked under the tree's lock, failing the test
 // after a generous while: it waits for a state, it times nothing.
 func until(t *testing.T, tr *Tree, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Millisecond) {
+	poll.Until(t, 2*time.Minute, what, func() bool {
 		tr.mu.Lock()
-		ok := cond()
-		tr.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-	}
+		defer tr.mu.Unlock()
+		return cond()
+	})
 }
 
 // TestFailedStoreInvisible: a change whose Save fails is seen by nobody

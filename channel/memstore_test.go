@@ -10,7 +10,7 @@ import (
 // them while fail is set, and holds them while gate is set (see hold).
 type memStore struct {
 	mu      sync.Mutex
-	recs    map[string]Record
+	recs    map[string]StoredResource
 	lastSeq uint64
 	saves   int
 	fail    bool
@@ -35,19 +35,19 @@ func (s *memStore) setFail(fail bool) {
 	s.mu.Unlock()
 }
 
-func newMemStore() *memStore { return &memStore{recs: make(map[string]Record)} }
+func newMemStore() *memStore { return &memStore{recs: make(map[string]StoredResource)} }
 
-func (s *memStore) Load(ctx context.Context) ([]Record, uint64, error) {
+func (s *memStore) Load(ctx context.Context) ([]StoredResource, uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var rs []Record
+	var rs []StoredResource
 	for _, r := range s.recs {
 		rs = append(rs, r)
 	}
 	return rs, s.lastSeq, nil
 }
 
-func (s *memStore) Save(ctx context.Context, lastSeq uint64, puts []Record, deletes []string) error {
+func (s *memStore) Save(ctx context.Context, lastSeq uint64, puts []StoredResource, deletes []string) error {
 	s.mu.Lock()
 	gate, entered := s.gate, s.entered
 	s.mu.Unlock()

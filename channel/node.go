@@ -208,8 +208,8 @@ func (t *Tree) prune(n *node, j journal) {
 }
 
 // record returns the store's record of n.
-func (n *node) record() Record {
-	r := Record{Path: n.path, Creator: n.creator.String(), Created: n.created}
+func (n *node) record() StoredResource {
+	r := StoredResource{Path: n.path, Creator: n.creator.String(), Created: n.created}
 	if n.rule() != nil {
 		r.Rule = n.rule().String()
 	}
@@ -229,10 +229,10 @@ func (n *node) record() Record {
 // unstore): load saves them as its repairs. A change to the tree plans
 // its records before it is applied (planSet, planRemove, planRecord) and
 // applies itself with a nil journal.
-type journal map[string]*Record
+type journal map[string]*StoredResource
 
 // put records that r is to be kept.
-func (j journal) put(r Record) {
+func (j journal) put(r StoredResource) {
 	if j != nil {
 		j[r.Path] = &r
 	}
@@ -299,7 +299,7 @@ func (t *Tree) planSet(path string, cur, next *node) journal {
 			}
 			a := t.nodes.get(p)
 			if a == nil {
-				j.put(Record{Path: p}) // as ensure creates it
+				j.put(StoredResource{Path: p}) // as ensure creates it
 				continue
 			}
 			if a.stored {
@@ -362,7 +362,7 @@ func planRecord(n, next *node) journal {
 }
 
 // sameRecord reports whether a and b hold the same.
-func sameRecord(a, b Record) bool {
+func sameRecord(a, b StoredResource) bool {
 	return a.Path == b.Path && a.Type == b.Type && bytes.Equal(a.Entity, b.Entity) &&
 		(a.Entity == nil) == (b.Entity == nil) && a.Creator == b.Creator && a.Rule == b.Rule &&
 		slices.Equal(a.Group, b.Group) && (a.Group == nil) == (b.Group == nil) && a.Created == b.Created

@@ -2,10 +2,10 @@ package channel
 
 import "context"
 
-// Record is one persistent resource as a [Store] keeps it. A node that
-// exists only because it has persistent children is a Record too, with a
+// StoredResource is one persistent resource as a [Store] keeps it. A node
+// that exists only because it has persistent children is stored too, with a
 // nil Entity, so that its place among its siblings survives a restart.
-type Record struct {
+type StoredResource struct {
 	Path    string   // "/a/b"
 	Type    string   // media type; "" for a node without entity
 	Entity  []byte   // raw compact JSON, field order as given; nil for a node without entity
@@ -25,9 +25,9 @@ type Record struct {
 // has to return from Save once the batch is in the log.
 type Store interface {
 	// Load returns every record and the last mark saved.
-	Load(ctx context.Context) (records []Record, lastSeq uint64, err error)
+	Load(ctx context.Context) (records []StoredResource, lastSeq uint64, err error)
 	// Save replaces or adds puts, removes the records at the paths in
 	// deletes and records the mark lastSeq, all in one transaction: all
 	// of it is kept, or none.
-	Save(ctx context.Context, lastSeq uint64, puts []Record, deletes []string) error
+	Save(ctx context.Context, lastSeq uint64, puts []StoredResource, deletes []string) error
 }

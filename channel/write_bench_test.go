@@ -11,8 +11,8 @@ import (
 // (sqlitestore's BenchmarkSave measures that).
 type nopStore struct{}
 
-func (nopStore) Load(context.Context) ([]Record, uint64, error) { return nil, 0, nil }
-func (nopStore) Save(context.Context, uint64, []Record, []string) error {
+func (nopStore) Load(context.Context) ([]StoredResource, uint64, error) { return nil, 0, nil }
+func (nopStore) Save(context.Context, uint64, []StoredResource, []string) error {
 	return nil
 }
 

@@ -123,7 +123,9 @@ func (h *Handler) Watch() http.Handler { return h.gk }
 func (h *Handler) GoAway() { h.host.GoAway() }
 
 // Close ends open streams and sessions (see GoAway) and waits, within ctx,
-// for their handlers to return. Call it once the server has stopped.
+// for their handlers to return and for their WebSockets' close handshakes
+// to end. Call it once the server has stopped, and before the process
+// exits.
 func (h *Handler) Close(ctx context.Context) error { return h.host.Close(ctx) }
 
 // methods answers a request whose method is not one of allowed with 405

@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"bufio"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/reso-project/reso/client"
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // The tests of this file play servers that end connections at once, as an
@@ -110,18 +110,6 @@ func endingServers(t *testing.T) map[string]*ending {
 	}
 }
 
-// waitFor polls cond until it holds, failing t with what after bound.
-func waitFor(t *testing.T, bound time.Duration, cond func() bool, what func() string) {
-	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", bound, what())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestAttemptsEndWithTheirConnection: against a server that resets at
 // once, one that closes after the request, one that upgrades and closes
 // (with 1013 and with no code) and one that answers 503, the client makes
@@ -132,9 +120,9 @@ func TestAttemptsEndWithTheirConnection(t *testing.T) {
 		t.Run(what, func(t *testing.T) {
 			c := client.New(s.url, quick())
 			defer c.Close()
-			waitFor(t, attemptsBound, func() bool { return s.seen.Load() >= wantAttempts }, func() string {
-				return fmt.Sprintf("%d attempts (the server saw %d) with ConnectTimeout %v", wantAttempts, s.seen.Load(), slowTimeout)
-			})
+			if !poll.Wait(attemptsBound, func() bool { return s.seen.Load() >= wantAttempts }) {
+				t.Fatalf("waited %v for %d attempts (the server saw %d) with ConnectTimeout %v", attemptsBound, wantAttempts, s.seen.Load(), slowTimeout)
+			}
 			if err := c.Err(); err != nil {
 				t.Errorf("the client ended: %v", err)
 			}
@@ -160,9 +148,9 @@ func TestBackoffGrows(t *testing.T) {
 			defer c.Close()
 			const n = 2 * wantAttempts
 			made := func() int64 { return s.seen.Load() + other.seen.Load() - before }
-			waitFor(t, attemptsBound, func() bool { return made() >= n && client.FailedAttempts(c) >= n-1 }, func() string {
-				return fmt.Sprintf("%d attempts counted as failed (made %d, counted %d)", n-1, made(), client.FailedAttempts(c))
-			})
+			if !poll.Wait(attemptsBound, func() bool { return made() >= n && client.FailedAttempts(c) >= n-1 }) {
+				t.Fatalf("waited %v for %d attempts counted as failed (made %d, counted %d)", attemptsBound, n-1, made(), client.FailedAttempts(c))
+			}
 			if s.seen.Load() < wantAttempts-1 || other.seen.Load() < wantAttempts-1 {
 				t.Errorf("attempts on %s: %d, on the other URL: %d; want them to alternate", what, s.seen.Load(), other.seen.Load())
 			}
@@ -184,9 +172,9 @@ func TestBackoffAfterProvenConnection(t *testing.T) {
 	for round := 1; round <= 3; round++ {
 		p := srv.accept()
 		p.close() // no frame
-		waitFor(t, wait, func() bool { return client.FailedAttempts(c) == round }, func() string {
-			return fmt.Sprintf("round %d: count %d, want %d", round, client.FailedAttempts(c), round)
-		})
+		if !poll.Wait(wait, func() bool { return client.FailedAttempts(c) == round }) {
+			t.Fatalf("waited %v for round %d: count %d, want %d", wait, round, client.FailedAttempts(c), round)
+		}
 	}
 	p := srv.accept()
 	p.responder()
@@ -196,7 +184,7 @@ func TestBackoffAfterProvenConnection(t *testing.T) {
 	if _, err := c.Get(t.Context(), "/r"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, wait, func() bool { return client.FailedAttempts(c) == 0 }, func() string {
-		return fmt.Sprintf("the count reset by the first frame; it is %d", client.FailedAttempts(c))
-	})
+	if !poll.Wait(wait, func() bool { return client.FailedAttempts(c) == 0 }) {
+		t.Fatalf("waited %v for the count reset by the first frame; it is %d", wait, client.FailedAttempts(c))
+	}
 }

@@ -3,31 +3,21 @@ package core
 import (
 	"fmt"
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/reso-project/reso/internal/race"
 )
 
 // The matcher itself (core/internal/match) is tested against package regexp
 // there; these tests cover the router's use of it: route order, methods and
 // the prefix index over a table.
 
-func raceEnabled() bool {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "-race" {
-				return s.Value == "true"
-			}
-		}
-	}
-	return false
-}
-
 // TestLookupAllocs checks that a lookup in a table of 200 routes, hit or
 // miss, allocates nothing.
 func TestLookupAllocs(t *testing.T) {
-	if raceEnabled() {
+	if race.Enabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
 	rt := newBenchRouter(t, generatedRoutes(200))

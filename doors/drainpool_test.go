@@ -13,6 +13,7 @@ import (
 	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // gatedSink is a sinkSession whose writes, once gated is set, wait for
@@ -75,25 +76,25 @@ func TestDrainPoolShrinks(t *testing.T) {
 		serve(gatedSink{s, &gated, &waiting, open})
 		sinks = append(sinks, s)
 	}
-	waitFor(t, 10*time.Second, "the SUBSCRIBE replies", func() bool { return delivered.Load() == subscribers })
+	poll.Until(t, 10*time.Second, "the SUBSCRIBE replies", func() bool { return delivered.Load() == subscribers })
 	gated.Store(true)
 	pub := newSink("pub", &replies)
 	serve(pub)
 	pub.in <- []byte(`{"method":"NOTIFY","resource":"/room","msg_id":1,"data":"hello"}`)
-	waitFor(t, 10*time.Second, "every subscriber's drain to wait in its write", func() bool {
+	poll.Until(t, 10*time.Second, "every subscriber's drain to wait in its write", func() bool {
 		return waiting.Load() == subscribers
 	})
 	if n := runtime.NumGoroutine(); n < base+subscribers {
 		t.Fatalf("%d goroutines with %d drains waiting in a write, %d before the sessions", n, subscribers, base)
 	}
 	release()
-	waitFor(t, 10*time.Second, "the NOTIFY's deliveries", func() bool { return delivered.Load() == 2*subscribers })
+	poll.Until(t, 10*time.Second, "the NOTIFY's deliveries", func() bool { return delivered.Load() == 2*subscribers })
 	for _, s := range append(sinks, pub) {
 		s.Close(core.CloseNormal, "")
 	}
 	wg.Wait()
 	// The exec pool keeps up to 16 goroutines of its own, for good.
-	waitFor(t, 10*time.Second, fmt.Sprintf("the drain pool to shrink back (%d goroutines before the sessions)", base), func() bool {
+	poll.Until(t, 10*time.Second, fmt.Sprintf("the drain pool to shrink back (%d goroutines before the sessions)", base), func() bool {
 		return doors.IdleDrainers() == 0 && runtime.NumGoroutine() <= base+doors.IdleExecers()
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
+	"github.com/reso-project/reso/internal/poll"
 	"github.com/reso-project/reso/plugins"
 )
 
@@ -100,7 +101,7 @@ func TestSessionExecPool(t *testing.T) {
 	// The pool keeps at most 16 goroutines waiting; a few more may be
 	// on their way out. The drain pool keeps its own, as many as drains
 	// ran at once (doors.IdleDrainers).
-	waitFor(t, 10e9, "the sessions' goroutines to end", func() bool {
+	poll.Until(t, 10e9, "the sessions' goroutines to end", func() bool {
 		return runtime.NumGoroutine() <= base+16+4+doors.IdleDrainers()
 	})
 }

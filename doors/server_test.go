@@ -177,16 +177,3 @@ func (s *server) endChan(id string) chan struct{} {
 	}
 	return c
 }
-
-// waitFor polls cond until it holds; d only bounds a test that would
-// otherwise hang.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
+	"github.com/reso-project/reso/internal/poll"
 	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/plugins"
 	channelplugin "github.com/reso-project/reso/plugins/channel"
@@ -43,7 +44,7 @@ func TestSessionDoor(t *testing.T) {
 	s := newServer(t, channelplugin.New())
 	a, doneA := s.session(t, "X-User", "ann@example.com")
 	b, doneB := s.session(t)
-	waitFor(t, 10e9, "both clients to connect", func() bool { return len(s.tree.Connected()) == 2 })
+	poll.Until(t, 10e9, "both clients to connect", func() bool { return len(s.tree.Connected()) == 2 })
 	if who := s.tree.Connected(); who[a.ID()] != "ann@example.com" || who[b.ID()] != "" {
 		t.Errorf("identities %v", who)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reso-project/reso/internal/poll"
 	"github.com/reso-project/reso/internal/treetest"
 	channelplugin "github.com/reso-project/reso/plugins/channel"
 )
@@ -103,7 +104,7 @@ func TestWatchDiff(t *testing.T) {
 		t.Fatalf("stream's client %q", id)
 	}
 	st.stop()
-	waitFor(t, 10e9, "the stream's client to be disconnected", func() bool { return s.tree.Disconnects(id) == 1 })
+	poll.Until(t, 10e9, "the stream's client to be disconnected", func() bool { return s.tree.Disconnects(id) == 1 })
 }
 
 // TestWatchSSE checks Server-Sent Events with id lines, watch=full, a

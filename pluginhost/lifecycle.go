@@ -23,6 +23,15 @@ type SessionTransport interface {
 	Accept(w http.ResponseWriter, r *http.Request, id string) (core.Session, error)
 }
 
+// SessionWaiter is a [SessionTransport] that finishes closing a session
+// in the background (a WebSocket's close handshake, as
+// websocket.Transport does): Wait returns once every session it accepted
+// is closed, or ctx's error when ctx ends first. [Host.Close] waits for
+// it.
+type SessionWaiter interface {
+	Wait(ctx context.Context) error
+}
+
 // ErrNoSessions answers a session route when the host has no
 // [SessionTransport].
 var ErrNoSessions = core.Status(http.StatusNotImplemented, "Sessions Not Supported")
@@ -98,11 +107,12 @@ func (m *Host) GoAway() {
 }
 
 // Close ends open streams and sessions (see GoAway) and waits for their
-// handlers, then lets every
-// plugin clean up: in reverse plugin order, a plugin that implements
-// [Closer] is closed, one that implements [Shutdowner] shut down. ctx
-// bounds the time they have. Close is called once, at shutdown; later
-// calls do nothing. The errors of all plugins are joined.
+// handlers and, when the transport is a [SessionWaiter], for the end of
+// their close handshakes; then it lets every plugin clean up: in reverse
+// plugin order, a plugin that implements [Closer] is closed, one that
+// implements [Shutdowner] shut down. ctx bounds the time they have. Close
+// is called once, at shutdown; later calls do nothing. The errors of all
+// plugins are joined.
 func (m *Host) Close(ctx context.Context) error {
 	m.GoAway()
 	l := &m.live
@@ -118,6 +128,12 @@ func (m *Host) Close(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
+	}
+	// The handlers' sessions are closed, but a close handshake may still
+	// be under way: a server that exits in its middle drops the close
+	// frame and resets a connection whose client is still sending.
+	if w, ok := m.Sessions.(SessionWaiter); ok {
+		_ = w.Wait(ctx)
 	}
 	l.mu.Lock()
 	if l.closed {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/poll"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
@@ -344,28 +345,16 @@ func TestCancel(t *testing.T) {
 	if _, err := io.WriteString(conn, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the request to reach the plugin's handler", func() bool {
+	poll.Until(t, 10*time.Second, "the request to reach the plugin's handler", func() bool {
 		v, _ := s.settings.Setting(t.Context(), "waiting")
 		return v == "yes"
 	})
 	conn.(*net.TCPConn).SetLinger(0)
 	conn.Close()
-	waitFor(t, 10*time.Second, "the plugin's handler to see the cancellation", func() bool {
+	poll.Until(t, 10*time.Second, "the plugin's handler to see the cancellation", func() bool {
 		v, _ := s.settings.Setting(t.Context(), "cancelled")
 		return v == "yes"
 	})
-}
-
-// waitFor polls cond every 10 ms until it holds or the time is up.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // testLogger returns a logger whose output t shows when it fails.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/poll"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins"
 )
@@ -91,12 +92,12 @@ func TestRestart(t *testing.T) {
 				}
 			}
 			// Its routes answer 503 Plugin Unavailable, with the exact line.
-			waitFor(t, 5*time.Second, "503 Plugin Unavailable", func() bool {
+			poll.Until(t, 5*time.Second, "503 Plugin Unavailable", func() bool {
 				answer := s.raw(t, req("GET", "/echo"))
 				return strings.HasPrefix(answer, "HTTP/1.1 503 Plugin Unavailable\r\n") && strings.HasSuffix(answer, "\r\n\r\n503 Plugin Unavailable\n")
 			})
 			// A new process serves them again.
-			waitFor(t, 15*time.Second, "the restarted plugin", func() bool {
+			poll.Until(t, 15*time.Second, "the restarted plugin", func() bool {
 				code, _ := get(t, s, "/echo")
 				return code == 200
 			})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // hostLog returns a logger like the host's (text, no time, every level)
@@ -92,7 +93,7 @@ func TestPluginLog(t *testing.T) {
 			t.Logf("log:\n%s", buf.String())
 		}
 	})
-	waitFor(t, 10*time.Second, "the plugin's log lines", func() bool {
+	poll.Until(t, 10*time.Second, "the plugin's log lines", func() bool {
 		for _, w := range want {
 			if !strings.Contains(buf.String(), w) {
 				return false

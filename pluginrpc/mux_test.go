@@ -11,6 +11,7 @@ import (
 	tree "github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/channelhost"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/poll"
 	"github.com/reso-project/reso/pluginhost"
 )
 
@@ -79,7 +80,7 @@ func TestIdleSessionGoroutines(t *testing.T) {
 	// One per session, and a margin for the goroutines of the test's
 	// HTTP connections and of the sessions' opening, which end soon.
 	limit := base + n + n/4
-	waitFor(t, 15*time.Second, fmt.Sprintf("at most %d goroutines with %d idle sessions (%d before them)", limit, n, base), settled(limit))
+	poll.Until(t, 15*time.Second, fmt.Sprintf("at most %d goroutines with %d idle sessions (%d before them)", limit, n, base), settled(limit))
 }
 
 // TestSessionPluginNotReading: a plugin whose handler reads nothing holds
@@ -109,7 +110,7 @@ func TestSessionPluginNotReading(t *testing.T) {
 	// it, so it reads exactly this many.
 	cost := int64(floodSize) + messageCost
 	want := (sessionWindow + cost - 1) / cost
-	waitFor(t, 15*time.Second, fmt.Sprintf("the host to read %d messages, then stop reading the client for want of credit", want), func() bool {
+	poll.Until(t, 15*time.Second, fmt.Sprintf("the host to read %d messages, then stop reading the client for want of credit", want), func() bool {
 		rs := hostSessions(p)
 		return len(rs) == 1 && !rs[0].up.positive() && sent.Load() >= want
 	})
@@ -127,7 +128,7 @@ func TestSessionClientNotReading(t *testing.T) {
 	c, done := openSession(t, s, "/session/flood")
 	cost := int64(floodSize) + messageCost
 	var held int64
-	waitFor(t, 15*time.Second, "the host's queue of the session to fill its window", func() bool {
+	poll.Until(t, 15*time.Second, "the host's queue of the session to fill its window", func() bool {
 		rs := hostSessions(p)
 		if len(rs) != 1 {
 			return false

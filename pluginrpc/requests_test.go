@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/reso-project/reso/internal/poll"
 	"io"
 	"net/http"
 	"slices"
@@ -65,7 +66,7 @@ func TestRequestsShareOneCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := startWaits(t, c, ctx, n)
 	var first *requestCall
-	waitFor(t, 10*time.Second, "20 requests waiting on one call", func() bool {
+	poll.Until(t, 10*time.Second, "20 requests waiting on one call", func() bool {
 		w, call := waitingRequests(c)
 		first = call
 		return w == n
@@ -81,7 +82,7 @@ func TestRequestsShareOneCall(t *testing.T) {
 	}
 	// The plugin saw its handlers' contexts end (GET /wait sets cancelled).
 	get := handlerOf(t, c, "GET /setting/(?P<name>\\w+)")
-	waitFor(t, 10*time.Second, "the handlers cancelled in the plugin", func() bool {
+	poll.Until(t, 10*time.Second, "the handlers cancelled in the plugin", func() bool {
 		resp, err := get.Handle(t.Context(), &core.Request{Method: "GET", Path: "/setting/cancelled", Vars: map[string]string{"name": "cancelled"}, Header: http.Header{}})
 		return err == nil && string(resp.Body) == "yes"
 	})
@@ -108,7 +109,7 @@ func TestRequestsKilled(t *testing.T) {
 	c := load(t, Config{Name: "test", Cmd: childCmd("serve")})
 	const n = 5
 	errc := startWaits(t, c, t.Context(), n)
-	waitFor(t, 10*time.Second, "5 requests waiting", func() bool {
+	poll.Until(t, 10*time.Second, "5 requests waiting", func() bool {
 		w, _ := waitingRequests(c)
 		return w == n
 	})
@@ -121,7 +122,7 @@ func TestRequestsKilled(t *testing.T) {
 		}
 	}
 	pid := handlerOf(t, c, "GET /pid")
-	waitFor(t, 15*time.Second, "the restarted plugin", func() bool {
+	poll.Until(t, 15*time.Second, "the restarted plugin", func() bool {
 		_, err := pid.Handle(t.Context(), &core.Request{Method: "GET", Path: "", Header: http.Header{}})
 		return err == nil
 	})

@@ -3,6 +3,7 @@ package pluginrpc
 import (
 	"context"
 	"fmt"
+	"github.com/reso-project/reso/internal/poll"
 	"strings"
 	"syscall"
 	"testing"
@@ -159,7 +160,7 @@ func TestSpliceKilled(t *testing.T) {
 			t.Errorf("session %d closed with %v, want 1011", i, err)
 		}
 	}
-	waitFor(t, 10*time.Second, "every client to be disconnected", func() bool {
+	poll.Until(t, 10*time.Second, "every client to be disconnected", func() bool {
 		st := tree.Stats()
 		return st.Clients == 0 && st.Subscriptions == 0
 	})

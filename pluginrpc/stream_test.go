@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/poll"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/plugins/represent"
 )
@@ -122,7 +123,7 @@ func TestStreamCancel(t *testing.T) {
 			}
 			c.(*net.TCPConn).SetLinger(0)
 			c.Close()
-			waitFor(t, 10*time.Second, "the source to see its context end and be closed", func() bool {
+			poll.Until(t, 10*time.Second, "the source to see its context end and be closed", func() bool {
 				v, _ := s.settings.Setting(t.Context(), "stream-cancelled")
 				n, _ := s.settings.Setting(t.Context(), "stream-closed")
 				return v == "yes" && n == "1"
@@ -270,7 +271,7 @@ func TestGoAway(t *testing.T) {
 			if n := s.endCount(c.ID()); n != 1 {
 				t.Errorf("end hook called %d times", n)
 			}
-			waitFor(t, 10*time.Second, "the stream's source to be closed", func() bool {
+			poll.Until(t, 10*time.Second, "the stream's source to be closed", func() bool {
 				n, _ := s.settings.Setting(t.Context(), "stream-closed")
 				return n == "1"
 			})

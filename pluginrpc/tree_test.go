@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/poll"
 	"github.com/reso-project/reso/internal/treetest"
 	"github.com/reso-project/reso/middleware"
 	"github.com/reso-project/reso/pluginhost"
@@ -153,7 +154,7 @@ func TestTreeContract(t *testing.T) {
 					t.Errorf("client %s disconnected %d times", id, n)
 				}
 			}
-			waitFor(t, 10*time.Second, "every client to be disconnected", func() bool { return len(tree.Connected()) == 0 })
+			poll.Until(t, 10*time.Second, "every client to be disconnected", func() bool { return len(tree.Connected()) == 0 })
 		})
 	}
 }
@@ -211,7 +212,7 @@ func TestTreeKilled(t *testing.T) {
 	if n := s.endCount(sess.ID()); n != 1 {
 		t.Errorf("end hook called %d times", n)
 	}
-	waitFor(t, 10*time.Second, "every client to be disconnected", func() bool { return len(tree.Connected()) == 0 })
+	poll.Until(t, 10*time.Second, "every client to be disconnected", func() bool { return len(tree.Connected()) == 0 })
 	for id := range ids {
 		if n := tree.Disconnects(id); n != 1 {
 			t.Errorf("client %s disconnected %d times", id, n)

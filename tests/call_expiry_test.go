@@ -2,6 +2,8 @@ package tests
 
 import (
 	"testing"
+
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // TestCallExpiry: with -call-max-expires 1s a contact that asks for 3,600
@@ -43,7 +45,7 @@ func TestCallExpiry(t *testing.T) {
 		if got, _ := withoutSeq(del); got != `{"notify":"DELETE","resource":`+jsonString(L+"/"+id)+`,"type":null,"entity":null,"from":null,"seq":N}` {
 			t.Errorf("WebSocket: DELETE of the contact: %s", del)
 		}
-		eventually(t, "both contacts run out", func() bool { return len(c.contacts(ann, ann)) == 0 })
+		poll.Until(t, wait, "both contacts run out", func() bool { return len(c.contacts(ann, ann)) == 0 })
 		if r := c.req(ann, "GET", L, ""); r.Body != "[]" {
 			t.Errorf("GET %s: %q, want []", L, r.Body)
 		}
@@ -53,7 +55,7 @@ func TestCallExpiry(t *testing.T) {
 		// A call and a participant run out too.
 		call, _ := created(t, c.req(ann, "POST", "/call", `{"subject":"short","expires":3600}`), "/call/")
 		created(t, c.req(bob, "POST", "/call/"+call, `{"session":"sip:bob@desk","expires":3600}`), "/call/"+call+"/")
-		eventually(t, "the call runs out", func() bool {
+		poll.Until(t, wait, "the call runs out", func() bool {
 			r := c.req(ann, "GET", "/call/"+call, "")
 			if r.StatusLine == "HTTP/1.1 404 Not Found" {
 				return true

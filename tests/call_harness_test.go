@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Black-box tests of the bundled call-control plugin "call"
@@ -307,18 +306,6 @@ func lineUntil(s *stream, key, want string) string {
 		if field(l, key) == want {
 			return l
 		}
-	}
-}
-
-// eventually calls f until it returns true or the hang guard passes.
-func eventually(t testing.TB, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, wait)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

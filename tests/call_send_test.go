@@ -3,6 +3,8 @@ package tests
 import (
 	"strings"
 	"testing"
+
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // TestCallSendSessions: one SEND reaches every live session of the
@@ -141,7 +143,7 @@ func TestCallWaiting(t *testing.T) {
 
 		// Withdrawn by the administrator; then taken by a WebSocket
 		// subscription: only the message still waiting arrives.
-		eventually(t, "the GET kept open is no session any more", func() bool {
+		poll.Until(t, wait, "the GET kept open is no session any more", func() bool {
 			// A probe that stays waiting is withdrawn at once.
 			r := c.req(bob, "SEND", L, invite("/call/probe", "p"))
 			if r.StatusLine == "HTTP/1.1 202 Accepted" {
@@ -185,7 +187,7 @@ func TestCallWaitDropped(t *testing.T) {
 		L := login(ann)
 		id := c.send(bob, ann, invite("/call/old", "o1"), "202 Accepted")
 		c.expect(cat, "CANCEL", L+"/"+id, "", "403 Forbidden")
-		eventually(t, "the message is dropped", func() bool {
+		poll.Until(t, wait, "the message is dropped", func() bool {
 			r := c.req(cat, "CANCEL", L+"/"+id, "")
 			if r.StatusLine == "HTTP/1.1 404 Not Found" {
 				return true

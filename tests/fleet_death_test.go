@@ -15,6 +15,7 @@ import (
 	"time"
 
 	resoclient "github.com/reso-project/reso/client"
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // deathWait bounds each wait of TestFleetNodeDeath: the heartbeat
@@ -159,7 +160,7 @@ func TestFleetNodeDeath(t *testing.T) {
 			}
 		}
 	}()
-	waitUntil(t, deathWait, "the publisher's first acknowledgements and the writer's first PUTs", func() bool {
+	poll.Until(t, deathWait, "the publisher's first acknowledgements and the writer's first PUTs", func() bool {
 		ackMu.Lock()
 		defer ackMu.Unlock()
 		return len(acked) == rooms && writes.Load() > 0
@@ -169,7 +170,7 @@ func TestFleetNodeDeath(t *testing.T) {
 	released.Store(true)
 	killed.Store(true)
 	f.node(0).kill()
-	waitUntil(t, deathWait, "every Go client subscribed again with a resync", func() bool {
+	poll.Until(t, deathWait, "every Go client subscribed again with a resync", func() bool {
 		for _, d := range gos {
 			if d.resyncs() == 0 {
 				return false
@@ -177,7 +178,7 @@ func TestFleetNodeDeath(t *testing.T) {
 		}
 		return true
 	})
-	waitUntil(t, deathWait, "every reso.js client subscribed again with a resync", func() bool {
+	poll.Until(t, deathWait, "every reso.js client subscribed again with a resync", func() bool {
 		return js.report(t, nil).Resynced == jsClients
 	})
 	for _, w := range watchers {
@@ -192,7 +193,7 @@ func TestFleetNodeDeath(t *testing.T) {
 	ackMu.Lock()
 	n := len(acked[prefix+"/room0"])
 	ackMu.Unlock()
-	waitUntil(t, deathWait, "more NOTIFYs after the reconnects", func() bool {
+	poll.Until(t, deathWait, "more NOTIFYs after the reconnects", func() bool {
 		ackMu.Lock()
 		defer ackMu.Unlock()
 		return len(acked[prefix+"/room0"]) >= n+3
@@ -208,7 +209,7 @@ func TestFleetNodeDeath(t *testing.T) {
 	ackMu.Lock()
 	defer ackMu.Unlock()
 	var goReport deathReport
-	waitUntil(t, deathWait, "every acknowledged NOTIFY at every client of its room", func() bool {
+	poll.Until(t, deathWait, "every acknowledged NOTIFY at every client of its room", func() bool {
 		goReport = deathGoReport(gos, acked)
 		return goReport.Missed == 0 && js.report(t, acked).Missed == 0
 	})
@@ -257,19 +258,6 @@ func dialFast(ctx context.Context, t *testing.T, url string) *resoclient.Client 
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// waitUntil polls cond until it holds, failing t after bound with what
-// was awaited.
-func waitUntil(t *testing.T, bound time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // deathReport is what a set of clients received: the fields of
@@ -399,12 +387,12 @@ func (w *presenceWatch) counts() (created, deleted int) {
 
 func (w *presenceWatch) waitCreated(t *testing.T, n int) {
 	t.Helper()
-	waitUntil(t, deathWait, fmt.Sprintf("a watcher to see %d presence resources created", n), func() bool { c, _ := w.counts(); return c >= n })
+	poll.Until(t, deathWait, fmt.Sprintf("a watcher to see %d presence resources created", n), func() bool { c, _ := w.counts(); return c >= n })
 }
 
 func (w *presenceWatch) waitDeleted(t *testing.T, n int) {
 	t.Helper()
-	waitUntil(t, deathWait, fmt.Sprintf("a watcher to see %d presence resources deleted", n), func() bool { _, d := w.counts(); return d >= n })
+	poll.Until(t, deathWait, fmt.Sprintf("a watcher to see %d presence resources deleted", n), func() bool { _, d := w.counts(); return d >= n })
 }
 
 // check fails t unless each of the n resources created was deleted

@@ -15,6 +15,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // adminRe finds the address of -admin-addr in the server's log.
@@ -201,7 +203,7 @@ func readyDuringPluginRestart(t *testing.T, m mode) {
 		t.Fatal(err)
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
-	waitFor(t, 10*time.Second, func() bool {
+	poll.Until(t, 10*time.Second, "/readyz to answer 503 with the plugin not running", func() bool {
 		code, body := fetch(t, s.URL+"/readyz")
 		return code == 503 && body == "plugin hello: process not running\n"
 	})
@@ -211,7 +213,7 @@ func readyDuringPluginRestart(t *testing.T, m mode) {
 	if err := os.Rename(hello+".away", hello); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 15*time.Second, func() bool {
+	poll.Until(t, 15*time.Second, "/readyz to answer 200 again", func() bool {
 		code, _ := fetch(t, s.URL+"/readyz")
 		return code == 200
 	})
@@ -235,12 +237,12 @@ func TestReadyDuringShutdown(t *testing.T) {
 		if _, err := c.Write([]byte("PUT /config HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n.")); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 10*time.Second, func() bool {
+		poll.Until(t, 10*time.Second, "a request in flight in the metrics", func() bool {
 			v, _ := value(scrape(t, admin), "reso_http_requests_in_flight")
 			return v >= 1
 		})
 		s.cmd.Process.Signal(syscall.SIGTERM)
-		waitFor(t, 10*time.Second, func() bool {
+		poll.Until(t, 10*time.Second, "/readyz to answer 503 shutting down", func() bool {
 			code, body := fetch(t, admin+"/readyz")
 			return code == 503 && strings.Contains(body, "shutting down\n")
 		})
@@ -253,18 +255,6 @@ func TestReadyDuringShutdown(t *testing.T) {
 			t.Errorf("the drained request: %q %v", line, err)
 		}
 	})
-}
-
-// waitFor polls ok every 50 ms until it holds, failing the test after d.
-func waitFor(t *testing.T, d time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v", d)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // copyFile copies the file src to dst, executable.

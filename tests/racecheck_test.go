@@ -2,13 +2,14 @@ package tests
 
 import (
 	"fmt"
+	"github.com/reso-project/reso/internal/race"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// Under the race detector (raceEnabled) the black-box tests run a reso
+// Under the race detector (race.Enabled) the black-box tests run a reso
 // built with -race, and every report it writes fails a test: the one that
 // started the server, or the ones that used a shared server, or, for a
 // report after the tests ended, the whole run.
@@ -16,7 +17,7 @@ import (
 // raceFlag returns the go build flag that matches the test binary's race
 // detector: {"-race"} under it, none otherwise.
 func raceFlag() []string {
-	if raceEnabled {
+	if race.Enabled {
 		return []string{"-race"}
 	}
 	return nil

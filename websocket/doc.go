@@ -14,6 +14,11 @@
 // that has sent nothing for 60 s closed as dead, a write to a client that
 // takes over 10 s ends its connection.
 //
+// A session's Close returns at once and its close handshake ends in the
+// background; [Transport.Wait] waits for every one of them, so that a
+// server that shuts down does not exit in their middle (the host's Close
+// calls it).
+//
 // Text messages travel in text frames, binary ones in binary frames. The
 // transport starts no goroutine per idle connection: pings are sent by a
 // timer per connection and a dead peer is found by the read deadline that

@@ -78,15 +78,3 @@ func closeCode(err error) int {
 	}
 	return -1
 }
-
-// eventually polls cond until it holds, failing the test after wait.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: did not happen", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

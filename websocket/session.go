@@ -135,7 +135,9 @@ func (s *session) closed() *core.CloseError {
 // PongTimeout, one with core.CloseAbnormal; after Close, one with the code
 // given to Close. When ctx ends during Recv the session can no longer be
 // read (the library cannot resume an interrupted frame): it is closed with
-// core.CloseGoingAway and Recv returns ctx's error.
+// core.CloseGoingAway and Recv returns ctx's error. Once the session is
+// closed, ctx ending no longer cuts the read short: it ends with the close
+// handshake, CloseTimeout after Close at the latest.
 func (s *session) Recv(ctx context.Context) (core.Message, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
@@ -251,9 +253,19 @@ func (s *session) unwatch() {
 
 // interrupt ends the read under way, if any, when the context of Recv
 // ended: Recv sets reading before it looks at the context, so a Recv
-// that starts after the context ended sees it without a read.
+// that starts after the context ended sees it without a read. A session
+// that is closing keeps its closing deadline: the read goes on until the
+// peer's close frame, and a read cut short would end the drain after it
+// too (the library keeps a read error), closing the connection at once
+// with what the peer sent unread: a reset that drops the close frame on
+// its way (the host cancels a session's context right after Close).
 func (s *session) interrupt() {
-	if s.reading.Load() {
+	if !s.reading.Load() {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
 		_ = s.nc.SetReadDeadline(time.Now())
 	}
 }
@@ -360,7 +372,7 @@ func (s *session) end(ce *core.CloseError, frame, raw bool) {
 
 // finish completes the close that end started.
 func (s *session) finish(ce *core.CloseError, frame, raw bool) {
-	defer s.t.open.Add(-1)
+	defer s.t.release()
 	if frame {
 		_ = s.ws.WriteControl(websocket.CloseMessage, closePayload(ce.Code, ce.Reason), time.Time{})
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // served runs a test server with tr and hands each session to the test
@@ -150,7 +151,7 @@ func TestPeerClose(t *testing.T) {
 	if _, _, err := c.ReadMessage(); closeCode(err) != 4001 {
 		t.Errorf("client read: %v, want the close echoed", err)
 	}
-	eventually(t, "connection released", func() bool { return tr.Open() == 0 })
+	poll.Until(t, wait, "connection released", func() bool { return tr.Open() == 0 })
 }
 
 // TestDroppedTCP checks that a connection lost without a close frame
@@ -165,7 +166,7 @@ func TestDroppedTCP(t *testing.T) {
 	if code, _ := core.CloseStatus(err); code != core.CloseAbnormal || err == nil {
 		t.Fatalf("Recv: %v, want close 1006", err)
 	}
-	eventually(t, "connection released", func() bool { return tr.Open() == 0 })
+	poll.Until(t, wait, "connection released", func() bool { return tr.Open() == 0 })
 }
 
 // TestDeadPeer checks that a peer that completes the handshake and then
@@ -195,7 +196,7 @@ func TestDeadPeer(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("a dead peer was never closed")
 	}
-	eventually(t, "connection released", func() bool { return tr.Open() == 0 })
+	poll.Until(t, wait, "connection released", func() bool { return tr.Open() == 0 })
 }
 
 // TestAlivePeer checks the other side of dead-peer detection: a client
@@ -274,7 +275,7 @@ func TestClose(t *testing.T) {
 			if err := s.Send(context.Background(), core.Message{}); !errors.As(err, &sce) || sce.Code != 4008 {
 				t.Errorf("Send after Close: %v", err)
 			}
-			eventually(t, "connection released", func() bool { return tr.Open() == 0 })
+			poll.Until(t, wait, "connection released", func() bool { return tr.Open() == 0 })
 		})
 	}
 }
@@ -304,7 +305,7 @@ func TestCloseDuringRecv(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("Recv did not return after Close")
 	}
-	eventually(t, "connection released", func() bool { return tr.Open() == 0 })
+	poll.Until(t, wait, "connection released", func() bool { return tr.Open() == 0 })
 }
 
 // endsOnWait is a context that ends as soon as someone waits for it: a
@@ -421,7 +422,7 @@ func TestConcurrentSendBatchRecv(t *testing.T) {
 	if n := <-received; n != inbound {
 		t.Errorf("server received %d messages, want %d", n, inbound)
 	}
-	eventually(t, "connection released", func() bool { return tr.Open() == 0 })
+	poll.Until(t, wait, "connection released", func() bool { return tr.Open() == 0 })
 }
 
 // TestProtocolErrors checks that what the library lets through or
@@ -487,7 +488,7 @@ func TestWriteTimeoutEndsAtOnce(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("Recv still reads a session whose write failed")
 	}
-	eventually(t, "connection released", func() bool { return tr.Open() == 0 })
+	poll.Until(t, wait, "connection released", func() bool { return tr.Open() == 0 })
 	// The peer reads what was written, then the end of the connection.
 	_ = c.NetConn().SetReadDeadline(time.Now().Add(wait))
 	if _, err := io.Copy(io.Discard, c.NetConn()); err != nil {
@@ -558,7 +559,7 @@ func TestRecvContextKept(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { _, err := s.Recv(ctx); got <- err }()
-	eventually(t, "Recv reading", func() bool { return s.(*session).reading.Load() })
+	poll.Until(t, wait, "Recv reading", func() bool { return s.(*session).reading.Load() })
 	cancel()
 	select {
 	case err := <-got:
@@ -571,7 +572,7 @@ func TestRecvContextKept(t *testing.T) {
 	if _, _, err := c.ReadMessage(); closeCode(err) != core.CloseGoingAway {
 		t.Errorf("client read: %v, want close 1001", err)
 	}
-	eventually(t, "the context let go once the session finished", func() bool {
+	poll.Until(t, wait, "the context let go once the session finished", func() bool {
 		ws := s.(*session)
 		if !ws.rmu.TryLock() {
 			return false

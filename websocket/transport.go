@@ -1,6 +1,7 @@
 package websocket
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -36,6 +37,11 @@ type Transport struct {
 	origins  []originPattern
 	upgrader websocket.Upgrader
 	open     atomic.Int64
+
+	// none is closed, and forgotten, when open falls to 0; nil while no
+	// Wait waits. Guarded by mu.
+	mu   sync.Mutex
+	none chan struct{}
 }
 
 // New returns a transport with opt; zero fields take their defaults (see
@@ -81,6 +87,47 @@ var writeBuffers = &sync.Pool{}
 // closed.
 func (t *Transport) Open() int { return int(t.open.Load()) }
 
+// release counts a connection less, and wakes Wait when none is left.
+func (t *Transport) release() {
+	if t.open.Add(-1) != 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.none != nil {
+		close(t.none)
+		t.none = nil
+	}
+}
+
+// Wait waits until no connection is open: every session closed, its
+// close handshake over (the peer's close frame came, or CloseTimeout
+// passed) and its TCP connection closed. When ctx ends first it returns
+// ctx's error. A server calls it at shutdown once it closed its sessions
+// (pluginhost.Host.Close does): a process that exits in the middle of a
+// close handshake drops the close frames still on their way, and resets
+// the connections whose peers were still sending, so that they never see
+// the close code.
+func (t *Transport) Wait(ctx context.Context) error {
+	for {
+		t.mu.Lock()
+		if t.open.Load() == 0 {
+			t.mu.Unlock()
+			return nil
+		}
+		if t.none == nil {
+			t.none = make(chan struct{})
+		}
+		none := t.none
+		t.mu.Unlock()
+		select {
+		case <-none:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // Accept completes the WebSocket handshake of r and returns the session
 // with id. A request that is not a valid handshake, comes from an origin
 // that is not allowed, or would exceed MaxConnections fails before
@@ -96,14 +143,14 @@ func (t *Transport) Accept(w http.ResponseWriter, r *http.Request, id string) (c
 		return nil, ErrForbiddenOrigin
 	}
 	if t.open.Add(1) > int64(t.opt.MaxConnections) {
-		t.open.Add(-1)
+		t.release()
 		w.Header().Set("Retry-After", RetryAfter)
 		return nil, ErrTooManyConnections
 	}
 	h := &hijacker{ResponseWriter: w, timeout: t.opt.WriteTimeout}
 	ws, err := t.upgrader.Upgrade(h, r, nil)
 	if err != nil {
-		t.open.Add(-1)
+		t.release()
 		return nil, fmt.Errorf("websocket: handshake: %w", err)
 	}
 	return newSession(t, id, ws, h.conn), nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // TestOriginHandshake checks the Origin check over a real connection: a
@@ -139,6 +140,6 @@ func TestMaxConnections(t *testing.T) {
 		t.Fatalf("third connection: %q %q, want the body 503 Too Many Connections and Retry-After %s", resp.Header, body, RetryAfter)
 	}
 	a.Close()
-	eventually(t, "a closed connection frees its place", func() bool { return tr.Open() == 1 })
+	poll.Until(t, wait, "a closed connection frees its place", func() bool { return tr.Open() == 1 })
 	mustDial(t, srv)
 }

@@ -65,7 +65,7 @@ func benchSave(b *testing.B, size int) {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	puts := make([]channel.Record, size)
+	puts := make([]channel.StoredResource, size)
 	entity := []byte(`{"n":12345}`)
 	var seq uint64
 	b.ReportAllocs()
@@ -74,7 +74,7 @@ func benchSave(b *testing.B, size int) {
 		b.StopTimer() // the records are the caller's
 		for i := range puts {
 			seq++
-			puts[i] = channel.Record{
+			puts[i] = channel.StoredResource{
 				Path: fmt.Sprintf("/bench/p1/c%d/%d", seq%32, seq), Type: "application/json",
 				Entity: entity, Created: seq,
 			}

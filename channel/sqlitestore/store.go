@@ -246,7 +246,7 @@ func escapeURIPath(p string) string {
 }
 
 // Load returns every record and the last seq saved.
-func (s *Store) Load(ctx context.Context) ([]channel.Record, uint64, error) {
+func (s *Store) Load(ctx context.Context) ([]channel.StoredResource, uint64, error) {
 	var last uint64
 	err := s.db.QueryRowContext(ctx, "SELECT value FROM channel_meta WHERE key = 'last_seq'").Scan(&last)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -257,9 +257,9 @@ func (s *Store) Load(ctx context.Context) ([]channel.Record, uint64, error) {
 		return nil, 0, fmt.Errorf("sqlitestore: load: %w", err)
 	}
 	defer rows.Close()
-	var recs []channel.Record
+	var recs []channel.StoredResource
 	for rows.Next() {
-		var r channel.Record
+		var r channel.StoredResource
 		var entity []byte
 		var grp sql.NullString
 		if err := rows.Scan(&r.Path, &r.Type, &entity, &r.Creator, &r.Created, &r.Rule, &grp); err != nil {
@@ -283,7 +283,7 @@ func (s *Store) Load(ctx context.Context) ([]channel.Record, uint64, error) {
 
 // Save stores puts, removes deletes and records lastSeq in one
 // transaction.
-func (s *Store) Save(ctx context.Context, lastSeq uint64, puts []channel.Record, deletes []string) error {
+func (s *Store) Save(ctx context.Context, lastSeq uint64, puts []channel.StoredResource, deletes []string) error {
 	return s.count(s.save(ctx, lastSeq, puts, deletes))
 }
 
@@ -309,7 +309,7 @@ func (s *Store) count(err error) error {
 	return err
 }
 
-func (s *Store) save(ctx context.Context, lastSeq uint64, puts []channel.Record, deletes []string) error {
+func (s *Store) save(ctx context.Context, lastSeq uint64, puts []channel.StoredResource, deletes []string) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: begin: %w", err)

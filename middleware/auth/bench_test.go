@@ -16,12 +16,12 @@ type countingStore struct {
 	calls atomic.Int64
 }
 
-func (s *countingStore) ByID(ctx context.Context, id int64) (Record, error) {
+func (s *countingStore) ByID(ctx context.Context, id int64) (LoginRecord, error) {
 	s.calls.Add(1)
 	return s.Store.ByID(ctx, id)
 }
 
-func (s *countingStore) ByEmail(ctx context.Context, email, realm string) (Record, error) {
+func (s *countingStore) ByEmail(ctx context.Context, email, realm string) (LoginRecord, error) {
 	s.calls.Add(1)
 	return s.Store.ByEmail(ctx, email, realm)
 }

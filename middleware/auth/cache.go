@@ -22,16 +22,16 @@ type cache struct {
 	gen     uint64
 	realm   string
 	max     int
-	byID    map[int64]Record
+	byID    map[int64]LoginRecord
 	byEmail map[string]int64 // e-mail to id, for records of realm
 }
 
 func newCache(realm string, max int) *cache {
-	return &cache{realm: realm, max: max, byID: make(map[int64]Record), byEmail: make(map[string]int64)}
+	return &cache{realm: realm, max: max, byID: make(map[int64]LoginRecord), byEmail: make(map[string]int64)}
 }
 
 // id returns the cached record with the given id.
-func (c *cache) id(id int64) (Record, bool) {
+func (c *cache) id(id int64) (LoginRecord, bool) {
 	c.mu.RLock()
 	rec, ok := c.byID[id]
 	c.mu.RUnlock()
@@ -39,12 +39,12 @@ func (c *cache) id(id int64) (Record, bool) {
 }
 
 // email returns the cached record of email in the cache's realm.
-func (c *cache) email(email string) (Record, bool) {
+func (c *cache) email(email string) (LoginRecord, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	id, ok := c.byEmail[email]
 	if !ok {
-		return Record{}, false
+		return LoginRecord{}, false
 	}
 	rec, ok := c.byID[id]
 	return rec, ok
@@ -59,7 +59,7 @@ func (c *cache) generation() uint64 {
 
 // fill caches rec, read from the store after generation returned gen, unless
 // a write happened since.
-func (c *cache) fill(gen uint64, rec Record) {
+func (c *cache) fill(gen uint64, rec LoginRecord) {
 	c.mu.Lock()
 	if c.gen == gen {
 		c.insert(rec)
@@ -68,7 +68,7 @@ func (c *cache) fill(gen uint64, rec Record) {
 }
 
 // put caches rec after it was written to the store.
-func (c *cache) put(rec Record) {
+func (c *cache) put(rec LoginRecord) {
 	c.mu.Lock()
 	c.gen++
 	c.insert(rec)
@@ -80,7 +80,7 @@ func (c *cache) put(rec Record) {
 // registration may have changed them after rec was read. A record no longer
 // cached is not put back: it was forgotten because it changed (in another
 // process too), and rec may be older than that change.
-func (c *cache) setToken(rec Record) {
+func (c *cache) setToken(rec LoginRecord) {
 	c.mu.Lock()
 	c.gen++
 	if cur, ok := c.byID[rec.ID]; ok {
@@ -92,7 +92,7 @@ func (c *cache) setToken(rec Record) {
 
 // update applies fn to the cached record id, if any, after a write to the
 // store.
-func (c *cache) update(id int64, fn func(*Record)) {
+func (c *cache) update(id int64, fn func(*LoginRecord)) {
 	c.mu.Lock()
 	c.gen++
 	if rec, ok := c.byID[id]; ok {
@@ -115,7 +115,7 @@ func (c *cache) drop(id int64) {
 // keepIf forgets record id unless keep accepts its cached copy, after a
 // write to the store by any process. Either way a read under way may have
 // read the store before that write, so it fills nothing.
-func (c *cache) keepIf(id int64, keep func(Record) bool) {
+func (c *cache) keepIf(id int64, keep func(LoginRecord) bool) {
 	c.mu.Lock()
 	c.gen++
 	if rec, ok := c.byID[id]; ok && !keep(rec) {
@@ -134,7 +134,7 @@ func (c *cache) clear() {
 }
 
 // insert adds or replaces rec; c.mu is held.
-func (c *cache) insert(rec Record) {
+func (c *cache) insert(rec LoginRecord) {
 	if old, ok := c.byID[rec.ID]; ok {
 		if old.Email != rec.Email || old.Realm != rec.Realm {
 			c.remove(old.ID, old)
@@ -151,7 +151,7 @@ func (c *cache) insert(rec Record) {
 	}
 }
 
-func (c *cache) remove(id int64, rec Record) {
+func (c *cache) remove(id int64, rec LoginRecord) {
 	delete(c.byID, id)
 	if c.byEmail[rec.Email] == id {
 		delete(c.byEmail, rec.Email)

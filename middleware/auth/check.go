@@ -126,7 +126,7 @@ func (a *Authenticator) checkBasic(res *Result, r *http.Request, email, password
 		return err
 	}
 	hash := HashPassword(email, a.realm, password)
-	rec, err := a.byEmail(r.Context(), email, func(rec Record) bool { return equal(hash, rec.Hash) })
+	rec, err := a.byEmail(r.Context(), email, func(rec LoginRecord) bool { return equal(hash, rec.Hash) })
 	if errors.Is(err, ErrNoRecord) {
 		at.fail()
 		return res.fail(errUnknownEmail)
@@ -170,13 +170,13 @@ func (a *Authenticator) checkRoute(res *Result, r *http.Request, uid, email, tok
 			return err
 		}
 	}
-	want := func(rec Record) bool {
+	want := func(rec LoginRecord) bool {
 		if session {
 			return equal(token, rec.Token)
 		}
 		return len(token) == hashLen && equal(token, rec.Hash)
 	}
-	var rec Record
+	var rec LoginRecord
 	var err error
 	switch {
 	case uid != "" && !idOK:
@@ -235,7 +235,7 @@ func (a *Authenticator) checkCookie(res *Result, r *http.Request, uid, token str
 		return nil
 	}
 	if ok && validToken(a.secret, id, token) {
-		rec, err := a.byID(r.Context(), id, func(rec Record) bool { return equal(token, rec.Token) })
+		rec, err := a.byID(r.Context(), id, func(rec LoginRecord) bool { return equal(token, rec.Token) })
 		if err != nil && !errors.Is(err, ErrNoRecord) {
 			return err
 		}
@@ -253,7 +253,7 @@ func (a *Authenticator) checkCookie(res *Result, r *http.Request, uid, token str
 
 // grant issues a new token for rec and puts the identity and the cookies of
 // the new session in res.
-func (a *Authenticator) grant(res *Result, r *http.Request, rec Record) error {
+func (a *Authenticator) grant(res *Result, r *http.Request, rec LoginRecord) error {
 	rec, err := a.issue(r.Context(), rec)
 	switch {
 	case errors.Is(err, errStale):

@@ -278,53 +278,53 @@ func digestResponse(ha1, method string, d *digestCreds) string {
 // login throttle, and returns the login record; it sets res.stale when the
 // credentials were right but the nonce has expired. A throttled client gets
 // errTooMany with the delay in res.
-func (a *Authenticator) checkDigest(res *Result, r *http.Request, d *digestCreds) (rec Record, err error) {
+func (a *Authenticator) checkDigest(res *Result, r *http.Request, d *digestCreds) (rec LoginRecord, err error) {
 	if (d.algorithm != "" && !strings.EqualFold(d.algorithm, "MD5")) || d.qop != "auth" ||
 		len(d.nc) != 8 || !isHex(d.nc) || d.cnonce == "" || d.realm != a.realm ||
 		(d.userhash != "" && !strings.EqualFold(d.userhash, "false")) {
-		return Record{}, errUnauthorized
+		return LoginRecord{}, errUnauthorized
 	}
 	uri := r.RequestURI
 	if uri == "" {
 		uri = r.URL.RequestURI()
 	}
 	if d.uri != uri {
-		return Record{}, errUnauthorized
+		return LoginRecord{}, errUnauthorized
 	}
 	now := a.now()
 	valid, fresh := a.checkNonce(d.nonce, now)
 	if !valid {
-		return Record{}, errUnauthorized
+		return LoginRecord{}, errUnauthorized
 	}
 	at, err := a.begin(res, r)
 	if err != nil {
-		return Record{}, err
+		return LoginRecord{}, err
 	}
 	got := []byte(strings.ToLower(d.response))
-	rec, err = a.byEmail(r.Context(), d.username, func(rec Record) bool {
+	rec, err = a.byEmail(r.Context(), d.username, func(rec LoginRecord) bool {
 		return subtle.ConstantTimeCompare([]byte(digestResponse(rec.Hash, r.Method, d)), got) == 1
 	})
 	if errors.Is(err, ErrNoRecord) {
 		at.fail()
-		return Record{}, errUnknownEmail
+		return LoginRecord{}, errUnknownEmail
 	}
 	if err != nil {
 		at.abort()
-		return Record{}, err
+		return LoginRecord{}, err
 	}
 	if err := at.account(res, rec.ID); err != nil {
-		return Record{}, err
+		return LoginRecord{}, err
 	}
 	want := digestResponse(rec.Hash, r.Method, d)
 	if subtle.ConstantTimeCompare([]byte(want), got) != 1 {
 		at.fail()
-		return Record{}, errUnauthorized
+		return LoginRecord{}, errUnauthorized
 	}
 	// The password was right, even with a stale nonce.
 	at.succeed()
 	if !fresh {
 		res.stale = true
-		return Record{}, errUnauthorized
+		return LoginRecord{}, errUnauthorized
 	}
 	return rec, nil
 }

@@ -171,7 +171,7 @@ func (a *Authenticator) changed(c Change) {
 	case c.All:
 		a.cache.clear()
 	case c.Written:
-		a.cache.keepIf(c.ID, func(rec Record) bool { return rec.Hash == c.Hash && rec.Token == c.Token })
+		a.cache.keepIf(c.ID, func(rec LoginRecord) bool { return rec.Hash == c.Hash && rec.Token == c.Token })
 	default:
 		a.cache.drop(c.ID)
 		if c.Realm == a.realm && c.Email != "" {

@@ -189,7 +189,7 @@ func cookies(userID, token string) string {
 }
 
 // stored returns the stored record of id.
-func (f *fixture) stored(t testing.TB, id int64) Record {
+func (f *fixture) stored(t testing.TB, id int64) LoginRecord {
 	t.Helper()
 	rec, err := f.store.ByID(context.Background(), id)
 	if err != nil {

@@ -24,7 +24,7 @@ func (a *Authenticator) Logout(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a.cache.update(id, func(rec *Record) {
+	a.cache.update(id, func(rec *LoginRecord) {
 		if cleared || rec.Token == token {
 			rec.Token = ""
 		}

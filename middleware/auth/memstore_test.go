@@ -13,10 +13,10 @@ import (
 type memStore struct {
 	mu   sync.Mutex
 	next int64
-	recs map[int64]Record
+	recs map[int64]LoginRecord
 }
 
-func newMemStore() *memStore { return &memStore{recs: map[int64]Record{}} }
+func newMemStore() *memStore { return &memStore{recs: map[int64]LoginRecord{}} }
 
 func (s *memStore) Register(_ context.Context, email, realm, hash string) (int64, error) {
 	s.mu.Lock()
@@ -31,26 +31,26 @@ func (s *memStore) Register(_ context.Context, email, realm, hash string) (int64
 		}
 	}
 	s.next++
-	s.recs[s.next] = Record{ID: s.next, Email: email, Realm: realm, Hash: hash}
+	s.recs[s.next] = LoginRecord{ID: s.next, Email: email, Realm: realm, Hash: hash}
 	return s.next, nil
 }
 
-func (s *memStore) ByID(ctx context.Context, id int64) (Record, error) {
+func (s *memStore) ByID(ctx context.Context, id int64) (LoginRecord, error) {
 	if err := ctx.Err(); err != nil {
-		return Record{}, err
+		return LoginRecord{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, ok := s.recs[id]
 	if !ok {
-		return Record{}, ErrNoRecord
+		return LoginRecord{}, ErrNoRecord
 	}
 	return rec, nil
 }
 
-func (s *memStore) ByEmail(ctx context.Context, email, realm string) (Record, error) {
+func (s *memStore) ByEmail(ctx context.Context, email, realm string) (LoginRecord, error) {
 	if err := ctx.Err(); err != nil {
-		return Record{}, err
+		return LoginRecord{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -59,7 +59,7 @@ func (s *memStore) ByEmail(ctx context.Context, email, realm string) (Record, er
 			return rec, nil
 		}
 	}
-	return Record{}, ErrNoRecord
+	return LoginRecord{}, ErrNoRecord
 }
 
 func (s *memStore) SetToken(_ context.Context, id int64, token string) error {

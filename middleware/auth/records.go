@@ -40,14 +40,14 @@ func readError(ctx context.Context, err error) error {
 // process sharing the store (another node of a fleet) may have changed
 // the record since, and the credentials may be its new ones. Refused
 // credentials thus cost one store read, as a record not in memory does.
-func (a *Authenticator) byID(ctx context.Context, id int64, want func(Record) bool) (Record, error) {
+func (a *Authenticator) byID(ctx context.Context, id int64, want func(LoginRecord) bool) (LoginRecord, error) {
 	if rec, ok := a.cache.id(id); ok && (want == nil || want(rec)) {
 		return rec, nil
 	}
 	gen := a.cache.generation()
 	rec, err := a.store.ByID(ctx, id)
 	if err != nil {
-		return Record{}, readError(ctx, err)
+		return LoginRecord{}, readError(ctx, err)
 	}
 	a.cache.fill(gen, rec)
 	return rec, nil
@@ -55,14 +55,14 @@ func (a *Authenticator) byID(ctx context.Context, id int64, want func(Record) bo
 
 // byEmail returns the record of email in the realm, from memory when it is
 // there and want accepts it, as byID does.
-func (a *Authenticator) byEmail(ctx context.Context, email string, want func(Record) bool) (Record, error) {
+func (a *Authenticator) byEmail(ctx context.Context, email string, want func(LoginRecord) bool) (LoginRecord, error) {
 	if rec, ok := a.cache.email(email); ok && (want == nil || want(rec)) {
 		return rec, nil
 	}
 	gen := a.cache.generation()
 	rec, err := a.store.ByEmail(ctx, email, a.realm)
 	if err != nil {
-		return Record{}, readError(ctx, err)
+		return LoginRecord{}, readError(ctx, err)
 	}
 	a.cache.fill(gen, rec)
 	return rec, nil
@@ -76,7 +76,7 @@ var errStale = errors.New("auth: the record has a new password")
 // issue stores a new token for rec and returns the record with it. Tokens
 // have a resolution of one second, so a token issued again within the same
 // second is the stored one and costs no write.
-func (a *Authenticator) issue(ctx context.Context, rec Record) (Record, error) {
+func (a *Authenticator) issue(ctx context.Context, rec LoginRecord) (LoginRecord, error) {
 	token := makeToken(a.secret, rec.ID, a.now())
 	if token == rec.Token {
 		return rec, nil
@@ -92,10 +92,10 @@ func (a *Authenticator) issue(ctx context.Context, rec Record) (Record, error) {
 		}
 		if err != nil {
 			a.cache.drop(rec.ID)
-			return Record{}, err
+			return LoginRecord{}, err
 		}
 	} else if err := a.store.SetToken(ctx, rec.ID, token); err != nil {
-		return Record{}, err
+		return LoginRecord{}, err
 	}
 	rec.Token = token
 	a.cache.setToken(rec)

@@ -51,7 +51,7 @@ func (a *Authenticator) RegisterHash(ctx context.Context, email, hash string) (i
 	if id <= 0 {
 		return 0, fmt.Errorf("auth: register %q: store returned id %d", email, id)
 	}
-	rec := Record{ID: id, Email: email, Realm: a.realm, Hash: hash, Token: makeToken(a.secret, id, a.now())}
+	rec := LoginRecord{ID: id, Email: email, Realm: a.realm, Hash: hash, Token: makeToken(a.secret, id, a.now())}
 	for at := a.now(); existed && rec.Token == old.Token; {
 		// A token is its record's and its second's: issued in the same
 		// second as the old one, it would keep the old sessions.

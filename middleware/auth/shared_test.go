@@ -97,12 +97,12 @@ type notifyStore struct {
 	seq  int64
 }
 
-func (s *notifyStore) ByID(ctx context.Context, id int64) (Record, error) {
+func (s *notifyStore) ByID(ctx context.Context, id int64) (LoginRecord, error) {
 	s.reads.Add(1)
 	return s.memStore.ByID(ctx, id)
 }
 
-func (s *notifyStore) ByEmail(ctx context.Context, email, realm string) (Record, error) {
+func (s *notifyStore) ByEmail(ctx context.Context, email, realm string) (LoginRecord, error) {
 	s.reads.Add(1)
 	return s.memStore.ByEmail(ctx, email, realm)
 }
@@ -205,7 +205,7 @@ func TestNotifierWatch(t *testing.T) {
 	settle := func() {
 		t.Helper()
 		const marker = 1 << 40
-		a.a.cache.put(Record{ID: marker, Email: "marker", Realm: "marker"})
+		a.a.cache.put(LoginRecord{ID: marker, Email: "marker", Realm: "marker"})
 		st.tell(Change{ID: marker})
 		deadline := time.Now().Add(10 * time.Second)
 		for {

@@ -5,9 +5,9 @@ import (
 	"errors"
 )
 
-// Record is a login record of the authenticator
+// LoginRecord is a login record of the authenticator
 // (docs/wire.md#login-records).
-type Record struct {
+type LoginRecord struct {
 	// ID is the primary key, assigned on registration; 0 is reserved for
 	// the administrator, who has no stored record.
 	ID int64
@@ -42,9 +42,9 @@ type Store interface {
 	// new password.
 	Register(ctx context.Context, email, realm, hash string) (int64, error)
 	// ByID returns the record with the given id, or [ErrNoRecord].
-	ByID(ctx context.Context, id int64) (Record, error)
+	ByID(ctx context.Context, id int64) (LoginRecord, error)
 	// ByEmail returns the record of email in realm, or [ErrNoRecord].
-	ByEmail(ctx context.Context, email, realm string) (Record, error)
+	ByEmail(ctx context.Context, email, realm string) (LoginRecord, error)
 	// SetToken stores token as the token of record id, or returns
 	// [ErrNoRecord].
 	SetToken(ctx context.Context, id int64, token string) error

@@ -9,7 +9,7 @@ import (
 // Lister is a [Store] that can list its records, for user management.
 type Lister interface {
 	// List returns the records of realm ordered by id.
-	List(ctx context.Context, realm string) ([]Record, error)
+	List(ctx context.Context, realm string) ([]LoginRecord, error)
 }
 
 // Remover is a [Store] that can delete a record, for user management.
@@ -21,7 +21,7 @@ type Remover interface {
 
 // Users returns the login records of the authenticator's realm, ordered by
 // id. The store must implement [Lister].
-func (a *Authenticator) Users(ctx context.Context) ([]Record, error) {
+func (a *Authenticator) Users(ctx context.Context) ([]LoginRecord, error) {
 	l, ok := a.store.(Lister)
 	if !ok {
 		return nil, errors.New("auth: the store cannot list its records")
@@ -31,7 +31,7 @@ func (a *Authenticator) Users(ctx context.Context) ([]Record, error) {
 
 // Lookup returns the login record of email in the authenticator's realm, or
 // [ErrNoRecord].
-func (a *Authenticator) Lookup(ctx context.Context, email string) (Record, error) {
+func (a *Authenticator) Lookup(ctx context.Context, email string) (LoginRecord, error) {
 	return a.store.ByEmail(ctx, email, a.realm)
 }
 

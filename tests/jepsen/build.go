@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/reso-project/reso/internal/race"
 )
 
 // resoPackage is the command the checks run.
@@ -50,7 +52,7 @@ func buildReso() (string, error) {
 	buildDir = dir
 	bin := filepath.Join(dir, "reso")
 	args := []string{"build", "-o", bin}
-	if raceEnabled {
+	if race.Enabled {
 		args = append(args, "-race")
 	}
 	out, err := exec.Command("go", append(args, resoPackage)...).CombinedOutput()

@@ -2,10 +2,11 @@ package match
 
 import (
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/reso-project/reso/internal/race"
 )
 
 var matchPatterns = []string{
@@ -144,20 +145,9 @@ func TestMatchLong(t *testing.T) {
 	}
 }
 
-func raceEnabled() bool {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "-race" {
-				return s.Value == "true"
-			}
-		}
-	}
-	return false
-}
-
 // TestMatchAllocs checks that a hit or a miss allocates nothing.
 func TestMatchAllocs(t *testing.T) {
-	if raceEnabled() {
+	if race.Enabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
 	m, err := Compile("/api/v1/res001/(?P<id>[0-9]+)(?:/(?P<sub>[a-z]+))?")

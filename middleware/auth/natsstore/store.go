@@ -99,8 +99,8 @@ type record struct {
 	Token string `json:"token,omitempty"`
 }
 
-func (r record) auth() auth.Record {
-	return auth.Record{ID: r.ID, Email: r.Email, Realm: r.Realm, Hash: r.Hash, Token: r.Token}
+func (r record) auth() auth.LoginRecord {
+	return auth.LoginRecord{ID: r.ID, Email: r.Email, Realm: r.Realm, Hash: r.Hash, Token: r.Token}
 }
 
 // recKey and mailKey name the keys of a record and of its index entry
@@ -242,16 +242,16 @@ func (s *Store) Register(ctx context.Context, email, realm, hash string) (int64,
 }
 
 // ByID implements [auth.Store].
-func (s *Store) ByID(ctx context.Context, id int64) (auth.Record, error) {
+func (s *Store) ByID(ctx context.Context, id int64) (auth.LoginRecord, error) {
 	r, _, err := s.get(ctx, id)
 	return r.auth(), err
 }
 
 // ByEmail implements [auth.Store].
-func (s *Store) ByEmail(ctx context.Context, email, realm string) (auth.Record, error) {
+func (s *Store) ByEmail(ctx context.Context, email, realm string) (auth.LoginRecord, error) {
 	id, err := s.idOf(ctx, email, realm)
 	if err != nil {
-		return auth.Record{}, err
+		return auth.LoginRecord{}, err
 	}
 	r, _, err := s.get(ctx, id)
 	if err == nil && (r.Email != email || r.Realm != realm) {
@@ -296,7 +296,7 @@ func (s *Store) ClearToken(ctx context.Context, id int64, token string) (bool, e
 }
 
 // List implements [auth.Lister].
-func (s *Store) List(ctx context.Context, realm string) ([]auth.Record, error) {
+func (s *Store) List(ctx context.Context, realm string) ([]auth.LoginRecord, error) {
 	keys, err := s.kv.ListKeysFiltered(ctx, recPrefix+">")
 	if errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil, nil
@@ -304,7 +304,7 @@ func (s *Store) List(ctx context.Context, realm string) ([]auth.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsstore: %w", err)
 	}
-	var rs []auth.Record
+	var rs []auth.LoginRecord
 	for k := range keys.Keys() {
 		id, err := strconv.ParseInt(strings.TrimPrefix(k, recPrefix), 10, 64)
 		if err != nil {

@@ -50,7 +50,7 @@ func TestStore(t *testing.T) {
 	if again, _ := s2.Register(ctx, "a@b", "localhost", "h4"); again != id || id2 == id || id3 == id || id3 == id2 {
 		t.Fatalf("ids %d %d %d %d", id, id2, id3, again)
 	}
-	if rec, err := s.ByEmail(ctx, "a@b", "localhost"); err != nil || rec != (auth.Record{ID: id, Email: "a@b", Realm: "localhost", Hash: "h4"}) {
+	if rec, err := s.ByEmail(ctx, "a@b", "localhost"); err != nil || rec != (auth.LoginRecord{ID: id, Email: "a@b", Realm: "localhost", Hash: "h4"}) {
 		t.Fatalf("ByEmail = %+v, %v", rec, err)
 	}
 	if err := s.SetToken(ctx, id, "tok"); err != nil {

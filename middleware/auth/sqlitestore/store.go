@@ -366,26 +366,26 @@ func (s *Store) Register(ctx context.Context, email, realm, hash string) (int64,
 	return id, err
 }
 
-func scanRecord(row *sql.Row) (auth.Record, error) {
-	var rec auth.Record
+func scanRecord(row *sql.Row) (auth.LoginRecord, error) {
+	var rec auth.LoginRecord
 	err := row.Scan(&rec.ID, &rec.Email, &rec.Realm, &rec.Hash, &rec.Token)
 	if errors.Is(err, sql.ErrNoRows) {
-		return auth.Record{}, auth.ErrNoRecord
+		return auth.LoginRecord{}, auth.ErrNoRecord
 	}
 	if err != nil {
-		return auth.Record{}, fmt.Errorf("sqlitestore: read login record: %w", err)
+		return auth.LoginRecord{}, fmt.Errorf("sqlitestore: read login record: %w", err)
 	}
 	return rec, nil
 }
 
 // ByID implements [auth.Store]. A read cut short by ctx returns ctx's error.
-func (s *Store) ByID(ctx context.Context, id int64) (auth.Record, error) {
+func (s *Store) ByID(ctx context.Context, id int64) (auth.LoginRecord, error) {
 	rec, err := scanRecord(s.byID.QueryRowContext(ctx, id))
 	return rec, readError(ctx, err)
 }
 
 // ByEmail implements [auth.Store]. A read cut short by ctx returns ctx's error.
-func (s *Store) ByEmail(ctx context.Context, email, realm string) (auth.Record, error) {
+func (s *Store) ByEmail(ctx context.Context, email, realm string) (auth.LoginRecord, error) {
 	rec, err := scanRecord(s.byEmail.QueryRowContext(ctx, email, realm))
 	return rec, readError(ctx, err)
 }

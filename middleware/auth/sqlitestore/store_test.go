@@ -38,7 +38,7 @@ func TestStore(t *testing.T) {
 			for range 20 {
 				wg.Go(func() {
 					rec, err := s.ByEmail(ctx, "a@b", "localhost")
-					if err != nil || rec != (auth.Record{ID: id, Email: "a@b", Realm: "localhost", Hash: "h4"}) {
+					if err != nil || rec != (auth.LoginRecord{ID: id, Email: "a@b", Realm: "localhost", Hash: "h4"}) {
 						t.Errorf("ByEmail = %+v, %v", rec, err)
 					}
 				})

@@ -10,15 +10,15 @@ import (
 )
 
 // List implements [auth.Lister]: the records of realm ordered by id.
-func (s *Store) List(ctx context.Context, realm string) ([]auth.Record, error) {
+func (s *Store) List(ctx context.Context, realm string) ([]auth.LoginRecord, error) {
 	rows, err := s.r.QueryContext(ctx, "SELECT id, email, realm, hash, token FROM logins WHERE realm = ? ORDER BY id", realm)
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: list login records: %w", err)
 	}
 	defer rows.Close()
-	var out []auth.Record
+	var out []auth.LoginRecord
 	for rows.Next() {
-		var rec auth.Record
+		var rec auth.LoginRecord
 		if err := rows.Scan(&rec.ID, &rec.Email, &rec.Realm, &rec.Hash, &rec.Token); err != nil {
 			return nil, fmt.Errorf("sqlitestore: list login records: %w", err)
 		}
