@@ -47,6 +47,8 @@ func TestDependencyFloors(t *testing.T) {
 		{"doors", []string{"core", "core/internal/match", "channel", "plugins"}},
 		{"channelhost", []string{"core", "core/internal/match", "channel", "plugins", "doors", "pluginhost", "websocket"}},
 		{"websocket", []string{"core", "core/internal/match"}},
+		// The safe opening of served files: what files and www share.
+		{"dirfiles", []string{"core", "core/internal/match", "plugins"}},
 		{"server", []string{"core", "core/internal/match"}},
 		// A third-party plugin links the contract and its transport, never
 		// the tree, the host or the bundled plugins.
@@ -65,17 +67,14 @@ func TestDependencyFloors(t *testing.T) {
 // TestBundledPluginsStandAlone checks that plugins/ holds the contract and
 // bundled plugins that stand alone: none links another plugin, the host
 // runtime, the process boundary, the WebSocket transport or the program;
-// what plugins share lives in the contract or a library package (doors).
+// what plugins share lives in the contract or a library package (doors,
+// dirfiles).
 func TestBundledPluginsStandAlone(t *testing.T) {
 	out, err := exec.Command("go", "list", "../plugins/...").Output()
 	if err != nil {
 		t.Fatalf("go list ../plugins/...: %v", err)
 	}
 	host := []string{"pluginhost", "pluginrpc", "websocket", "channelhost", "app"}
-	// The one arrow between plugins left (issue 37): www opens its files
-	// with the files plugin's Opener, which is to move to a library
-	// package. No other may be added.
-	known := map[string]string{"plugins/www": "plugins/files"}
 	for _, p := range strings.Fields(string(out)) {
 		pkg := strings.TrimPrefix(p, module+"/")
 		if pkg == "plugins" {
@@ -83,7 +82,7 @@ func TestBundledPluginsStandAlone(t *testing.T) {
 		}
 		t.Run(pkg, func(t *testing.T) {
 			for _, d := range listDeps(t, pkg) {
-				other := d != pkg && strings.HasPrefix(d, "plugins/") && known[pkg] != d
+				other := d != pkg && strings.HasPrefix(d, "plugins/")
 				if other || slices.Contains(host, d) || strings.HasPrefix(d, "pluginrpc/") {
 					t.Errorf("%s depends on %s", pkg, d)
 				}

@@ -44,3 +44,17 @@ func Until(t testing.TB, bound time.Duration, what string, cond func() bool) {
 		t.Fatalf("waited %v for %s", bound, what)
 	}
 }
+
+// Within fails t if f has not returned after bound: a guard against a
+// hang (a call that must not block), not a timing assertion, so make
+// bound generous.
+func Within(t testing.TB, bound time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(bound):
+		t.Fatalf("%s did not return within %v", what, bound)
+	}
+}

@@ -22,25 +22,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
 	"path"
-	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/dirfiles"
 	"github.com/reso-project/reso/plugins"
 )
 
 // Status errors of the file resources (docs/wire.md#status-line-table).
 var (
 	ErrInvalidPath = core.Status(http.StatusBadRequest, "Invalid Path")
-	ErrReadingFile = core.Status(http.StatusBadRequest, "Error Reading File")
+	ErrReadingFile = dirfiles.ErrReadingFile
 )
 
 // Plugin is the files plugin. Its zero value is ready.
@@ -65,7 +61,7 @@ func (p Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Rout
 	if settings == nil {
 		return nil, errors.New("files: the host offers no settings")
 	}
-	o := NewOpener(settings, p.Timeout, p.MaxPending)
+	o := dirfiles.NewOpener(settings, p.Timeout, p.MaxPending)
 	fsys := &fileSystem{host: settings, open: o}
 	return []plugins.Route{
 		{Match: `GET /files(?:/|$|\?)`, Handler: core.Resource(&listing{fsys})},
@@ -76,7 +72,7 @@ func (p Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Rout
 // fileSystem is what the two routes share.
 type fileSystem struct {
 	host plugins.Settings
-	open *Opener
+	open *dirfiles.Opener
 }
 
 // directory returns the configured directory.
@@ -100,15 +96,6 @@ func relName(p string) string {
 	return p
 }
 
-// given maps the error of an operation given up on (its timeout passed, or
-// the request ended) to notDone, and leaves other errors as they are.
-func given(ctx context.Context, err, notDone error) error {
-	if errors.Is(err, errTimeout) || ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return notDone
-	}
-	return err
-}
-
 type listing struct{ fs *fileSystem }
 
 // Get lists <directory>/<remaining path>, without the server's own state
@@ -122,76 +109,33 @@ func (l *listing) Get(ctx context.Context, req *core.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths, err := l.fs.open.hidden.paths(ctx)
+	ents, err := l.fs.open.List(ctx, dir, relName(req.Path))
 	if err != nil {
 		return nil, err
 	}
-	v, err := bounded(ctx, l.fs.open.lim, func() (core.Node, error) { return list(dir, req.Path, paths) }, nil)
-	if err != nil {
-		return nil, given(ctx, err, core.ErrNotFound)
-	}
-	return v, nil
+	return node(req.Path, ents), nil
 }
 
-// list lists the remaining path in dir; hiddenPaths are the paths of
-// plugins.SettingHidden.
-func list(dir, remaining string, hiddenPaths []string) (core.Node, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return core.Node{}, core.ErrNotFound
-	}
-	defer root.Close()
-	name := relName(remaining)
-	// Only a directory is opened: a FIFO named like one is not waited on.
-	f, err := root.OpenFile(name, os.O_RDONLY|listingFlags, 0)
-	if err != nil {
-		return core.Node{}, core.ErrNotFound
-	}
-	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	if err != nil {
-		return core.Node{}, core.ErrNotFound
-	}
-	hidden, err := statHidden(hiddenPaths)
-	if err != nil {
-		return core.Node{}, err
-	}
-	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+// node is the listing of entries in the remaining path.
+func node(remaining string, ents []dirfiles.Entry) core.Node {
 	out := make(core.List, 0, len(ents))
 	for _, e := range ents {
-		info, err := e.Info()
-		if err != nil {
-			continue
-		}
-		if info.Mode()&fs.ModeSymlink != 0 {
-			// Followed only while it stays inside the root.
-			if info, err = root.Stat(path.Join(name, e.Name())); err != nil {
-				continue
-			}
-		}
-		rel := path.Join("/", remaining, e.Name())
-		switch {
-		case info.Mode().IsRegular():
-			if isHidden(hidden, info) {
-				continue
-			}
-			out = append(out, core.Node{Name: "file", Content: core.Record{
-				{Name: "name", Value: e.Name()},
-				{Name: "url", Value: core.RawURL(escape("/file" + rel))},
-				{Name: "size", Value: info.Size()},
-				{Name: "mtime", Value: info.ModTime().Unix()},
-			}})
-		case info.IsDir():
-			if isHidden(hidden, info) {
-				continue
-			}
+		rel := path.Join("/", remaining, e.Name)
+		if e.Dir {
 			out = append(out, core.Node{Name: "dir", Content: core.Record{
-				{Name: "name", Value: e.Name()},
+				{Name: "name", Value: e.Name},
 				{Name: "url", Value: escape("/files" + rel)},
 			}})
+			continue
 		}
+		out = append(out, core.Node{Name: "file", Content: core.Record{
+			{Name: "name", Value: e.Name},
+			{Name: "url", Value: core.RawURL(escape("/file" + rel))},
+			{Name: "size", Value: e.Size},
+			{Name: "mtime", Value: e.ModTime.Unix()},
+		}})
 	}
-	return core.Node{Name: "files", Content: out}, nil
+	return core.Node{Name: "files", Content: out}
 }
 
 // escape percent-encodes what a path cannot carry as is ("?", "#", "%", ...);
@@ -200,19 +144,9 @@ func escape(p string) string { return (&url.URL{Path: p}).EscapedPath() }
 
 type download struct{ fs *fileSystem }
 
-// openError maps a failed stat or open: a name that is not there (or leads
-// outside the directory) is 404 Not Found; one that is there but cannot be
-// opened (permission, a link loop, an I/O error) is 400 Error Reading File.
-func openError(err error) error {
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EIO) {
-		return ErrReadingFile
-	}
-	return core.ErrNotFound
-}
-
 // Handle answers the raw bytes of <directory>/<remaining path>, streamed,
 // with Range and conditional requests; HEAD answers the same header without
-// the bytes. Only what [Opener.Open] opens is served; anything else is
+// the bytes. Only what [dirfiles.Opener.Open] opens is served; anything else is
 // 404 Not Found, answered without opening it.
 func (d *download) Handle(ctx context.Context, req *core.Request) (*core.Response, error) {
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
@@ -229,76 +163,14 @@ func (d *download) Handle(ctx context.Context, req *core.Request) (*core.Respons
 	return &core.Response{ContentType: core.TypeOctet, Content: c}, nil
 }
 
-// opened is a file open for download and what fstat said of it.
-type opened struct {
-	f  *os.File
-	st fs.FileInfo
-}
-
-// openRegular opens name in dir for reading if it is a regular file that
-// is none of the files at hiddenPaths and lies in none of the directories
-// there.
-//
-// The file is stat'ed (through the root, symbolic links inside it
-// followed) before it is opened, so that a FIFO, a socket or a device is
-// never opened; it is then opened without blocking and fstat'ed, so that a
-// file swapped in between is caught.
-func openRegular(dir, name string, hiddenPaths []string) (opened, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return opened{}, core.ErrNotFound
-	}
-	defer root.Close()
-	pre, err := root.Stat(name)
-	if err != nil {
-		return opened{}, openError(err)
-	}
-	if !pre.Mode().IsRegular() {
-		return opened{}, core.ErrNotFound
-	}
-	hidden, err := statHidden(hiddenPaths)
-	if err != nil {
-		return opened{}, err
-	}
-	if isHidden(hidden, pre) {
-		return opened{}, core.ErrNotFound
-	}
-	in, err := inHiddenDir(root, dir, name, hidden)
-	if err != nil {
-		return opened{}, err
-	}
-	if in {
-		return opened{}, core.ErrNotFound
-	}
-	f, err := root.OpenFile(name, os.O_RDONLY|downloadFlags, 0)
-	if err != nil {
-		return opened{}, openError(err)
-	}
-	st, err := checkOpened(f, pre)
-	if err != nil {
-		f.Close()
-		return opened{}, err
-	}
-	return opened{f: f, st: st}, nil
-}
-
-// checkOpened fstats f and returns what it says if f is the regular file
-// pre describes; a file swapped in between stat and open is 404 Not Found.
-func checkOpened(f *os.File, pre fs.FileInfo) (fs.FileInfo, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, ErrReadingFile
-	}
-	if !st.Mode().IsRegular() || !os.SameFile(pre, st) {
-		return nil, core.ErrNotFound
-	}
-	return st, nil
-}
-
 var (
 	_ plugins.Plugin = Plugin{}
 	_ core.Getter    = (*listing)(nil)
 	_ core.Handler   = (*download)(nil)
-	_ io.ReaderAt    = (*boundedFile)(nil)
-	_ io.Closer      = (*boundedFile)(nil)
+)
+
+// Defaults of [Plugin].
+const (
+	DefaultTimeout    = dirfiles.DefaultTimeout
+	DefaultMaxPending = dirfiles.DefaultMaxPending
 )

@@ -2,6 +2,7 @@ package files
 
 import (
 	"context"
+	"github.com/reso-project/reso/dirfiles"
 	"io"
 	"os"
 	"path/filepath"
@@ -88,5 +89,5 @@ func TestDownloadConfined(t *testing.T) {
 
 // testFS returns the state the routes of a Plugin share, on host.
 func testFS(host plugins.Settings) *fileSystem {
-	return &fileSystem{host: host, open: NewOpener(host, 0, 0)}
+	return &fileSystem{host: host, open: dirfiles.NewOpener(host, 0, 0)}
 }

@@ -4,7 +4,7 @@
 //
 // A request under the prefix answers the file at the same path under the
 // directory, opened with the checks of the file download
-// ([files.Opener]): confined to the directory, regular files only, never
+// ([dirfiles.Opener]): confined to the directory, regular files only, never
 // the server's own state. On top of that:
 //
 //   - the Content-Type follows the file's extension ([ContentType]);
@@ -43,8 +43,8 @@ import (
 
 	"github.com/reso-project/reso/client/js"
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/dirfiles"
 	"github.com/reso-project/reso/plugins"
-	"github.com/reso-project/reso/plugins/files"
 )
 
 // Names of the host settings the plugin reads.
@@ -110,7 +110,7 @@ func (Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Rout
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("www: %s: not a directory", dir)
 	}
-	open := files.NewOpener(settings, 0, 0)
+	open := dirfiles.NewOpener(settings, 0, 0)
 	if err := open.CheckDir(ctx, dir); err != nil {
 		return nil, fmt.Errorf("www: %s: refused: %w", dir, err)
 	}
@@ -142,7 +142,7 @@ func Match(prefix string) string {
 type site struct {
 	dir    string
 	prefix string
-	open   *files.Opener
+	open   *dirfiles.Opener
 }
 
 // Handle answers the file at the remaining path, index.html for a

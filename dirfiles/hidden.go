@@ -1,4 +1,4 @@
-package files
+package dirfiles
 
 import (
 	"context"
@@ -57,7 +57,7 @@ func (h *hidden) paths(ctx context.Context) ([]string, error) {
 	}
 	v, err := h.host.Setting(ctx, plugins.SettingHidden)
 	if err != nil {
-		return nil, fmt.Errorf("files: %w", err)
+		return nil, fmt.Errorf("dirfiles: %w", err)
 	}
 	var paths []string
 	for _, p := range strings.Split(v, "\n") {
@@ -89,7 +89,7 @@ func statHidden(paths []string) ([]fs.FileInfo, error) {
 		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		default:
 			// The path is not in the error: a 500 answer shows its text.
-			return nil, errors.New("files: cannot check a state file of the server")
+			return nil, errors.New("dirfiles: cannot check a state file of the server")
 		}
 	}
 	return out, nil

@@ -1,4 +1,4 @@
-package files
+package dirfiles
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 )
 
 // Opener opens files to serve with the checks of the file download, for
-// any plugin that serves files from a directory (the download of this
-// package, the static files of package www):
+// any plugin that serves files from a directory (the download of package
+// files, the static files of package www):
 //
 //   - the open is confined to the directory with os.Root: "..", encoded
 //     "..", and symbolic links never reach a file outside it;
@@ -31,7 +31,7 @@ type Opener struct {
 
 // NewOpener returns an Opener that asks host for plugins.SettingHidden.
 // timeout bounds each file system operation and maxPending the operations
-// under way at once (see [Plugin]); zero means [DefaultTimeout] and
+// under way at once; zero means [DefaultTimeout] and
 // [DefaultMaxPending].
 func NewOpener(host plugins.Settings, timeout time.Duration, maxPending int) *Opener {
 	return &Opener{hidden: newHidden(host), lim: newLimiter(timeout, maxPending)}
@@ -39,7 +39,7 @@ func NewOpener(host plugins.Settings, timeout time.Duration, maxPending int) *Op
 
 // ErrStateDir is the error of [Opener.CheckDir] for a directory that
 // lies in the server's state directory.
-var ErrStateDir = errors.New("files: the directory lies in the server's state directory")
+var ErrStateDir = errors.New("dirfiles: the directory lies in the server's state directory")
 
 // CheckDir returns [ErrStateDir] when dir is, or lies in, one of the
 // directories of plugins.SettingHidden, whose files Open would refuse

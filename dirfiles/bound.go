@@ -1,4 +1,4 @@
-package files
+package dirfiles
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/reso-project/reso/core"
 )
 
-// Defaults of [Plugin].
+// Defaults of [NewOpener].
 const (
 	// DefaultTimeout bounds one file system operation: opening a file or
 	// a directory, listing it, or one read of a download.
@@ -22,7 +22,7 @@ const (
 
 // errTimeout is the error of an operation given up on: it did not finish,
 // or could not start, within its time.
-var errTimeout = errors.New("files: file system operation timed out")
+var errTimeout = errors.New("dirfiles: file system operation timed out")
 
 // limiter runs file system operations bounded in time and in number.
 //

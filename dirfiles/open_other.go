@@ -1,6 +1,6 @@
 //go:build !unix
 
-package files
+package dirfiles
 
 // Extra flags of the opens of the file plugin: none where opening a
 // non-regular file by name does not block (see open_unix.go).
