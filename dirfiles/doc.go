@@ -5,9 +5,10 @@
 //   - every open, stat and listing is confined to the directory with
 //     os.Root: "..", encoded "..", and symbolic links never reach a file
 //     outside it;
-//   - the server's own state files (plugins.SettingHidden: the login
-//     database, its companions, the instance secret) are never listed or
-//     opened, wherever they are and under whatever name;
+//   - the server's own state files (plugins.SettingHidden, given as a
+//     [Setting]: the login database, its companions, the instance
+//     secret) are never listed or opened, wherever they are and under
+//     whatever name;
 //   - only regular files are opened: a FIFO, socket or device answers 404
 //     Not Found at once, without being opened;
 //   - every file system operation, the reads of an opened file's content

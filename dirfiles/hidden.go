@@ -14,15 +14,14 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
 )
 
-// settingTTL is how long the value of plugins.SettingHidden is reused
+// settingTTL is how long the value of the hidden setting is reused
 // before it is asked for again (out of process, each ask is a call to the
 // host). Only the setting is cached, never what its paths lead to.
 const settingTTL = time.Second
 
-// hidden knows the server's own state files (plugins.SettingHidden), which
+// hidden knows the server's own state files (the hidden setting), which
 // are never listed or served.
 //
 // Files are compared by identity (device and inode, os.SameFile), not by
@@ -32,9 +31,9 @@ const settingTTL = time.Second
 // -journal files of the database come and go while the server runs; a
 // cached "absent" could let a new one through.
 type hidden struct {
-	host plugins.Settings
-	ttl  time.Duration
-	now  func() time.Time
+	setting Setting
+	ttl     time.Duration
+	now     func() time.Time
 
 	cached atomic.Pointer[hiddenPaths]
 }
@@ -44,8 +43,8 @@ type hiddenPaths struct {
 	paths []string
 }
 
-func newHidden(host plugins.Settings) *hidden {
-	return &hidden{host: host, ttl: settingTTL, now: time.Now}
+func newHidden(setting Setting) *hidden {
+	return &hidden{setting: setting, ttl: settingTTL, now: time.Now}
 }
 
 // paths returns the paths of the setting, asking the host at most once per
@@ -55,7 +54,7 @@ func (h *hidden) paths(ctx context.Context) ([]string, error) {
 	if c := h.cached.Load(); c != nil && now.Sub(c.at) < h.ttl && !now.Before(c.at) {
 		return c.paths, nil
 	}
-	v, err := h.host.Setting(ctx, plugins.SettingHidden)
+	v, err := h.setting(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("dirfiles: %w", err)
 	}
@@ -70,7 +69,7 @@ func (h *hidden) paths(ctx context.Context) ([]string, error) {
 	return paths, nil
 }
 
-// statHidden returns what paths (those of plugins.SettingHidden) lead to
+// statHidden returns what paths (those of the hidden setting) lead to
 // now: the regular files and the directories among them that exist (only
 // regular files are ever served, and directories hold them). A path that cannot be stat'ed for another reason than
 // its absence is an error, so that the caller refuses rather than guesses.

@@ -26,7 +26,7 @@ func (h *countingHost) Setting(ctx context.Context, name string) (string, error)
 
 func TestHiddenSettingCached(t *testing.T) {
 	host := &countingHost{SettingsMap: pluginhost.NewSettings(map[string]string{plugins.SettingHidden: "/a\n\n/b \n"})}
-	h := newHidden(host)
+	h := newHidden(func(ctx context.Context) (string, error) { return host.Setting(ctx, plugins.SettingHidden) })
 	now := time.Unix(1700000000, 0)
 	h.now = func() time.Time { return now }
 	for range 3 {

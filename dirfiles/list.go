@@ -39,7 +39,7 @@ func (o *Opener) List(ctx context.Context, dir, name string) ([]Entry, error) {
 }
 
 // list lists name in dir; hiddenPaths are the paths of
-// plugins.SettingHidden.
+// the hidden setting.
 func list(dir, name string, hiddenPaths []string) ([]Entry, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {

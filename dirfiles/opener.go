@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
 )
 
 // Opener opens files to serve with the checks of the file download, for
@@ -17,7 +16,7 @@ import (
 //     "..", and symbolic links never reach a file outside it;
 //   - only a regular file is opened: a FIFO, socket or device answers
 //     404 Not Found without being opened;
-//   - none of the server's own state (plugins.SettingHidden: its state
+//   - none of the server's own state (the Setting: its state
 //     files, and everything in its state directory) is ever opened,
 //     under whatever name it is reached;
 //   - every file system operation, the reads of the content included, is
@@ -29,12 +28,18 @@ type Opener struct {
 	lim    *limiter
 }
 
-// NewOpener returns an Opener that asks host for plugins.SettingHidden.
+// Setting returns the paths of the server's own state files, one a line:
+// a plugin asks its host for plugins.SettingHidden. An Opener asks at most
+// once a second.
+type Setting func(ctx context.Context) (string, error)
+
+// NewOpener returns an Opener that never opens or lists the files setting
+// names, nor anything in their directories.
 // timeout bounds each file system operation and maxPending the operations
 // under way at once; zero means [DefaultTimeout] and
 // [DefaultMaxPending].
-func NewOpener(host plugins.Settings, timeout time.Duration, maxPending int) *Opener {
-	return &Opener{hidden: newHidden(host), lim: newLimiter(timeout, maxPending)}
+func NewOpener(setting Setting, timeout time.Duration, maxPending int) *Opener {
+	return &Opener{hidden: newHidden(setting), lim: newLimiter(timeout, maxPending)}
 }
 
 // ErrStateDir is the error of [Opener.CheckDir] for a directory that
@@ -42,7 +47,7 @@ func NewOpener(host plugins.Settings, timeout time.Duration, maxPending int) *Op
 var ErrStateDir = errors.New("dirfiles: the directory lies in the server's state directory")
 
 // CheckDir returns [ErrStateDir] when dir is, or lies in, one of the
-// directories of plugins.SettingHidden, whose files Open would refuse
+// directories of the Setting, whose files Open would refuse
 // one by one.
 func (o *Opener) CheckDir(ctx context.Context, dir string) error {
 	paths, err := o.hidden.paths(ctx)

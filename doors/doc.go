@@ -1,5 +1,5 @@
 // Package doors holds the doors of the resource tree (docs/channel.md) as
-// transport-neutral handlers over the host's [plugins.Tree] service, so
+// transport-neutral handlers over the host's [core.Tree] service, so
 // that the same code serves compiled in or in a plugin's own process:
 //
 //   - [Session] is the WebSocket door: a session handler; each text

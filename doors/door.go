@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
 )
 
 // MaxExpires is the largest ?expires= the door accepts, in seconds (a
@@ -33,7 +32,7 @@ var (
 
 // Door is the HTTP door under /channel/ (docs/channel.md#the-http-door),
 // or wherever it is mounted: each request is one message for the tree,
-// sent with [plugins.Tree].Call.
+// sent with [core.Tree].Call.
 //
 //   - The resource is the path after the door's mount (core.Request.Path,
 //     percent-decoded; "[attr]" kept) and the query, which passes through to the tree (deep, like,
@@ -89,7 +88,7 @@ var (
 // the client goes away or the tree disconnects its client (a slow
 // consumer); the client is disconnected either way.
 type Door struct {
-	Tree plugins.Tree
+	Tree core.Tree
 	// KeepOpen keeps every GET open, as if it asked for a stream
 	// (channelhost.Handler.Watch).
 	KeepOpen bool

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
 )
 
 // maxIdleExecers is how many goroutines of the exec pool wait for work
@@ -34,7 +33,7 @@ func init() { execPool.jobs = make(chan *execJob) }
 // execJob is one call of Exec. Jobs are pooled, so that an idle session
 // holds none.
 type execJob struct {
-	c    plugins.TreeClient
+	c    core.TreeClient
 	ctx  context.Context
 	data []byte
 	err  error
@@ -48,7 +47,7 @@ var execJobs = sync.Pool{New: func() any { return &execJob{done: make(chan struc
 // it: a session's messages are worked on one after the other, in order,
 // as when the session's goroutine did the work. A panic in Exec is raised
 // again on the caller's goroutine, whose handler recovers it.
-func exec(ctx context.Context, c plugins.TreeClient, data []byte) error {
+func exec(ctx context.Context, c core.TreeClient, data []byte) error {
 	j := execJobs.Get().(*execJob)
 	j.ctx, j.c, j.data = ctx, c, data
 	select {
@@ -77,7 +76,7 @@ const hotAfter = 64
 
 // execHere calls c.Exec(ctx, data) on the caller's goroutine, with the
 // pool's handling of a panic: it is raised again as a *core.PanicError.
-func execHere(ctx context.Context, c plugins.TreeClient, data []byte) error {
+func execHere(ctx context.Context, c core.TreeClient, data []byte) error {
 	defer func() {
 		if v := recover(); v != nil {
 			panic(core.NewPanicError(v))

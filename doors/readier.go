@@ -1,6 +1,6 @@
 package doors
 
-import "github.com/reso-project/reso/plugins"
+import "github.com/reso-project/reso/core"
 
 // readier is a tree client that can be drained without a goroutine
 // waiting in Next: the clients of the tree in process (package
@@ -10,9 +10,9 @@ import "github.com/reso-project/reso/plugins"
 type readier interface {
 	// TryNext is Next without the wait: it returns the frames queued,
 	// appended to buf[:0] in order; with none queued it returns buf[:0]
-	// and nil while the client lives, its *plugins.TreeGone once it is
+	// and nil while the client lives, its *core.TreeGone once it is
 	// disconnected.
-	TryNext(buf []plugins.TreeFrame) ([]plugins.TreeFrame, error)
+	TryNext(buf []core.TreeFrame) ([]core.TreeFrame, error)
 	// OnReady sets f to be called when frames are queued while none
 	// were, and when the client is disconnected; when either holds
 	// already, f is called at once. f may be called with nothing to take,

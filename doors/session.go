@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
 )
 
 // DefaultMaxMessage is the largest message a session client may send when
@@ -40,7 +39,7 @@ const CloseTooBig = 1009
 // transient resources deleted), and the host disconnects it again at the
 // session's end should the plugin have died first.
 type Session struct {
-	Tree plugins.Tree
+	Tree core.Tree
 	// MaxMessage is the largest message accepted, in bytes; a larger one
 	// closes the session with 1009 "message too big". 0 or less means
 	// DefaultMaxMessage.
@@ -133,7 +132,7 @@ type drainer struct {
 	wg      sync.WaitGroup
 
 	// Used by the running goroutine only.
-	frames []plugins.TreeFrame
+	frames []core.TreeFrame
 	msgs   []core.Message
 }
 
@@ -201,7 +200,7 @@ func (d *drainer) write() bool {
 		}
 		if err != nil {
 			code, reason := core.CloseGoingAway, ""
-			var gone *plugins.TreeGone
+			var gone *core.TreeGone
 			if errors.As(err, &gone) {
 				code, reason = gone.Code, gone.Reason
 			}
@@ -227,8 +226,8 @@ func (d *drainer) stop() {
 // pump writes the client's frames to s until the client is gone (the
 // session is then closed with the tree's code and reason), a write fails
 // or ctx ends.
-func pump(ctx context.Context, c plugins.TreeClient, s core.Session) {
-	var frames []plugins.TreeFrame
+func pump(ctx context.Context, c core.TreeClient, s core.Session) {
+	var frames []core.TreeFrame
 	var msgs []core.Message
 	for {
 		var err error
@@ -245,7 +244,7 @@ func pump(ctx context.Context, c plugins.TreeClient, s core.Session) {
 			clear(frames)
 		}
 		if err != nil {
-			var gone *plugins.TreeGone
+			var gone *core.TreeGone
 			if errors.As(err, &gone) {
 				_ = s.Close(gone.Code, gone.Reason)
 			}

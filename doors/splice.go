@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
 )
 
 // sessionConnector is a tree that can write the frames of a client
@@ -19,12 +18,12 @@ type sessionConnector interface {
 	// that the tree writes the client's frames to s itself, closing s
 	// with the tree's code and reason when it ends the client: the
 	// client's Next then returns nothing but its end.
-	ConnectSession(ctx context.Context, s core.Session, identity string) (c plugins.TreeClient, spliced bool, err error)
+	ConnectSession(ctx context.Context, s core.Session, identity string) (c core.TreeClient, spliced bool, err error)
 }
 
 // connect attaches the client of session s to tree: through
 // ConnectSession when tree offers it, else with Connect.
-func connect(ctx context.Context, tree plugins.Tree, s core.Session, identity string) (plugins.TreeClient, bool, error) {
+func connect(ctx context.Context, tree core.Tree, s core.Session, identity string) (core.TreeClient, bool, error) {
 	if sc, ok := tree.(sessionConnector); ok {
 		return sc.ConnectSession(ctx, s, identity)
 	}

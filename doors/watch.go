@@ -11,7 +11,6 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/core"
-	"github.com/reso-project/reso/plugins"
 )
 
 // errTreeUnavailable answers when the tree cannot be reached (an isolated
@@ -33,12 +32,12 @@ func treeError(ctx context.Context, err error) error {
 
 // watcher is the event source of a GET kept open (see [Door]).
 type watcher struct {
-	c        plugins.TreeClient
+	c        core.TreeClient
 	path     string // the subscribed path
 	resource string // what GET reads
 	full     bool
 
-	buf      []plugins.TreeFrame
+	buf      []core.TreeFrame
 	pending  []core.Event
 	replies  int    // replies read: the first is SUBSCRIBE's, then GETs'
 	inflight int    // GETs sent and not answered
@@ -57,7 +56,7 @@ type watcher struct {
 // permissions the tree checks as a read. Other plugins whose resources
 // live in the tree use it for their own GETs kept open; [StreamWanted]
 // tells when a request asks for one.
-func Watch(ctx context.Context, t plugins.Tree, req *core.Request, resource string, full bool) (*core.Response, error) {
+func Watch(ctx context.Context, t core.Tree, req *core.Request, resource string, full bool) (*core.Response, error) {
 	path, _, _ := strings.Cut(resource, "?")
 	path, _, _ = strings.Cut(path, "[")
 	var since *uint64
@@ -195,7 +194,7 @@ func (w *watcher) get(ctx context.Context) error {
 }
 
 // frame turns one frame into the events it gives.
-func (w *watcher) frame(f plugins.TreeFrame) {
+func (w *watcher) frame(f core.TreeFrame) {
 	if f.Seq != 0 {
 		w.lastSeq = f.Seq
 		if w.full {
@@ -264,7 +263,7 @@ func (w *watcher) Next(ctx context.Context) (core.Event, error) {
 			}
 		}
 		if err != nil && w.err == nil {
-			var gone *plugins.TreeGone
+			var gone *core.TreeGone
 			if errors.As(err, &gone) {
 				w.err = io.EOF
 			} else {

@@ -44,11 +44,11 @@ func TestDependencyFloors(t *testing.T) {
 		{"pluginhost", []string{"core", "core/internal/match", "plugins"}},
 		{"pluginrpc", []string{"core", "core/internal/match", "plugins", "pluginrpc/pluginv3"}},
 		// The doors' handlers: what plugins share links no host.
-		{"doors", []string{"core", "core/internal/match", "channel", "plugins"}},
+		{"doors", []string{"core", "core/internal/match", "channel"}},
 		{"channelhost", []string{"core", "core/internal/match", "channel", "plugins", "doors", "pluginhost", "websocket"}},
 		{"websocket", []string{"core", "core/internal/match"}},
 		// The safe opening of served files: what files and www share.
-		{"dirfiles", []string{"core", "core/internal/match", "plugins"}},
+		{"dirfiles", []string{"core", "core/internal/match"}},
 		{"server", []string{"core", "core/internal/match"}},
 		// A third-party plugin links the contract and its transport, never
 		// the tree, the host or the bundled plugins.

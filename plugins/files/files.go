@@ -61,7 +61,7 @@ func (p Plugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Rout
 	if settings == nil {
 		return nil, errors.New("files: the host offers no settings")
 	}
-	o := dirfiles.NewOpener(settings, p.Timeout, p.MaxPending)
+	o := dirfiles.NewOpener(hiddenOf(settings), p.Timeout, p.MaxPending)
 	fsys := &fileSystem{host: settings, open: o}
 	return []plugins.Route{
 		{Match: `GET /files(?:/|$|\?)`, Handler: core.Resource(&listing{fsys})},
@@ -174,3 +174,9 @@ const (
 	DefaultTimeout    = dirfiles.DefaultTimeout
 	DefaultMaxPending = dirfiles.DefaultMaxPending
 )
+
+// hiddenOf returns the setting of the server's state files that host
+// holds (plugins.SettingHidden), as dirfiles asks for it.
+func hiddenOf(host plugins.Settings) dirfiles.Setting {
+	return func(ctx context.Context) (string, error) { return host.Setting(ctx, plugins.SettingHidden) }
+}

@@ -89,5 +89,5 @@ func TestDownloadConfined(t *testing.T) {
 
 // testFS returns the state the routes of a Plugin share, on host.
 func testFS(host plugins.Settings) *fileSystem {
-	return &fileSystem{host: host, open: dirfiles.NewOpener(host, 0, 0)}
+	return &fileSystem{host: host, open: dirfiles.NewOpener(hiddenOf(host), 0, 0)}
 }

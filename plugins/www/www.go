@@ -110,7 +110,7 @@ func (Plugin) Routes(ctx context.Context, host plugins.Services) ([]plugins.Rout
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("www: %s: not a directory", dir)
 	}
-	open := dirfiles.NewOpener(settings, 0, 0)
+	open := dirfiles.NewOpener(func(ctx context.Context) (string, error) { return settings.Setting(ctx, plugins.SettingHidden) }, 0, 0)
 	if err := open.CheckDir(ctx, dir); err != nil {
 		return nil, fmt.Errorf("www: %s: refused: %w", dir, err)
 	}
