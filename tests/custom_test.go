@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reso-project/reso/internal/race"
 )
 
 // TestCustomBinary builds examples/custom, a reso binary of one's own with
@@ -14,7 +16,7 @@ import (
 // ones, which answer as in reso.
 func TestCustomBinary(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "reso-custom")
-	if out, err := exec.Command("go", append(append([]string{"build"}, raceFlag()...), "-o", bin, "../examples/custom")...).CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", append(append([]string{"build"}, race.BuildFlags()...), "-o", bin, "../examples/custom")...).CombinedOutput(); err != nil {
 		t.Fatalf("building examples/custom: %v\n%s", err, out)
 	}
 	eachMode(t, func(t *testing.T, m mode) {

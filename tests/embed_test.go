@@ -14,6 +14,8 @@ import (
 	"time"
 
 	gorilla "github.com/gorilla/websocket"
+
+	"github.com/reso-project/reso/internal/race"
 )
 
 // TestEmbedExample builds and runs examples/embed, a plain net/http server
@@ -25,7 +27,7 @@ import (
 // closes the WebSocket with 1001.
 func TestEmbedExample(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "embed")
-	build := exec.Command("go", append(append([]string{"build"}, raceFlag()...), "-o", bin, "../examples/embed")...)
+	build := exec.Command("go", append(append([]string{"build"}, race.BuildFlags()...), "-o", bin, "../examples/embed")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building examples/embed: %v\n%s", err, out)
 	}

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reso-project/reso/internal/race"
 )
 
 // binary is the reso binary built once by TestMain.
@@ -33,6 +35,7 @@ func TestMain(m *testing.M) {
 	// Servers keep their default state (the login database, the secret)
 	// here, never in the home directory of whoever runs the tests.
 	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	race.QuickExit()
 	if _, err := modesFrom(os.Getenv("RESO_TEST_MODES")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
@@ -42,7 +45,7 @@ func TestMain(m *testing.M) {
 		// A test binary that TestNoChildLeft runs: its reso is built.
 		binary = bin
 	} else {
-		build := exec.Command("go", append(append([]string{"build"}, raceFlag()...), "-o", binary, "../cmd/reso")...)
+		build := exec.Command("go", append(append([]string{"build"}, race.BuildFlags()...), "-o", binary, "../cmd/reso")...)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			fmt.Fprintln(os.Stderr, "building reso:", err)

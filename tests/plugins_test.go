@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reso-project/reso/internal/race"
 )
 
 // isolatedMode runs every bundled plugin in a child process, for the tests
@@ -32,7 +34,7 @@ func helloPlugin(t *testing.T) string {
 	t.Helper()
 	helloOnce.Do(func() {
 		helloPath = filepath.Join(filepath.Dir(binary), "hello-plugin")
-		out, err := exec.Command("go", append(append([]string{"build"}, raceFlag()...), "-o", helloPath, "../examples/hello-plugin")...).CombinedOutput()
+		out, err := exec.Command("go", append(append([]string{"build"}, race.BuildFlags()...), "-o", helloPath, "../examples/hello-plugin")...).CombinedOutput()
 		if err != nil {
 			helloErr = fmt.Errorf("building examples/hello-plugin: %v\n%s", err, out)
 		}

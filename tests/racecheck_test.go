@@ -2,7 +2,6 @@ package tests
 
 import (
 	"fmt"
-	"github.com/reso-project/reso/internal/race"
 	"os"
 	"strings"
 	"sync"
@@ -13,15 +12,6 @@ import (
 // built with -race, and every report it writes fails a test: the one that
 // started the server, or the ones that used a shared server, or, for a
 // report after the tests ended, the whole run.
-
-// raceFlag returns the go build flag that matches the test binary's race
-// detector: {"-race"} under it, none otherwise.
-func raceFlag() []string {
-	if race.Enabled {
-		return []string{"-race"}
-	}
-	return nil
-}
 
 // raceMark starts what the race detector writes when it finds a race;
 // raceEnd ends the report.

@@ -51,10 +51,7 @@ func buildReso() (string, error) {
 	}
 	buildDir = dir
 	bin := filepath.Join(dir, "reso")
-	args := []string{"build", "-o", bin}
-	if race.Enabled {
-		args = append(args, "-race")
-	}
+	args := append([]string{"build", "-o", bin}, race.BuildFlags()...)
 	out, err := exec.Command("go", append(args, resoPackage)...).CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("jepsen: go %v: %v\n%s", args, err, out)
