@@ -324,14 +324,14 @@ func (c *Client) end(gone error) {
 		<-w
 		t.mu.Lock()
 	}
-	c.owned = ownedSet{}
+	c.disownAll()
 	t.mu.Unlock()
 }
 
 // removeOwned removes the entities c owns. It returns what it must wait
 // for before going on, nil once done. Called with the lock.
 func (t *Tree) removeOwned(c *Client) <-chan struct{} {
-	for n := range c.owned.all() {
+	for n := range c.ownedAll() {
 		if w := t.conflict(n.path, touchRemove); w != nil {
 			return w
 		}
@@ -340,7 +340,7 @@ func (t *Tree) removeOwned(c *Client) <-chan struct{} {
 			return out.wait
 		}
 		if out.b != nil { // stored: it leaves c.owned once applied
-			c.owned.remove(n)
+			c.disown(n)
 			t.kickCommitter()
 		}
 	}

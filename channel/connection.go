@@ -7,31 +7,42 @@ import "iter"
 // a fleet holds one for each connection of another node that sent an
 // entry (a ghost, docs/fleet.md), forgotten at its end entry or its
 // node's death. Every node holds every connection's ghost, so a ghost is
-// only this, 48 bytes, not a Client (issue 36, docs/fleet.md §13).
+// only this, 32 bytes, not a Client (issue 36, docs/fleet.md §13).
 type connection struct {
 	id    string
-	node  string   // the node it is connected to (docs/fleet.md)
-	owned ownedSet // the transient entities it owns; guarded by the tree's lock
+	peer  *peer // the node it is connected to (docs/fleet.md)
+	owned *node // the entity it owns, nil for none, ownsMany (owned.go)
 }
 
-// key returns c's id, its key in the ghosts' tables.
+// key returns c's id, its key in its peer's table.
 func (c *connection) key() string { return c.id }
 
+// peer is a node of the fleet as the tree knows it: this one (the tree's
+// self, whose id Rejoin changes), or another whose connections sent
+// entries. A connection names its node with one pointer, and a node's id
+// is one string however many of its connections the tree holds.
+type peer struct {
+	id string
+	// conns are its ghosts, by id (another node's only: this node's
+	// clients are Tree.clients).
+	conns table[*connection]
+	// many are the entities of its connections that own more than one
+	// (owned.go).
+	many map[*connection]map[*node]struct{}
+}
+
 // ghost returns the record of a connection of another node, made at its
-// first entry. The ghosts are indexed by node, then by connection (a
-// table keyed by the ghost's own id, 8 bytes a ghost): a connection's
-// entry holds its id alone, and its node's id is one string for all its
-// connections. Called with the lock.
+// first entry. Called with the lock.
 func (t *Tree) ghost(node, conn string) *connection {
-	gs := t.ghosts[node]
-	if gs == nil {
-		gs = new(table[*connection])
-		t.ghosts[node] = gs
+	p := t.ghosts[node]
+	if p == nil {
+		p = &peer{id: node}
+		t.ghosts[node] = p
 	}
-	g := gs.get(conn)
+	g := p.conns.get(conn)
 	if g == nil {
-		g = &connection{id: conn, node: t.internNode(node)}
-		gs.put(g)
+		g = &connection{id: conn, peer: p}
+		p.conns.put(g)
 	}
 	return g
 }
@@ -39,8 +50,8 @@ func (t *Tree) ghost(node, conn string) *connection {
 // ghostOf returns the ghost of connection conn of node, or nil. Called
 // with the lock.
 func (t *Tree) ghostOf(node, conn string) *connection {
-	if gs := t.ghosts[node]; gs != nil {
-		return gs.get(conn)
+	if p := t.ghosts[node]; p != nil {
+		return p.conns.get(conn)
 	}
 	return nil
 }
@@ -49,8 +60,8 @@ func (t *Tree) ghostOf(node, conn string) *connection {
 // change during the walk. Called with the lock.
 func (t *Tree) ghostsOf(node string) iter.Seq[*connection] {
 	return func(yield func(*connection) bool) {
-		if gs := t.ghosts[node]; gs != nil {
-			for g := range gs.all() {
+		if p := t.ghosts[node]; p != nil {
+			for g := range p.conns.all() {
 				if !yield(g) {
 					return
 				}
@@ -61,25 +72,11 @@ func (t *Tree) ghostsOf(node string) iter.Seq[*connection] {
 
 // endGhost forgets the ghost g, which ended. Called with the lock.
 func (t *Tree) endGhost(g *connection) {
-	gs := t.ghosts[g.node]
-	if gs == nil {
-		return
+	p := g.peer
+	p.conns.del(g.id)
+	if p.conns.len() == 0 && t.ghosts[p.id] == p {
+		delete(t.ghosts, p.id) // see Nodes
 	}
-	gs.del(g.id)
-	if gs.len() == 0 {
-		delete(t.ghosts, g.node) // see Nodes
-	}
-}
-
-// internNode returns id as the tree keeps it: one string per node of the
-// fleet however many of its connections the tree holds. Called with the
-// lock.
-func (t *Tree) internNode(id string) string {
-	if s, ok := t.nodeIDs[id]; ok {
-		return s
-	}
-	t.nodeIDs[id] = id
-	return id
 }
 
 // connOf returns the connection node/conn, local or ghost, or nil.

@@ -6,21 +6,22 @@ import (
 	"strings"
 	"time"
 	"unique"
+	"unsafe"
 )
 
 // node is one resource of the tree. Every field is guarded by the tree's
 // lock. A node without entity exists only while it has children (or is
 // the root). Every node of a fleet holds every connection's transient
-// entities, so a node is kept to 128 bytes (docs/fleet.md §13, issue 36):
+// entities, so a node is kept to 112 bytes (docs/fleet.md §13, issue 36):
 // what few nodes have (a lease, a rule, a group, an entity with private
-// fields) is kept apart, what the path gives (the name) is not kept
-// twice, and what many nodes share (the type, the creator) is a pointer
-// to one copy.
+// fields, children) is kept apart, what the path gives (the name) is not
+// kept twice, what many nodes share (the type, the creator) is a pointer
+// to one copy, and the entity, never changed in place, has no capacity.
 type node struct {
 	path    string
 	parent  *node
-	typ     str    // "" when it has no entity
-	entity  []byte // compact JSON, private fields included; nil: none
+	typ     str // "" when it has no entity
+	ent     ent // compact JSON, private fields included (see entity)
 	creator str
 	created uint64
 	x       *nodeExtra // nil: none of what it holds
@@ -33,8 +34,54 @@ type node struct {
 	stored     bool  // the store holds a record of this node
 	persist    bool  // the entity is persistent
 
-	first, last *node // children in creation order
-	prev, next  *node // siblings
+	kids       *kids // its children; nil: none yet
+	prev, next *node // siblings, in creation order
+}
+
+// kids are a node's children in creation order: most nodes (a
+// connection's presence, an entry of a list) have none, so a node keeps
+// one pointer to them, not two.
+type kids struct{ first, last *node }
+
+// first returns n's first child, nil when it has none.
+func (n *node) first() *node {
+	if n.kids == nil {
+		return nil
+	}
+	return n.kids.first
+}
+
+// last returns n's last child, nil when it has none.
+func (n *node) last() *node {
+	if n.kids == nil {
+		return nil
+	}
+	return n.kids.last
+}
+
+// ent is an entity's bytes in two words where a slice takes three: the
+// bytes are never changed once set (a change sets others), so a node
+// needs no capacity. The zero value is no entity.
+type ent struct {
+	p *byte
+	n int
+}
+
+// mkEnt returns b as an ent; nil for no entity.
+func mkEnt(b []byte) ent {
+	if b == nil {
+		return ent{}
+	}
+	return ent{p: unsafe.SliceData(b), n: len(b)}
+}
+
+// entity returns n's entity, compact JSON with its private fields, nil
+// for none. Its capacity is its length: an append copies.
+func (n *node) entity() []byte {
+	if n.ent.p == nil {
+		return nil
+	}
+	return unsafe.Slice(n.ent.p, n.ent.n)
 }
 
 // str is a string that many nodes hold, a media type or a creator's
@@ -122,13 +169,13 @@ func (n *node) pub() []byte {
 	if s := n.stripped(); s != nil {
 		return s
 	}
-	return n.entity
+	return n.entity()
 }
 
 // setBytes sets n's entity to full, whose public part (publicEntity) is
 // pub: full itself when it has no private fields; nil removes it.
 func (n *node) setBytes(full, pub []byte) {
-	n.entity = full
+	n.ent = mkEnt(full)
 	var stripped []byte
 	if len(pub) != len(full) || len(pub) > 0 && &pub[0] != &full[0] {
 		stripped = pub
@@ -169,26 +216,31 @@ func (t *Tree) create(path string, seq uint64) *node {
 
 // link appends child c at the end of n's children.
 func (n *node) link(c *node) {
-	c.prev, c.next = n.last, nil
-	if n.last != nil {
-		n.last.next = c
-	} else {
-		n.first = c
+	if n.kids == nil {
+		n.kids = &kids{first: c, last: c}
+		c.prev, c.next = nil, nil
+		return
 	}
-	n.last = c
+	c.prev, c.next = n.kids.last, nil
+	n.kids.last.next = c
+	n.kids.last = c
 }
 
-// unlink removes child c from n's children.
+// unlink removes child c from n's children; n keeps no kids once its
+// last child goes.
 func (n *node) unlink(c *node) {
 	if c.prev != nil {
 		c.prev.next = c.next
 	} else {
-		n.first = c.next
+		n.kids.first = c.next
 	}
 	if c.next != nil {
 		c.next.prev = c.prev
 	} else {
-		n.last = c.prev
+		n.kids.last = c.prev
+	}
+	if n.kids.first == nil {
+		n.kids = nil
 	}
 	c.prev, c.next = nil, nil
 }
@@ -196,7 +248,7 @@ func (n *node) unlink(c *node) {
 // prune removes n and then its ancestors while they have neither entity
 // nor children.
 func (t *Tree) prune(n *node, j journal) {
-	for n != t.root && n.entity == nil && n.first == nil {
+	for n != t.root && n.entity() == nil && n.kids == nil {
 		if n.stored {
 			t.unstore(n, j)
 		}
@@ -220,7 +272,7 @@ func (n *node) record() StoredResource {
 		}
 	}
 	if n.persist {
-		r.Type, r.Entity = n.typ.String(), n.entity
+		r.Type, r.Entity = n.typ.String(), n.entity()
 	}
 	return r
 }

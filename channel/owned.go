@@ -2,64 +2,76 @@ package channel
 
 import "iter"
 
-// ownedSet is the transient entities a connection owns. Most own one (a
-// presence entry), which a pointer holds where a map of one takes about
-// 200 bytes; every node of a fleet holds the set of every connection
-// (issue 36, docs/fleet.md §13). The zero value is empty.
-type ownedSet struct {
-	one  *node
-	many map[*node]struct{}
-}
+// The transient entities a connection owns. Most own one (a presence
+// entry), which the connection's own pointer holds; the sets of the few
+// that own more are kept by their node (peer.many), so that a connection
+// is three words and every node of a fleet holds every connection's
+// (issue 36, docs/fleet.md §13). All of it is guarded by the tree's lock.
 
-// add puts n in the set; n must not be in it.
-func (s *ownedSet) add(n *node) {
-	switch {
-	case s.many != nil:
-		s.many[n] = struct{}{}
-	case s.one == nil:
-		s.one = n
+// ownsMany is what connection.owned holds for a connection that owns more
+// than one entity: its set is its peer's many[c].
+var ownsMany = new(node)
+
+// own adds n to the entities c owns; n must not be one of them.
+func (c *connection) own(n *node) {
+	switch c.owned {
+	case nil:
+		c.owned = n
+	case ownsMany:
+		c.peer.many[c][n] = struct{}{}
 	default:
-		s.many = map[*node]struct{}{s.one: {}, n: {}}
-		s.one = nil
+		if c.peer.many == nil {
+			c.peer.many = make(map[*connection]map[*node]struct{})
+		}
+		c.peer.many[c] = map[*node]struct{}{c.owned: {}, n: {}}
+		c.owned = ownsMany
 	}
 }
 
-// remove takes n out of the set, if it is in it.
-func (s *ownedSet) remove(n *node) {
-	if s.many != nil {
-		delete(s.many, n)
-		return
-	}
-	if s.one == n {
-		s.one = nil
+// disown takes n out of the entities c owns, if it is one of them.
+func (c *connection) disown(n *node) {
+	switch c.owned {
+	case n:
+		c.owned = nil
+	case ownsMany:
+		delete(c.peer.many[c], n)
 	}
 }
 
-// len is the number of entities in the set.
-func (s *ownedSet) len() int {
-	if s.many != nil {
-		return len(s.many)
+// ownedLen returns the number of entities c owns.
+func (c *connection) ownedLen() int {
+	switch c.owned {
+	case nil:
+		return 0
+	case ownsMany:
+		return len(c.peer.many[c])
 	}
-	if s.one != nil {
-		return 1
-	}
-	return 0
+	return 1
 }
 
-// all yields the entities of the set. Removing the one being yielded is
-// allowed; other changes during the walk are not.
-func (s *ownedSet) all() iter.Seq[*node] {
+// ownedAll yields the entities c owns. Disowning the one being yielded
+// is allowed; other changes during the walk are not.
+func (c *connection) ownedAll() iter.Seq[*node] {
 	return func(yield func(*node) bool) {
-		if s.many != nil {
-			for n := range s.many {
+		switch c.owned {
+		case nil:
+		case ownsMany:
+			for n := range c.peer.many[c] {
 				if !yield(n) {
 					return
 				}
 			}
-			return
-		}
-		if s.one != nil {
-			yield(s.one)
+		default:
+			yield(c.owned)
 		}
 	}
+}
+
+// disownAll forgets every entity c owns (they were removed or the tree
+// was reset).
+func (c *connection) disownAll() {
+	if c.owned == ownsMany {
+		delete(c.peer.many, c)
+	}
+	c.owned = nil
 }

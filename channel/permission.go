@@ -240,11 +240,11 @@ func (t *Tree) readDenied(identity, path string) string {
 // children the caller may not read is missing to it. Called with the
 // lock.
 func (t *Tree) shows(identity string, n *node, a *access) bool {
-	if n.entity != nil || n == t.root || identity == Admin {
+	if n.entity() != nil || n == t.root || identity == Admin {
 		return true
 	}
 	var ca access
-	for c := n.first; c != nil; c = c.next {
+	for c := n.first(); c != nil; c = c.next {
 		ca = *a
 		t.descend(&ca, c)
 		if ca.allows(identity, OpRead) && t.shows(identity, c, &ca) {

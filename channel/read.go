@@ -23,9 +23,9 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 		return nil, reasonNotFound
 	}
 	var ls *lister
-	if n.entity == nil || r.hasQuery {
+	if n.entity() == nil || r.hasQuery {
 		ls = t.lister(cl.identity, n)
-		if n.entity == nil && !t.shows(cl.identity, n, &ls.a) {
+		if n.entity() == nil && !t.shows(cl.identity, n, &ls.a) {
 			return nil, reasonNotFound
 		}
 	}
@@ -34,7 +34,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 	b = AppendString(b, m.Resource)
 	switch {
 	case r.hasAttr:
-		if n.entity == nil || r.attr[0] == '_' {
+		if n.entity() == nil || r.attr[0] == '_' {
 			return nil, reasonNotFound
 		}
 		v, ok := entityField(n.pub(), r.attr)
@@ -46,7 +46,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 	case r.hasQuery:
 		b = append(b, `,"type":"`+defaultType+`","entity":`...)
 		b = t.appendChildren(b, ls, l)
-	case n.entity != nil:
+	case n.entity() != nil:
 		b = append(b, `,"type":`...)
 		b = AppendString(b, n.typ.String())
 		b = append(b, `,"entity":`...)
@@ -98,7 +98,7 @@ func (l *lister) child(c *node) *lister {
 func appendChildIDs(b []byte, l *lister) []byte {
 	b = append(b, '[')
 	first := true
-	for c := l.n.first; c != nil; c = c.next {
+	for c := l.n.first(); c != nil; c = c.next {
 		if !l.sees(c) {
 			continue
 		}
@@ -115,9 +115,9 @@ func appendChildIDs(b []byte, l *lister) []byte {
 // listing l asks.
 func (t *Tree) appendChildren(b []byte, ls *lister, l listing) []byte {
 	n := ls.n
-	first, step := n.first, func(c *node) *node { return c.next }
+	first, step := n.first(), func(c *node) *node { return c.next }
 	if l.desc {
-		first, step = n.last, func(c *node) *node { return c.prev }
+		first, step = n.last(), func(c *node) *node { return c.prev }
 	}
 	if l.deep == 0 {
 		count := 0
@@ -151,7 +151,7 @@ func (t *Tree) appendChildren(b []byte, ls *lister, l listing) []byte {
 		b = append(b, `{"rid":`...)
 		b = AppendString(b, c.name())
 		b = append(b, `,"type":`...)
-		if c.entity != nil {
+		if c.entity() != nil {
 			b = AppendString(b, c.typ.String())
 			b = append(b, `,"entity":`...)
 			b = append(b, c.pub()...)

@@ -34,11 +34,9 @@ type replica struct {
 	// waits are the writes this node proposed that wait for their entry
 	// to be played, by proposal id.
 	waits map[string]*flight
-	// ghosts are the connections of other nodes that sent entries, by
-	// node then connection; nodeIDs interns their nodes' ids (see
-	// internNode).
-	ghosts  map[string]*table[*connection]
-	nodeIDs map[string]string
+	// ghosts are the other nodes whose connections sent entries, by id,
+	// each with those connections (connection.go).
+	ghosts  map[string]*peer
 	dead    map[string]bool   // the nodes the log took for dead
 	batches map[string]uint64 // the number of the last batch played of each node (see [Batch])
 }
@@ -57,8 +55,7 @@ func newReplica(t *Tree, node string, log Log) *replica {
 		t:        t,
 		playWake: make(chan struct{}),
 		waits:    make(map[string]*flight),
-		ghosts:   make(map[string]*table[*connection]),
-		nodeIDs:  make(map[string]string),
+		ghosts:   make(map[string]*peer),
 		dead:     make(map[string]bool),
 		batches:  make(map[string]uint64),
 	}

@@ -162,7 +162,7 @@ func (rp *replica) endConn(o *connection) {
 	if o == nil {
 		return
 	}
-	if o.node == t.nodeID() {
+	if o.peer == t.self {
 		c := t.clients[o.id]
 		if c == nil || &c.connection != o || c.ended {
 			return
@@ -173,13 +173,13 @@ func (rp *replica) endConn(o *connection) {
 		}
 		delete(t.clients, o.id)
 	} else {
-		if t.ghostOf(o.node, o.id) != o {
+		if o.peer.conns.get(o.id) != o {
 			return // ended already
 		}
 		t.endGhost(o)
 	}
-	ns := make([]*node, 0, o.owned.len())
-	for n := range o.owned.all() {
+	ns := make([]*node, 0, o.ownedLen())
+	for n := range o.ownedAll() {
 		ns = append(ns, n)
 	}
 	sort.Slice(ns, func(i, j int) bool { return ns[i].path < ns[j].path })
@@ -188,7 +188,7 @@ func (rp *replica) endConn(o *connection) {
 			t.remove(n, o.id, nil) // a tree without store applies at once
 		}
 	}
-	o.owned = ownedSet{}
+	o.disownAll()
 }
 
 // playDead ends every connection of node, which the fleet took for dead,

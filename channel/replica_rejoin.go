@@ -41,8 +41,8 @@ func (rp *replica) keepConn(c *Client) bool {
 	if leaving {
 		return false
 	}
-	ns := make([]*node, 0, c.owned.len())
-	for n := range c.owned.all() {
+	ns := make([]*node, 0, c.ownedLen())
+	for n := range c.ownedAll() {
 		if n.owner != &c.connection {
 			continue
 		}
@@ -53,10 +53,10 @@ func (rp *replica) keepConn(c *Client) bool {
 	}
 	sort.Slice(ns, func(i, j int) bool { return ns[i].path < ns[j].path })
 	for _, n := range ns {
-		c.lost = append(c.lost, lost{path: n.path, typ: n.typ.String(), entity: n.entity})
+		c.lost = append(c.lost, lost{path: n.path, typ: n.typ.String(), entity: n.entity()})
 		t.remove(n, c.id, nil) // a tree without store applies at once
 	}
-	c.owned = ownedSet{}
+	c.disownAll()
 	return true
 }
 
@@ -86,9 +86,9 @@ func (t *Tree) Rejoin(node string, log Log) error {
 		return fmt.Errorf("channel: rejoin: id %q unusable", node)
 	}
 	t.mem.Store(&membership{node: node, log: log})
+	t.self.id = node
 	cs := make([]*Client, 0, len(t.clients))
 	for _, c := range t.clients {
-		c.node = node
 		cs = append(cs, c)
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].id < cs[j].id })
@@ -164,5 +164,5 @@ func (rp *replica) redoTaken(m *message) bool {
 		return false // refused below for what it is
 	}
 	n := t.lookup(r.path)
-	return n != nil && n.entity != nil
+	return n != nil && n.entity() != nil
 }

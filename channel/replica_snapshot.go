@@ -137,7 +137,7 @@ type snapItem struct {
 	created            uint64
 	rule               *Rule
 	group              *group
-	owner              *connection
+	node, conn         string // the owner's; "" for none
 	leaseID            uint64 // 0: no lease
 	leaseEnd           int64  // unix milliseconds
 	persist            bool
@@ -157,19 +157,22 @@ func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 	}
 	// Depth first in creation order, without recursion: a node's next
 	// sibling comes after its subtree.
-	for n := t.root.first; n != nil; {
+	for n := t.root.first(); n != nil; {
 		it := snapItem{
-			path: n.path, typ: n.typ.String(), creator: n.creator.String(), entity: n.entity, created: n.created,
-			rule: n.rule(), group: n.group(), owner: n.owner, persist: n.persist,
+			path: n.path, typ: n.typ.String(), creator: n.creator.String(), entity: n.entity(), created: n.created,
+			rule: n.rule(), group: n.group(), persist: n.persist,
 		}
-		if n.entity != nil && n.owner == nil && !n.persist { // leased (one of the three)
+		if n.owner != nil {
+			it.node, it.conn = n.owner.peer.id, n.owner.id
+		}
+		if n.entity() != nil && n.owner == nil && !n.persist { // leased (one of the three)
 			if l := t.leases[n]; l != nil {
 				it.leaseID, it.leaseEnd = l.id, l.end.UnixMilli()
 			}
 		}
 		items = append(items, it)
-		if n.first != nil {
-			n = n.first
+		if n.kids != nil {
+			n = n.kids.first
 			continue
 		}
 		for n != t.root && n.next == nil {
@@ -196,9 +199,7 @@ func (it *snapItem) line() snapNode {
 	if it.group != nil {
 		s.Group, s.HasGrp = it.group.members, true
 	}
-	if it.owner != nil {
-		s.Node, s.Conn = it.owner.node, it.owner.id
-	}
+	s.Node, s.Conn = it.node, it.conn
 	if it.leaseID != 0 {
 		s.Lease, s.Ends = it.leaseID, it.leaseEnd
 	}
@@ -249,15 +250,13 @@ func (it *snapItem) appendLine(b []byte) []byte {
 	if it.persist {
 		b = append(b, `,"persist":true`...)
 	}
-	if it.owner != nil {
-		if it.owner.node != "" {
-			b = append(b, `,"node":`...)
-			b = AppendString(b, it.owner.node)
-		}
-		if it.owner.id != "" {
-			b = append(b, `,"conn":`...)
-			b = AppendString(b, it.owner.id)
-		}
+	if it.node != "" {
+		b = append(b, `,"node":`...)
+		b = AppendString(b, it.node)
+	}
+	if it.conn != "" {
+		b = append(b, `,"conn":`...)
+		b = AppendString(b, it.conn)
 	}
 	if it.leaseID != 0 {
 		b = append(b, `,"lease":`...)
@@ -311,7 +310,8 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	keep := make(map[string]*Client)
 	for id, c := range t.clients {
 		cs = append(cs, c)
-		c.subs, c.owned = subSet{}, ownedSet{}
+		c.subs = subSet{}
+		c.disownAll()
 		c.mu.Lock()
 		proposed := c.proposed
 		c.mu.Unlock()
@@ -329,8 +329,7 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	t.clients = keep
 	t.leases = make(map[*node]*lease)
 	t.hist = history{max: t.opt.HistoryCount, maxBytes: t.opt.HistoryBytes, age: t.opt.HistoryAge}
-	t.ghosts = make(map[string]*table[*connection])
-	t.nodeIDs = make(map[string]string)
+	t.ghosts = make(map[string]*peer)
 	t.dead = make(map[string]bool)
 	t.batches = make(map[string]uint64)
 	t.seq, t.leaseN, t.applied, t.hash = 0, 0, 0, 0
@@ -418,7 +417,7 @@ func (t *Tree) restoreNode(s *snapNode) error {
 			c = t.ghost(s.Node, s.Conn)
 		}
 		n.owner = c
-		c.owned.add(n)
+		c.own(n)
 	case s.Lease != 0:
 		t.armLease(n, s.Lease, time.UnixMilli(s.Ends))
 	}

@@ -83,6 +83,7 @@ type Tree struct {
 	nodes   table[*node] // by path
 	subs    map[string]*subList
 	clients map[string]*Client
+	self    *peer            // this node: its clients' peer (connection.go)
 	leases  map[*node]*lease // the entities leased by Call
 	hist    history
 	counts  counters
@@ -139,6 +140,7 @@ func New(ctx context.Context, store Store, opt Options) (*Tree, error) {
 		root:    root,
 		subs:    make(map[string]*subList),
 		clients: make(map[string]*Client),
+		self:    &peer{id: opt.Node},
 		leases:  make(map[*node]*lease),
 		hist:    history{max: opt.HistoryCount, maxBytes: opt.HistoryBytes, age: opt.HistoryAge},
 		quit:    make(chan struct{}),
@@ -279,7 +281,7 @@ func (t *Tree) Connect(id, identity string) (*Client, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c.node = t.nodeID()
+	c.peer = t.self
 	if t.closed {
 		return nil, ErrClosed
 	}

@@ -87,7 +87,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 			return outcome{wait: w}
 		}
 		n := t.lookup(r.path)
-		exists := n != nil && n.entity != nil
+		exists := n != nil && n.entity() != nil
 		op := OpCreate
 		if exists {
 			op = OpUpdate
@@ -97,7 +97,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		}
 		e, typ := given, typeOf(m)
 		if exists && merge {
-			full, err := mergeEntity(n.entity, e.full)
+			full, err := mergeEntity(n.entity(), e.full)
 			if err != nil {
 				return fail(reasonInvalidEntity)
 			}
@@ -130,7 +130,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 			if fresh {
 				next.creator = mkStr(cl.identity)
 			}
-			next.typ, next.entity, next.persist = mkStr(typ), e.full, persist
+			next.typ, next.ent, next.persist = mkStr(typ), mkEnt(e.full), persist
 			recs = t.planSet(r.path, n, &next)
 		}
 		pa := putApply{
@@ -282,7 +282,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 				return fail(reasonForbidden)
 			}
 		}
-		next := node{path: path, creator: mkStr(cl.identity), typ: mkStr(typ), entity: e.full, persist: persist}
+		next := node{path: path, creator: mkStr(cl.identity), typ: mkStr(typ), ent: mkEnt(e.full), persist: persist}
 		// The change keeps what it needs of cl, not cl: a caller that
 		// does not escape is not allocated.
 		identity, owner, from := cl.identity, cl.conn(), cl.from
@@ -332,7 +332,7 @@ func (t *Tree) delete(cl *caller, r resource) ([]byte, string) {
 			return fail(reasonForbidden)
 		}
 		n := t.lookup(r.path)
-		if n == nil || n.entity == nil {
+		if n == nil || n.entity() == nil {
 			return fail(reasonNotFound)
 		}
 		return t.remove(n, cl.from, cl.c)
@@ -376,7 +376,7 @@ func (t *Tree) setEntity(n *node, typ string, e prepared, owner *connection, per
 		t.store(n, nil)
 	case owner != nil:
 		n.owner = owner
-		owner.owned.add(n)
+		owner.own(n)
 		n.persist = false
 		t.unstore(n, nil)
 	default:
@@ -392,7 +392,7 @@ func (t *Tree) setEntity(n *node, typ string, e prepared, owner *connection, per
 // lock.
 func (t *Tree) release(n *node) {
 	if n.owner != nil {
-		n.owner.owned.remove(n)
+		n.owner.disown(n)
 		n.owner = nil
 	}
 	if l := t.leases[n]; l != nil {
