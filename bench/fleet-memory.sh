@@ -7,9 +7,10 @@
 # on the single node, then on node 1 of the fleet: the RSS growth per
 # connection of the single node and of node 1, and per transient of node
 # 0 and node 2, which only apply them from the log.
-#   bench/fleet-memory.sh [-conns 5000] [-history N] [-timeout 3m] [-heap-profile FILE]
+#   bench/fleet-memory.sh [-conns 5000] [-history N] [-settle 3s] [-timeout 3m] [-heap-profile FILE]
 # (-history N: every node with -channel-history N, which leaves the bounded
-# history of notifications out of the figures)
+# history of notifications out of the figures; -settle D: how long the
+# nodes settle after the last entry before their RSS is read)
 # RESO=path uses a reso binary built elsewhere; BASE=commit also measures
 # the reso of that commit first (built from `git archive`), for a before
 # and after in one invocation. Loopback only; every step bounded by

@@ -2,8 +2,8 @@
 // transient resource of a connection costs every node of a fleet. It
 // starts a three-server NATS JetStream cluster in a child process, three
 // reso nodes on it and one reso alone on SQLite (bench/internal/cluster),
-// and measures in one run, each node's RSS read from /proc before and 3 s
-// after the last reply:
+// and measures in one run, each node's RSS read from /proc before and
+// -settle (3 s) after the last reply:
 //
 //   - single node: -conns WebSockets, each subscribed to one shared room
 //     and owning one transient presence entry of it: RSS growth per
@@ -33,7 +33,7 @@
 // a cost of each node bounded apart, which a small N leaves out of the
 // figures.
 //
-//	go run ./bench/fleetmem -reso PATH [-conns 5000] [-history N] [-timeout 3m] [-heap-profile FILE]
+//	go run ./bench/fleetmem -reso PATH [-conns 5000] [-history N] [-settle 3s] [-timeout 3m] [-heap-profile FILE]
 package main
 
 import (
@@ -56,12 +56,13 @@ func run() error {
 	conns := flag.Int("conns", 5000, "connections, all on the single node, then all on node 1 of the fleet (1 to 15,000: the load client holds them all, under a descriptor limit of 20,000 here)")
 	history := flag.Int("history", 0, "-channel-history of every node (0: reso's default, 50,000); a small one leaves out the notifications kept for replay, a cost bounded apart")
 	profile := flag.String("heap-profile", "", "save node 0's heap profile to this file once the fleet's connections are held")
+	settle := flag.Duration("settle", 3*time.Second, "how long the nodes settle after the last entry before their RSS is read (Go's scavenger gives freed memory back over tens of seconds)")
 	timeout := flag.Duration("timeout", 3*time.Minute, "bound of each run's connecting and of the entries reaching node 0 (at most 10m)")
 	flag.Parse()
 	switch {
 	case *reso == "":
 		return errors.New("-reso is required")
-	case *conns < 1 || *conns > 15_000, *timeout <= 0 || *timeout > 10*time.Minute, *history < 0:
+	case *conns < 1 || *conns > 15_000, *timeout <= 0 || *timeout > 10*time.Minute, *history < 0, *settle < 0 || *settle > 5*time.Minute:
 		return errors.New("a flag is out of its range (see -h)")
 	}
 	var args []string
@@ -88,7 +89,7 @@ func run() error {
 	fmt.Printf("3 reso nodes on a 3-server NATS JetStream cluster (R3) and 1 reso on SQLite, %s; %d CPUs; %d connections, each subscribed to a room and owning a transient entry\n",
 		hist, runtime.NumCPU(), *conns)
 
-	one, err := presence([]*cluster.Node{alone}, 0, 0, *conns, *timeout, nil)
+	one, err := presence([]*cluster.Node{alone}, 0, 0, *conns, *timeout, *settle, nil)
 	if err != nil {
 		return fmt.Errorf("single node: %w", err)
 	}
@@ -96,7 +97,7 @@ func run() error {
 	fmt.Printf("single node: RSS %+.1f MiB, %.2f KiB per connection (live heap %.0f bytes)\n", float64(one.growth[0])/1024, single, one.livePerConn(0))
 
 	nodes := fleet.Nodes
-	fl, err := presence(nodes, 1, 0, *conns, *timeout, func() error {
+	fl, err := presence(nodes, 1, 0, *conns, *timeout, *settle, func() error {
 		if *profile == "" {
 			return nil
 		}

@@ -38,10 +38,10 @@ var runs atomic.Int64
 // shared room and owning one transient entry of a list of members (apart
 // from the room, so that an entry is not fanned out to every connection),
 // waits until a subscriber of the list on nodes[watch] saw every entry
-// created, and measures each node's RSS growth 3 s after and its live
+// created, and measures each node's RSS growth settle after and its live
 // heap's growth (after a collection), then calls held
 // (when not nil); then it closes them.
-func presence(nodes []*cluster.Node, at, watch, n int, timeout time.Duration, held func() error) (result, error) {
+func presence(nodes []*cluster.Node, at, watch, n int, timeout, settle time.Duration, held func() error) (result, error) {
 	res := result{conns: n, growth: make([]int64, len(nodes)), live: make([]int64, len(nodes))}
 	base, baseLive := make([]int64, len(nodes)), make([]int64, len(nodes))
 	for i, nd := range nodes {
@@ -148,7 +148,7 @@ func presence(nodes []*cluster.Node, at, watch, n int, timeout time.Duration, he
 	if err := <-created; err != nil {
 		return res, err
 	}
-	time.Sleep(3 * time.Second) // the nodes settle after the last entry
+	time.Sleep(settle) // the nodes settle after the last entry
 	for i, nd := range nodes {
 		v, err := proc.RSSKB(nd.Pid())
 		if err != nil {
