@@ -2,6 +2,8 @@ package pluginrpc
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,8 +14,10 @@ import (
 
 	"github.com/reso-project/reso/channel"
 	"github.com/reso-project/reso/channelhost"
+	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/internal/poll"
+	"github.com/reso-project/reso/plugins"
 	channelplugin "github.com/reso-project/reso/plugins/channel"
 )
 
@@ -71,12 +75,18 @@ func nextEvent(t *testing.T, br *bufio.Reader) string {
 // for a host that does not).
 func watchServers(t *testing.T, watch WatchFunc) (isolated, inProcess *testServer, c *Client, tree *channel.Tree) {
 	t.Helper()
+	return watchServersOf(t, "channel", watch)
+}
+
+// watchServersOf is watchServers with the plugin process of child mode.
+func watchServersOf(t *testing.T, mode string, watch WatchFunc) (isolated, inProcess *testServer, c *Client, tree *channel.Tree) {
+	t.Helper()
 	tree, err := channel.New(t.Context(), nil, channel.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tree.Close() })
-	c = load(t, Config{Name: "channel", Cmd: childCmd("channel"), Watch: watch})
+	c = load(t, Config{Name: "channel", Cmd: childCmd(mode), Watch: watch})
 	isolated = newTreeServer(t, channelhost.TreeOf(tree), c)
 	inProcess = newTreeServer(t, channelhost.TreeOf(tree), channelplugin.New())
 	return isolated, inProcess, c, tree
@@ -197,4 +207,88 @@ func TestWatchSplice(t *testing.T) {
 		t.Fatalf("after the restart: %s", status)
 	}
 	nextEvent(t, br2)
+}
+
+// TestWatchExchange: a request that comes on Exchange (a plugin without
+// Requests) cannot be named to the host, so the plugin runs its GET kept
+// open itself, as before: same bytes, its events crossing.
+func TestWatchExchange(t *testing.T) {
+	iso, inp, c, _ := watchServersOf(t, "channel-exchange", doors.Watch)
+	sse := "Accept: text/event-stream"
+	_, _, ref := openStream(t, inp, "/channel/news?watch", sse)
+	_, status, br := openStream(t, iso, "/channel/news?watch", sse)
+	if status != "200 OK" {
+		t.Fatalf("GET kept open: %s", status)
+	}
+	pub, _ := openSession(t, inp, "/channel")
+	before := c.crossed.n.Load()
+	sendText(t, pub, `{"method":"NOTIFY","resource":"/news","data":{"n":1},"msg_id":1}`)
+	recvText(t, pub)
+	for i := range 2 {
+		if got, want := nextEvent(t, br), nextEvent(t, ref); got != want {
+			t.Fatalf("event %d: %q, in process %q", i, got, want)
+		}
+	}
+	if crossed := c.crossed.n.Load() - before; crossed == 0 {
+		t.Errorf("no message crossed: the plugin on Exchange cannot have its watch run by the host")
+	}
+}
+
+// dropPlugin's handler starts a GET kept open of its path, then answers
+// something else: 409 Dropped, or the stream wrapped, which only the host
+// could read.
+type dropPlugin struct{}
+
+// errDropped is dropPlugin's answer.
+var errDropped = core.Status(http.StatusConflict, "Dropped")
+
+func (dropPlugin) Routes(_ context.Context, host plugins.Services) ([]plugins.Route, error) {
+	tree := host.Tree
+	if tree == nil {
+		return nil, errors.New("drop plugin: the host offers no tree")
+	}
+	return []plugins.Route{
+		{Match: `GET /drop/`, Handler: core.HandlerFunc(func(ctx context.Context, req *core.Request) (*core.Response, error) {
+			if _, err := doors.Watch(ctx, tree, req, "/news", false); err != nil {
+				return nil, err
+			}
+			return nil, errDropped
+		})},
+		{Match: `GET /wrap/`, Handler: core.HandlerFunc(func(ctx context.Context, req *core.Request) (*core.Response, error) {
+			resp, err := doors.Watch(ctx, tree, req, "/news", false)
+			if err != nil {
+				return nil, err
+			}
+			return &core.Response{Stream: wrapped{resp.Stream}}, nil
+		})},
+	}, nil
+}
+
+// wrapped is a stream wrapped by a handler.
+type wrapped struct{ core.EventSource }
+
+// TestWatchDropped: a GET kept open that the host started for a request
+// whose answer does not claim it (an error, a stream of the plugin's own)
+// is closed: its tree client goes.
+func TestWatchDropped(t *testing.T) {
+	tree, err := channel.New(t.Context(), nil, channel.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tree.Close() })
+	c := load(t, Config{Name: "drop", Cmd: childCmd("watchdrop"), Watch: doors.Watch})
+	s := newTreeServer(t, channelhost.TreeOf(tree), c)
+	for range 3 {
+		if _, status, _ := openStream(t, s, "/drop/x"); status != "409 Dropped" {
+			t.Fatalf("GET /drop/x: %s", status)
+		}
+	}
+	_, status, br := openStream(t, s, "/wrap/x")
+	if status != "200 OK" {
+		t.Fatalf("GET /wrap/x: %s", status)
+	}
+	if _, err := br.ReadString('\n'); err == nil {
+		t.Errorf("the wrapped stream gave an event; want its end")
+	}
+	poll.Until(t, 30*time.Second, "the watches not answered to be closed", func() bool { return tree.Stats().Clients == 0 })
 }
