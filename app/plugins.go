@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/pluginrpc"
 	"github.com/reso-project/reso/plugins"
@@ -102,6 +103,9 @@ func setupPlugins(ctx context.Context, cfg *options, entries []pluginhost.Entry,
 					return cmd
 				},
 				Logger: logger,
+				// The GETs kept open of the plugin's doors run here,
+				// on the tree, without crossing per notification.
+				Watch: doors.Watch,
 			})
 		})
 	}

@@ -30,3 +30,21 @@ func connect(ctx context.Context, tree core.Tree, s core.Session, identity strin
 	c, err := tree.Connect(ctx, s.ID(), identity)
 	return c, false, err
 }
+
+// watchSplicer is a tree that can run a GET kept open itself, where the
+// tree is: an isolated plugin's tree (package pluginrpc), whose host then
+// runs [Watch] on its own tree for the request being answered and serves
+// the stream, so that a notification to many watchers crosses the
+// process boundary no time at all instead of twice per watcher
+// (docs/plugins.md#notifications-of-isolated-plugins). Like
+// sessionConnector, it is the adapters' business, not the host's
+// contract.
+type watchSplicer interface {
+	// SpliceWatch asks the tree's host to run the GET kept open of
+	// resource (full or not) that answers the request of ctx, with the
+	// request as the host has it (its identity, its Last-Event-ID), and
+	// reports whether it does: then the answer to give (its stream the
+	// host's) or the error to answer with. Not spliced (an older host, a
+	// request the host cannot name), the caller runs the stream itself.
+	SpliceWatch(ctx context.Context, resource string, full bool) (resp *core.Response, spliced bool, err error)
+}

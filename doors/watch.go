@@ -56,7 +56,20 @@ type watcher struct {
 // permissions the tree checks as a read. Other plugins whose resources
 // live in the tree use it for their own GETs kept open; [StreamWanted]
 // tells when a request asks for one.
+//
+// In an isolated plugin whose host offers it, the host runs the stream
+// on its own tree with its own copy of req (the plugin's req is one), and
+// the answer carries the host's stream (see watchSplicer).
 func Watch(ctx context.Context, t core.Tree, req *core.Request, resource string, full bool) (*core.Response, error) {
+	if ws, ok := t.(watchSplicer); ok {
+		resp, spliced, err := ws.SpliceWatch(ctx, resource, full)
+		if spliced {
+			if err != nil {
+				return nil, treeError(ctx, err)
+			}
+			return resp, nil
+		}
+	}
 	path, _, _ := strings.Cut(resource, "?")
 	path, _, _ = strings.Cut(path, "[")
 	var since *uint64

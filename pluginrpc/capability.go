@@ -7,16 +7,23 @@ import "github.com/reso-project/reso/plugins"
 const (
 	capSettings = "settings" // plugins.Settings
 	capTree     = "tree"     // plugins.Tree
+	// capWatch is not a service of its own: the host runs GETs kept
+	// open of its tree for the plugin (Host.Watch, watch.go).
+	capWatch = "watch"
 )
 
-// capabilities names the services host offers.
-func capabilities(host plugins.Services) [][]byte {
+// capabilities names the services host offers, and whether the host runs
+// watches of its tree (with Config.Watch set).
+func capabilities(host plugins.Services, watch bool) [][]byte {
 	var out []string
 	if host.Settings != nil {
 		out = append(out, capSettings)
 	}
 	if host.Tree != nil {
 		out = append(out, capTree)
+		if watch {
+			out = append(out, capWatch)
+		}
 	}
 	return wireList(out)
 }

@@ -50,6 +50,12 @@ type Config struct {
 	// StartTimeout bounds the start of one plugin process, up to the end of
 	// its handshake; 0 means a minute (go-plugin's default).
 	StartTimeout time.Duration
+	// Watch, when set, runs the GETs kept open of the host's tree
+	// (plugins.Services.Tree) that the plugin's doors.Watch asks for, in
+	// the host: the application passes doors.Watch. A notification to
+	// many of them then crosses the boundary no time at all (watch.go).
+	// Nil: the plugin runs its streams itself, as an older host makes it.
+	Watch WatchFunc
 }
 
 // Client is the host's end of a plugin running in a child process: a
@@ -67,8 +73,8 @@ type Client struct {
 	cur atomic.Pointer[conn] // the running process; nil while restarting
 	// restarts counts the processes started after the first.
 	restarts atomic.Uint64
-	// crossed counts the messages that carried frames for a session
-	// across the boundary (splice.go).
+	// crossed counts the messages that carried frames for a session or
+	// events of a stream across the boundary (splice.go).
 	crossed crossings
 
 	mu     sync.Mutex // serializes Routes and (re)binding a process

@@ -52,7 +52,9 @@
 //     byte the same compiled in or isolated. gRPC's flow control carries a
 //     slow client's back-pressure to the source; cancelling the call (the
 //     client went away, the server shuts down) ends the source's context,
-//     and the plugin closes the source once.
+//     and the plugin closes the source once. A GET kept open of the tree
+//     (doors.Watch) is run by the host instead, when [Config.Watch] is set
+//     (watch.go).
 //   - Sessions (plugins.Route.Session) cross multiplexed: the host opens
 //     up to 4 bidirectional gRPC streams (Sessions) per plugin process and
 //     spreads its sessions over them, each message tagged with its

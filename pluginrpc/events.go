@@ -39,11 +39,12 @@ const closeEventsTimeout = 5 * time.Second
 // would otherwise keep the source, and what the source holds (a tree
 // client, its frames), until ContentIdle.
 type remoteEvents struct {
-	rpc    pluginv3.PluginClient
-	handle uint64
-	stream pluginv3.Plugin_EventsClient
-	cancel context.CancelFunc
-	taken  bool // an event or the end came: the plugin took the stream
+	rpc     pluginv3.PluginClient
+	handle  uint64
+	stream  pluginv3.Plugin_EventsClient
+	cancel  context.CancelFunc
+	taken   bool       // an event or the end came: the plugin took the stream
+	crossed *crossings // counts the events that came (splice.go)
 }
 
 // Next returns the next event; io.EOF at the end of the stream,
@@ -67,6 +68,7 @@ func (e *remoteEvents) Next(ctx context.Context) (core.Event, error) {
 		return core.Event{}, eventsError(ctx, err)
 	}
 	e.taken = true
+	e.crossed.add()
 	return core.Event{ID: string(m.GetId()), Name: string(m.GetName()), Value: core.EventData(m.GetData())}, nil
 }
 

@@ -41,7 +41,7 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 		}
 		m.Request.Body = body
 	}
-	resp, err := cn.exchange(ctx, m)
+	resp, watch, err := cn.exchange(ctx, m, req)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
@@ -52,6 +52,12 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 		}
 		return nil, fmt.Errorf("pluginrpc: plugin %q: %s", c.cfg.Name, status.Convert(err).Message())
 	}
+	r := resp.GetResponse()
+	if !r.GetWatch() {
+		// Not an answer with the stream the host started, if it did.
+		closeWatch(watch)
+		watch = nil
+	}
 	if e := resp.GetError(); e != nil {
 		err := decodeError(e)
 		if ctxErr := ctx.Err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
@@ -59,13 +65,18 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 		}
 		return nil, err
 	}
-	r := resp.GetResponse()
 	if r == nil {
 		return nil, nil
 	}
 	out := decodeResponseFields(r)
-	if h := r.GetStream(); h != 0 {
-		out.Stream = &remoteEvents{rpc: cn.rpc, handle: h}
+	switch {
+	case r.GetWatch():
+		if watch == nil {
+			return nil, errWatchGone
+		}
+		out.Stream = watch.Stream
+	case r.GetStream() != 0:
+		out.Stream = &remoteEvents{rpc: cn.rpc, handle: r.GetStream(), crossed: &c.crossed}
 	}
 	if ct := r.GetContent(); ct != nil {
 		out.Content = &core.Content{
@@ -78,33 +89,40 @@ func (h *remoteHandler) Handle(ctx context.Context, req *core.Request) (*core.Re
 	return out, nil
 }
 
-// exchange sends m on the Requests call, or on an Exchange stream to a
-// plugin that does not serve Requests, and returns the answer.
-func (cn *conn) exchange(ctx context.Context, m *pluginv3.HandleRequest) (*pluginv3.HandleResponse, error) {
-	a, err := cn.requests.call(ctx, m.GetRoute(), m.GetRequest())
+// exchange sends m (req as encoded) on the Requests call, or on an
+// Exchange stream to a plugin that does not serve Requests, and returns
+// the answer and the GET kept open the host started for it (Host.Watch),
+// if any.
+func (cn *conn) exchange(ctx context.Context, m *pluginv3.HandleRequest, req *core.Request) (*pluginv3.HandleResponse, *core.Response, error) {
+	a, watch, err := cn.requests.call(ctx, m.GetRoute(), m.GetRequest(), req)
 	if errors.Is(err, errNoRequests) {
-		return cn.pool.call(ctx, m)
+		resp, err := cn.pool.call(ctx, m)
+		return resp, nil, err
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &pluginv3.HandleResponse{Response: a.GetResponse(), Error: a.GetError()}, nil
+	return &pluginv3.HandleResponse{Response: a.GetResponse(), Error: a.GetError()}, watch, nil
 }
 
 // handle runs the handler of req.Route and encodes its answer.
 func (s *server) handle(ctx context.Context, m *pluginv3.HandleRequest) *pluginv3.HandleResponse {
-	resp, err := s.answer(ctx, m.GetRoute(), m.GetRequest())
+	resp, err := s.answer(ctx, 0, m.GetRoute(), m.GetRequest())
 	return &pluginv3.HandleResponse{Response: resp, Error: err}
 }
 
-// answer runs the handler of route for the request m and encodes its
-// answer: a response, an error, or neither for a nil response. A handler
-// that panics answers like core.NewPanicError would, and the plugin lives
-// on.
-func (s *server) answer(ctx context.Context, route uint32, m *pluginv3.Request) (out *pluginv3.Response, outErr *pluginv3.Error) {
+// answer runs the handler of route for the request m, whose id on
+// Requests is id (0 on Exchange), and encodes its answer: a response, an
+// error, or neither for a nil response. A handler that panics answers
+// like core.NewPanicError would, and the plugin lives on.
+func (s *server) answer(ctx context.Context, id uint64, route uint32, m *pluginv3.Request) (out *pluginv3.Response, outErr *pluginv3.Error) {
 	s.mu.RLock()
 	handlers, host := s.handlers, s.host
 	s.mu.RUnlock()
+	if id != 0 && host != nil && host.watch {
+		// For doors.Watch, which asks the host to run its stream.
+		ctx = withRequestID(ctx, id)
+	}
 	i := int(route)
 	if i >= len(handlers) || handlers[i] == nil {
 		return nil, &pluginv3.Error{Message: fmt.Appendf(nil, "pluginrpc: no handler for route %d", i)}
@@ -123,7 +141,9 @@ func (s *server) answer(ctx context.Context, route uint32, m *pluginv3.Request) 
 		return nil, nil
 	}
 	out = encodeResponse(resp)
-	if resp.Stream != nil {
+	if _, ok := resp.Stream.(hostWatch); ok {
+		out.Watch = true
+	} else if resp.Stream != nil {
 		out.Stream = s.streams.open(resp.Stream, req, core.EventStream(req.Header))
 	}
 	if c := resp.Content; c != nil {

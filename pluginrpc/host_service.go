@@ -27,6 +27,10 @@ type hostServer struct {
 	// for one (splice.go); nil for none.
 	sessions *sessionMux
 	crossed  *crossings // the frames sent on Trees calls
+	// requests are the process's requests, whose GETs kept open watch
+	// runs (watch.go); nil for none.
+	requests *requestMux
+	watch    WatchFunc // Config.Watch
 }
 
 // errNoSettings answers a settings call when the host offers none (the
@@ -63,6 +67,7 @@ func (s *hostServer) SetSetting(ctx context.Context, req *pluginv3.SetSettingReq
 type remoteHost struct {
 	client pluginv3.HostClient
 	trees  treeCalls // the Trees calls of the plugin's tree clients
+	watch  bool      // the host runs GETs kept open (capWatch)
 }
 
 // view returns the services the plugin sees: exactly those the host named
@@ -75,6 +80,7 @@ func (h *remoteHost) view(capabilities []string) plugins.Services {
 	}
 	if slices.Contains(capabilities, capTree) {
 		s.Tree = treeHost{h}
+		h.watch = slices.Contains(capabilities, capWatch)
 	}
 	return s
 }

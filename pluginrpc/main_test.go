@@ -63,6 +63,10 @@ func runChild(mode string) int {
 		err = Serve(channelplugin.New())
 	case "lazytree":
 		err = Serve(lazyPlugin{})
+	case "channel-exchange":
+		serveExchangeOnly(channelplugin.New())
+	case "watchdrop":
+		err = Serve(dropPlugin{})
 	case "stdout":
 		fmt.Println("hello from a plugin that prints to stdout")
 		err = Serve(p)

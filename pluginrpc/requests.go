@@ -5,11 +5,13 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/pluginrpc/pluginv3"
 )
 
@@ -35,6 +37,10 @@ const maxBatchBytes = 1 << 20
 type requestMux struct {
 	ctx context.Context // the process's life
 	rpc pluginv3.PluginClient
+	// next numbers the requests: an id names one request of the process,
+	// whichever call carries it, so that a Host.Watch of a request that a
+	// broken call carried finds no other (watch.go).
+	next atomic.Uint64
 
 	mu          sync.Mutex
 	cur         *requestCall // nil before the first request and after a call broke
@@ -50,51 +56,75 @@ type requestCall struct {
 	batch  pluginv3.RequestBatch // the message being sent; only the sender touches it
 
 	mu      sync.Mutex
-	next    uint64
 	waiting map[uint64]*waiter
 	err     error // why the call ended; set once, then no request joins it
 }
 
 // waiter is a request waiting for its answer; nil on ch means the call
 // ended first.
-type waiter struct{ ch chan *pluginv3.TaggedAnswer }
+type waiter struct {
+	ch chan *pluginv3.TaggedAnswer
+	// The request as the host's handler has it, for a GET kept open
+	// that the plugin asks the host to run (watch.go); set before the
+	// waiter is in the call's table.
+	ctx context.Context
+	req *core.Request
+	// watch is the stream the host started for the request, until the
+	// answer takes it; guarded by the call's mu while the waiter is in
+	// its table.
+	watch *core.Response
+}
 
 var waiters = sync.Pool{New: func() any { return &waiter{ch: make(chan *pluginv3.TaggedAnswer, 1)} }}
+
+// putWaiter closes the stream w holds, if any, and pools w.
+func putWaiter(w *waiter) {
+	closeWatch(w.watch)
+	w.ctx, w.req, w.watch = nil, nil, nil
+	waiters.Put(w)
+}
 
 func newRequestMux(ctx context.Context, rpc pluginv3.PluginClient) *requestMux {
 	return &requestMux{ctx: ctx, rpc: rpc}
 }
 
-// call sends the request m to the handler of route and waits for its
-// answer. When ctx ends first, the request is cancelled in the plugin
+// call sends the request m (req as encoded) to the handler of route and
+// waits for its answer, and returns with it the GET kept open the host
+// started for the request (Host.Watch), if any: the caller serves it or
+// closes it. When ctx ends first, the request is cancelled in the plugin
 // (which cancels its handler's context) and call returns ctx.Err(); an
 // answer that comes later is released. A call that ends (the process
 // died) fails every request waiting on it with the call's error.
-func (x *requestMux) call(ctx context.Context, route uint32, m *pluginv3.Request) (*pluginv3.TaggedAnswer, error) {
+func (x *requestMux) call(ctx context.Context, route uint32, m *pluginv3.Request, req *core.Request) (*pluginv3.TaggedAnswer, *core.Response, error) {
 	c, err := x.open()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w := waiters.Get().(*waiter)
+	w.ctx, w.req = ctx, req
+	id := x.next.Add(1)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		waiters.Put(w)
-		return nil, err
+		putWaiter(w)
+		return nil, nil, err
 	}
-	c.next++
-	id := c.next
 	c.waiting[id] = w
 	c.mu.Unlock()
 	c.out.add(&pluginv3.TaggedRequest{Id: id, Route: route, Request: m})
 	select {
 	case a := <-w.ch:
-		waiters.Put(w)
+		// Out of the table (receive or end took it): the watch is
+		// ours.
+		watch := w.watch
+		w.watch = nil
+		putWaiter(w)
 		if a == nil {
-			return nil, c.failure()
+			closeWatch(watch)
+			return nil, nil, c.failure()
 		}
-		return a, nil
+		return a, watch, nil
 	case <-ctx.Done():
 	}
 	c.mu.Lock()
@@ -102,18 +132,18 @@ func (x *requestMux) call(ctx context.Context, route uint32, m *pluginv3.Request
 	delete(c.waiting, id)
 	c.mu.Unlock()
 	if waiting {
-		waiters.Put(w)
+		putWaiter(w)
 		c.out.add(&pluginv3.TaggedRequest{Id: id, Cancel: true})
-		return nil, ctx.Err()
+		return nil, nil, ctx.Err()
 	}
 	// The answer (or the call's end) is on its way: take it, so that the
 	// waiter is empty when reused, and release what it holds open.
 	a := <-w.ch
-	waiters.Put(w)
+	putWaiter(w)
 	if a != nil {
 		x.release(a)
 	}
-	return nil, ctx.Err()
+	return nil, nil, ctx.Err()
 }
 
 // open returns the open call, opening one if none is.

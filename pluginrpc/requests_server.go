@@ -111,7 +111,7 @@ func (c *requestsCall) worker(r *runningRequest) {
 func (c *requestsCall) run(r *runningRequest) {
 	defer c.wg.Done()
 	m := r.m
-	resp, err := c.s.answer(r.ctx, m.GetRoute(), m.GetRequest())
+	resp, err := c.s.answer(r.ctx, m.GetId(), m.GetRoute(), m.GetRequest())
 	id := m.GetId()
 	c.mu.Lock()
 	delete(c.running, id)

@@ -23,13 +23,13 @@ import (
 func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Services) ([]*pluginv3.Route, error) {
 	id := cn.broker.NextId()
 	cn.sessions.crossed = &c.crossed
-	hs := &hostServer{host: host, bodies: &c.bodies, sessions: cn.sessions, crossed: &c.crossed}
+	hs := &hostServer{host: host, bodies: &c.bodies, sessions: cn.sessions, crossed: &c.crossed, requests: cn.requests, watch: c.cfg.Watch}
 	go cn.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
 		s := grpc.NewServer(opts...)
 		pluginv3.RegisterHostServer(s, hs)
 		return s
 	})
-	resp, err := cn.rpc.Routes(ctx, &pluginv3.RoutesRequest{HostBrokerId: id, Capabilities: capabilities(host)})
+	resp, err := cn.rpc.Routes(ctx, &pluginv3.RoutesRequest{HostBrokerId: id, Capabilities: capabilities(host, c.cfg.Watch != nil)})
 	if err != nil {
 		return nil, fmt.Errorf("pluginrpc: plugin %q: routes: %s", c.cfg.Name, status.Convert(err).Message())
 	}

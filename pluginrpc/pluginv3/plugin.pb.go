@@ -261,6 +261,8 @@ type RoutesRequest struct {
 	// capabilities names the host services the host offers (plugins.Host's
 	// capability interfaces): "settings", "tree". The plugin's host offers exactly
 	// these, so a type assertion gives the same answer as in process.
+	// "watch" says that the host runs GETs kept open of its tree for the
+	// plugin (Host.Watch); a host older than it never names it.
 	Capabilities  [][]byte `protobuf:"bytes,20,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1284,7 +1286,11 @@ type Response struct {
 	ContentType []byte `protobuf:"bytes,7,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
 	// stream, when not zero, is the handle of an open streamed answer
 	// (core.Response.Stream) to read with Events.
-	Stream        uint64 `protobuf:"varint,20,opt,name=stream,proto3" json:"stream,omitempty"`
+	Stream uint64 `protobuf:"varint,20,opt,name=stream,proto3" json:"stream,omitempty"`
+	// watch, when true, says that the streamed answer is the GET kept open
+	// the host started for this request (Host.Watch): the host serves it
+	// itself, and stream is zero.
+	Watch         bool `protobuf:"varint,21,opt,name=watch,proto3" json:"watch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1373,6 +1379,13 @@ func (x *Response) GetStream() uint64 {
 		return x.Stream
 	}
 	return 0
+}
+
+func (x *Response) GetWatch() bool {
+	if x != nil {
+		return x.Watch
+	}
+	return false
 }
 
 // Cookie mirrors net/http.Cookie.
@@ -3902,6 +3915,117 @@ func (x *TreeCallResponse) GetError() *Error {
 	return nil
 }
 
+type WatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// request is the id of the request on the Requests call
+	// (TaggedRequest.id) that the stream answers.
+	Request uint64 `protobuf:"varint,1,opt,name=request,proto3" json:"request,omitempty"`
+	// resource is the tree path, with an optional [attr] or listing query,
+	// whose notifications (full false) or states (full true) the stream
+	// carries.
+	Resource      []byte `protobuf:"bytes,2,opt,name=resource,proto3" json:"resource,omitempty"`
+	Full          bool   `protobuf:"varint,3,opt,name=full,proto3" json:"full,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_plugin_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *WatchRequest) GetRequest() uint64 {
+	if x != nil {
+		return x.Request
+	}
+	return 0
+}
+
+func (x *WatchRequest) GetResource() []byte {
+	if x != nil {
+		return x.Resource
+	}
+	return nil
+}
+
+func (x *WatchRequest) GetFull() bool {
+	if x != nil {
+		return x.Full
+	}
+	return false
+}
+
+type WatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// error, when set, is why the stream did not start (the tree's refusal
+	// with its status, a bad Last-Event-ID, the request gone).
+	Error         *Error `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchResponse) Reset() {
+	*x = WatchResponse{}
+	mi := &file_plugin_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchResponse) ProtoMessage() {}
+
+func (x *WatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
+func (*WatchResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *WatchResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -3973,7 +4097,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\fR\x06reason\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\fR\amessage\x12+\n" +
-	"\x05cause\x18\x04 \x01(\x0e2\x15.reso.plugin.v3.CauseR\x05cause\"\x9a\x02\n" +
+	"\x05cause\x18\x04 \x01(\x0e2\x15.reso.plugin.v3.CauseR\x05cause\"\xb0\x02\n" +
 	"\bResponse\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\fR\x06reason\x12.\n" +
@@ -3982,7 +4106,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04body\x18\x05 \x01(\fR\x04body\x121\n" +
 	"\acontent\x18\x06 \x01(\v2\x17.reso.plugin.v3.ContentR\acontent\x12!\n" +
 	"\fcontent_type\x18\a \x01(\fR\vcontentType\x12\x16\n" +
-	"\x06stream\x18\x14 \x01(\x04R\x06stream\"\x82\x03\n" +
+	"\x06stream\x18\x14 \x01(\x04R\x06stream\x12\x14\n" +
+	"\x05watch\x18\x15 \x01(\bR\x05watch\"\x82\x03\n" +
 	"\x06Cookie\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\fR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12\x16\n" +
@@ -4125,7 +4250,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03msg\x18\x03 \x01(\fR\x03msg\"U\n" +
 	"\x10TreeCallResponse\x12\x14\n" +
 	"\x05reply\x18\x01 \x01(\fR\x05reply\x12+\n" +
-	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error*^\n" +
+	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"X\n" +
+	"\fWatchRequest\x12\x18\n" +
+	"\arequest\x18\x01 \x01(\x04R\arequest\x12\x1a\n" +
+	"\bresource\x18\x02 \x01(\fR\bresource\x12\x12\n" +
+	"\x04full\x18\x03 \x01(\bR\x04full\"<\n" +
+	"\rWatchResponse\x12+\n" +
+	"\x05error\x18\x01 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error*^\n" +
 	"\fIdentityMode\x12\x16\n" +
 	"\x12IDENTITY_MODE_NONE\x10\x00\x12\x1a\n" +
 	"\x16IDENTITY_MODE_OPTIONAL\x10\x01\x12\x1a\n" +
@@ -4154,7 +4285,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06Events\x12\x1d.reso.plugin.v3.EventsRequest\x1a\x1c.reso.plugin.v3.EventMessage0\x01\x12V\n" +
 	"\vCloseEvents\x12\".reso.plugin.v3.CloseEventsRequest\x1a#.reso.plugin.v3.CloseEventsResponse\x12F\n" +
 	"\bSessions\x12\x19.reso.plugin.v3.SessionUp\x1a\x1b.reso.plugin.v3.SessionDown(\x010\x01\x12P\n" +
-	"\x05Close\x12\".reso.plugin.v3.ClosePluginRequest\x1a#.reso.plugin.v3.ClosePluginResponse2\xb4\x04\n" +
+	"\x05Close\x12\".reso.plugin.v3.ClosePluginRequest\x1a#.reso.plugin.v3.ClosePluginResponse2\xfa\x04\n" +
 	"\x04Host\x12J\n" +
 	"\aSetting\x12\x1e.reso.plugin.v3.SettingRequest\x1a\x1f.reso.plugin.v3.SettingResponse\x12S\n" +
 	"\n" +
@@ -4163,7 +4294,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05Trees\x12\x16.reso.plugin.v3.TreeUp\x1a\x18.reso.plugin.v3.TreeDown(\x010\x01\x12M\n" +
 	"\bTreeExec\x12\x1f.reso.plugin.v3.TreeExecRequest\x1a .reso.plugin.v3.TreeExecResponse\x12_\n" +
 	"\x0eTreeDisconnect\x12%.reso.plugin.v3.TreeDisconnectRequest\x1a&.reso.plugin.v3.TreeDisconnectResponse\x12M\n" +
-	"\bTreeCall\x12\x1f.reso.plugin.v3.TreeCallRequest\x1a .reso.plugin.v3.TreeCallResponseB1Z/github.com/reso-project/reso/pluginrpc/pluginv3b\x06proto3"
+	"\bTreeCall\x12\x1f.reso.plugin.v3.TreeCallRequest\x1a .reso.plugin.v3.TreeCallResponse\x12D\n" +
+	"\x05Watch\x12\x1c.reso.plugin.v3.WatchRequest\x1a\x1d.reso.plugin.v3.WatchResponseB1Z/github.com/reso-project/reso/pluginrpc/pluginv3b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -4178,7 +4310,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_plugin_proto_goTypes = []any{
 	(IdentityMode)(0),              // 0: reso.plugin.v3.IdentityMode
 	(Cause)(0),                     // 1: reso.plugin.v3.Cause
@@ -4243,6 +4375,8 @@ var file_plugin_proto_goTypes = []any{
 	(*TreeDisconnectResponse)(nil), // 60: reso.plugin.v3.TreeDisconnectResponse
 	(*TreeCallRequest)(nil),        // 61: reso.plugin.v3.TreeCallRequest
 	(*TreeCallResponse)(nil),       // 62: reso.plugin.v3.TreeCallResponse
+	(*WatchRequest)(nil),           // 63: reso.plugin.v3.WatchRequest
+	(*WatchResponse)(nil),          // 64: reso.plugin.v3.WatchResponse
 }
 var file_plugin_proto_depIdxs = []int32{
 	6,  // 0: reso.plugin.v3.RoutesResponse.routes:type_name -> reso.plugin.v3.Route
@@ -4294,43 +4428,46 @@ var file_plugin_proto_depIdxs = []int32{
 	55, // 46: reso.plugin.v3.TreeFrames.frames:type_name -> reso.plugin.v3.TreeFrame
 	19, // 47: reso.plugin.v3.TreeExecResponse.error:type_name -> reso.plugin.v3.Error
 	19, // 48: reso.plugin.v3.TreeCallResponse.error:type_name -> reso.plugin.v3.Error
-	4,  // 49: reso.plugin.v3.Plugin.Routes:input_type -> reso.plugin.v3.RoutesRequest
-	7,  // 50: reso.plugin.v3.Plugin.Exchange:input_type -> reso.plugin.v3.HandleRequest
-	15, // 51: reso.plugin.v3.Plugin.Requests:input_type -> reso.plugin.v3.RequestBatch
-	24, // 52: reso.plugin.v3.Plugin.Read:input_type -> reso.plugin.v3.ReadRequest
-	26, // 53: reso.plugin.v3.Plugin.CloseContent:input_type -> reso.plugin.v3.CloseContentRequest
-	34, // 54: reso.plugin.v3.Plugin.Events:input_type -> reso.plugin.v3.EventsRequest
-	36, // 55: reso.plugin.v3.Plugin.CloseEvents:input_type -> reso.plugin.v3.CloseEventsRequest
-	38, // 56: reso.plugin.v3.Plugin.Sessions:input_type -> reso.plugin.v3.SessionUp
-	46, // 57: reso.plugin.v3.Plugin.Close:input_type -> reso.plugin.v3.ClosePluginRequest
-	28, // 58: reso.plugin.v3.Host.Setting:input_type -> reso.plugin.v3.SettingRequest
-	30, // 59: reso.plugin.v3.Host.SetSetting:input_type -> reso.plugin.v3.SetSettingRequest
-	32, // 60: reso.plugin.v3.Host.ReadBody:input_type -> reso.plugin.v3.ReadBodyRequest
-	49, // 61: reso.plugin.v3.Host.Trees:input_type -> reso.plugin.v3.TreeUp
-	57, // 62: reso.plugin.v3.Host.TreeExec:input_type -> reso.plugin.v3.TreeExecRequest
-	59, // 63: reso.plugin.v3.Host.TreeDisconnect:input_type -> reso.plugin.v3.TreeDisconnectRequest
-	61, // 64: reso.plugin.v3.Host.TreeCall:input_type -> reso.plugin.v3.TreeCallRequest
-	5,  // 65: reso.plugin.v3.Plugin.Routes:output_type -> reso.plugin.v3.RoutesResponse
-	14, // 66: reso.plugin.v3.Plugin.Exchange:output_type -> reso.plugin.v3.HandleResponse
-	17, // 67: reso.plugin.v3.Plugin.Requests:output_type -> reso.plugin.v3.AnswerBatch
-	25, // 68: reso.plugin.v3.Plugin.Read:output_type -> reso.plugin.v3.ReadChunk
-	27, // 69: reso.plugin.v3.Plugin.CloseContent:output_type -> reso.plugin.v3.CloseContentResponse
-	35, // 70: reso.plugin.v3.Plugin.Events:output_type -> reso.plugin.v3.EventMessage
-	37, // 71: reso.plugin.v3.Plugin.CloseEvents:output_type -> reso.plugin.v3.CloseEventsResponse
-	44, // 72: reso.plugin.v3.Plugin.Sessions:output_type -> reso.plugin.v3.SessionDown
-	47, // 73: reso.plugin.v3.Plugin.Close:output_type -> reso.plugin.v3.ClosePluginResponse
-	29, // 74: reso.plugin.v3.Host.Setting:output_type -> reso.plugin.v3.SettingResponse
-	31, // 75: reso.plugin.v3.Host.SetSetting:output_type -> reso.plugin.v3.SetSettingResponse
-	33, // 76: reso.plugin.v3.Host.ReadBody:output_type -> reso.plugin.v3.ReadBodyResponse
-	52, // 77: reso.plugin.v3.Host.Trees:output_type -> reso.plugin.v3.TreeDown
-	58, // 78: reso.plugin.v3.Host.TreeExec:output_type -> reso.plugin.v3.TreeExecResponse
-	60, // 79: reso.plugin.v3.Host.TreeDisconnect:output_type -> reso.plugin.v3.TreeDisconnectResponse
-	62, // 80: reso.plugin.v3.Host.TreeCall:output_type -> reso.plugin.v3.TreeCallResponse
-	65, // [65:81] is the sub-list for method output_type
-	49, // [49:65] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	19, // 49: reso.plugin.v3.WatchResponse.error:type_name -> reso.plugin.v3.Error
+	4,  // 50: reso.plugin.v3.Plugin.Routes:input_type -> reso.plugin.v3.RoutesRequest
+	7,  // 51: reso.plugin.v3.Plugin.Exchange:input_type -> reso.plugin.v3.HandleRequest
+	15, // 52: reso.plugin.v3.Plugin.Requests:input_type -> reso.plugin.v3.RequestBatch
+	24, // 53: reso.plugin.v3.Plugin.Read:input_type -> reso.plugin.v3.ReadRequest
+	26, // 54: reso.plugin.v3.Plugin.CloseContent:input_type -> reso.plugin.v3.CloseContentRequest
+	34, // 55: reso.plugin.v3.Plugin.Events:input_type -> reso.plugin.v3.EventsRequest
+	36, // 56: reso.plugin.v3.Plugin.CloseEvents:input_type -> reso.plugin.v3.CloseEventsRequest
+	38, // 57: reso.plugin.v3.Plugin.Sessions:input_type -> reso.plugin.v3.SessionUp
+	46, // 58: reso.plugin.v3.Plugin.Close:input_type -> reso.plugin.v3.ClosePluginRequest
+	28, // 59: reso.plugin.v3.Host.Setting:input_type -> reso.plugin.v3.SettingRequest
+	30, // 60: reso.plugin.v3.Host.SetSetting:input_type -> reso.plugin.v3.SetSettingRequest
+	32, // 61: reso.plugin.v3.Host.ReadBody:input_type -> reso.plugin.v3.ReadBodyRequest
+	49, // 62: reso.plugin.v3.Host.Trees:input_type -> reso.plugin.v3.TreeUp
+	57, // 63: reso.plugin.v3.Host.TreeExec:input_type -> reso.plugin.v3.TreeExecRequest
+	59, // 64: reso.plugin.v3.Host.TreeDisconnect:input_type -> reso.plugin.v3.TreeDisconnectRequest
+	61, // 65: reso.plugin.v3.Host.TreeCall:input_type -> reso.plugin.v3.TreeCallRequest
+	63, // 66: reso.plugin.v3.Host.Watch:input_type -> reso.plugin.v3.WatchRequest
+	5,  // 67: reso.plugin.v3.Plugin.Routes:output_type -> reso.plugin.v3.RoutesResponse
+	14, // 68: reso.plugin.v3.Plugin.Exchange:output_type -> reso.plugin.v3.HandleResponse
+	17, // 69: reso.plugin.v3.Plugin.Requests:output_type -> reso.plugin.v3.AnswerBatch
+	25, // 70: reso.plugin.v3.Plugin.Read:output_type -> reso.plugin.v3.ReadChunk
+	27, // 71: reso.plugin.v3.Plugin.CloseContent:output_type -> reso.plugin.v3.CloseContentResponse
+	35, // 72: reso.plugin.v3.Plugin.Events:output_type -> reso.plugin.v3.EventMessage
+	37, // 73: reso.plugin.v3.Plugin.CloseEvents:output_type -> reso.plugin.v3.CloseEventsResponse
+	44, // 74: reso.plugin.v3.Plugin.Sessions:output_type -> reso.plugin.v3.SessionDown
+	47, // 75: reso.plugin.v3.Plugin.Close:output_type -> reso.plugin.v3.ClosePluginResponse
+	29, // 76: reso.plugin.v3.Host.Setting:output_type -> reso.plugin.v3.SettingResponse
+	31, // 77: reso.plugin.v3.Host.SetSetting:output_type -> reso.plugin.v3.SetSettingResponse
+	33, // 78: reso.plugin.v3.Host.ReadBody:output_type -> reso.plugin.v3.ReadBodyResponse
+	52, // 79: reso.plugin.v3.Host.Trees:output_type -> reso.plugin.v3.TreeDown
+	58, // 80: reso.plugin.v3.Host.TreeExec:output_type -> reso.plugin.v3.TreeExecResponse
+	60, // 81: reso.plugin.v3.Host.TreeDisconnect:output_type -> reso.plugin.v3.TreeDisconnectResponse
+	62, // 82: reso.plugin.v3.Host.TreeCall:output_type -> reso.plugin.v3.TreeCallResponse
+	64, // 83: reso.plugin.v3.Host.Watch:output_type -> reso.plugin.v3.WatchResponse
+	67, // [67:84] is the sub-list for method output_type
+	50, // [50:67] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -4369,7 +4506,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   59,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

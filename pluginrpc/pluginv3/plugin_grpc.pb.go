@@ -546,6 +546,7 @@ const (
 	Host_TreeExec_FullMethodName       = "/reso.plugin.v3.Host/TreeExec"
 	Host_TreeDisconnect_FullMethodName = "/reso.plugin.v3.Host/TreeDisconnect"
 	Host_TreeCall_FullMethodName       = "/reso.plugin.v3.Host/TreeCall"
+	Host_Watch_FullMethodName          = "/reso.plugin.v3.Host/Watch"
 )
 
 // HostClient is the client API for Host service.
@@ -587,6 +588,20 @@ type HostClient interface {
 	// TreeCall executes one message for a caller without a client and
 	// returns its reply.
 	TreeCall(ctx context.Context, in *TreeCallRequest, opts ...grpc.CallOption) (*TreeCallResponse, error)
+	// Watch, offered when the capabilities name "watch", starts a GET kept
+	// open of a resource of the host's tree in the host, for a request the
+	// plugin is answering (TaggedRequest.id on Requests): the host runs it
+	// with its own request (the caller's identity and context, its
+	// Last-Event-ID header), as in process, and answers once the tree
+	// accepted the subscription and the first state was read (error set
+	// when it refused, with its status). The host holds the stream until
+	// the plugin answers the request: an answer with Response.watch is
+	// that stream, any other answer (or the request's end) closes it. So a
+	// notification to many GETs kept open on one plugin crosses the
+	// boundary no time at all, where a stream the plugin ran itself took
+	// two messages per watcher (its tree client's frame down on Trees, its
+	// event up on Events).
+	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (*WatchResponse, error)
 }
 
 type hostClient struct {
@@ -670,6 +685,16 @@ func (c *hostClient) TreeCall(ctx context.Context, in *TreeCallRequest, opts ...
 	return out, nil
 }
 
+func (c *hostClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (*WatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WatchResponse)
+	err := c.cc.Invoke(ctx, Host_Watch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -709,6 +734,20 @@ type HostServer interface {
 	// TreeCall executes one message for a caller without a client and
 	// returns its reply.
 	TreeCall(context.Context, *TreeCallRequest) (*TreeCallResponse, error)
+	// Watch, offered when the capabilities name "watch", starts a GET kept
+	// open of a resource of the host's tree in the host, for a request the
+	// plugin is answering (TaggedRequest.id on Requests): the host runs it
+	// with its own request (the caller's identity and context, its
+	// Last-Event-ID header), as in process, and answers once the tree
+	// accepted the subscription and the first state was read (error set
+	// when it refused, with its status). The host holds the stream until
+	// the plugin answers the request: an answer with Response.watch is
+	// that stream, any other answer (or the request's end) closes it. So a
+	// notification to many GETs kept open on one plugin crosses the
+	// boundary no time at all, where a stream the plugin ran itself took
+	// two messages per watcher (its tree client's frame down on Trees, its
+	// event up on Events).
+	Watch(context.Context, *WatchRequest) (*WatchResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -739,6 +778,9 @@ func (UnimplementedHostServer) TreeDisconnect(context.Context, *TreeDisconnectRe
 }
 func (UnimplementedHostServer) TreeCall(context.Context, *TreeCallRequest) (*TreeCallResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method TreeCall not implemented")
+}
+func (UnimplementedHostServer) Watch(context.Context, *WatchRequest) (*WatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Watch not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -876,6 +918,24 @@ func _Host_TreeCall_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_Watch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).Watch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_Watch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).Watch(ctx, req.(*WatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -906,6 +966,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "TreeCall",
 			Handler:    _Host_TreeCall_Handler,
+		},
+		{
+			MethodName: "Watch",
+			Handler:    _Host_Watch_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
