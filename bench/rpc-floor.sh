@@ -25,7 +25,10 @@
 # is (compiled + k) / (compiled + k + floor boundary), and reso's own
 # boundary predicts (compiled + k) / (compiled + k + reso boundary), to set
 # against reso's measured ratio. Last, one
-# connection's round trips: the boundary's wall time per request.
+# connection's round trips: the boundary's wall time per request. Between
+# the two, the read and write system calls and the context switches per
+# request of each process (/proc/PID/io, /proc/PID/task/*/status), the
+# first answer to why the boundary costs what it does.
 # Target (issue 38): isolated >= 0.7 of compiled in.
 #   bench/rpc-floor.sh [-c 8] [-d 3s] [-rounds 5]
 # RESO=path uses a reso binary built elsewhere.
@@ -58,6 +61,16 @@ start_server "$out/reso" "$out/isolated.log" 'msg="reso listening" addr=' -addr 
 isolated=$addr isolated_pid=$pid
 users_pid=$(pgrep -P "$isolated_pid" -f 'reso plugin users')
 
+# syscalls PID: the read and write system calls PID has made (/proc/PID/io)
+# and the context switches of its threads (the kernel putting one to sleep
+# or taking it off a core).
+syscalls() {
+  awk '/^syscr/{r=$2} /^syscw/{w=$2} /ctxt_switches/{c+=$2} END{print r, w, c}' "/proc/$1/io" "/proc/$1"/task/*/status
+}
+procs="inproc:$inproc_pid relay:$relay_pid peer:$peer_pid compiled:$compiled_pid isolated-host:$isolated_pid isolated-plugin:$users_pid"
+declare -A sys0
+for p in $procs; do sys0[$p]=$(syscalls "${p#*:}"); done
+
 echo "== throughput, $conc connections, $rounds alternating rounds of $dur each"
 "$out/load" -c "$conc" -d "$dur" -rounds "$rounds" \
   inproc="http://$inproc/x@$inproc_pid" relay="http://$relay/x@$relay_pid,$peer_pid" \
@@ -81,6 +94,20 @@ awk '
     c = cpu["compiled"] + k
     printf "with k %.1f µs/request outside the servers (fitted on the floor): ceiling %.3f; the boundary reso has gives %.3f (measured %.3f); 0.7 allows a boundary of at most %.1f µs\n", k, c / (c + fb), c / (c + rb), rate["isolated"] / rate["compiled"], c * (1 / 0.7 - 1)
   }' "$out/tput"
+
+# Why: the read and write system calls and the context switches per request
+# of each process over the run above (requests: rate x rounds x duration).
+secs=$(awk -v d="$dur" 'BEGIN{if (d ~ /ms$/) {sub(/ms$/, "", d); print d / 1000} else {sub(/s$/, "", d); print d}}')
+echo "== per request, over the rounds above: system calls, context switches"
+for p in $procs; do
+  name=${p%%:*} target=${p%%:*}
+  case $name in peer) target=relay ;; isolated-*) target=isolated ;; esac
+  rate=$(awk -v t="$target" '$1 == t && $3 == "req/s" {print $2}' "$out/tput")
+  read -r r0 w0 c0 <<<"${sys0[$p]}"
+  read -r r1 w1 c1 <<<"$(syscalls "${p#*:}")"
+  awk -v n="$name" -v r="$((r1 - r0))" -v w="$((w1 - w0))" -v c="$((c1 - c0))" -v q="$rate" -v k="$rounds" -v s="$secs" \
+    'BEGIN{q *= k * s; printf "%-16s %5.2f reads  %5.2f writes  %5.2f context switches\n", n, r / q, w / q, c / q}'
+done
 
 echo "== round trip, 1 connection (the difference is the boundary's wall time per request)"
 "$out/load" -c 1 -d 2s -rounds 2 inproc="http://$inproc/x" relay="http://$relay/x" \
