@@ -3,6 +3,9 @@ package auth
 import (
 	"context"
 	"errors"
+	"net/http"
+
+	"github.com/reso-project/reso/core"
 )
 
 // LoginRecord is a login record of the authenticator
@@ -25,6 +28,12 @@ type LoginRecord struct {
 
 // ErrNoRecord is returned by a [Store] when no record matches.
 var ErrNoRecord = errors.New("auth: no such login record")
+
+// ErrUnavailable is what a [Store] wraps in the error of an operation it
+// could not complete for now, its backend unreachable or too slow to
+// answer in time: the request is then answered 503 Login Store
+// Unavailable, which a client may retry, not 500 Internal Server Error.
+var ErrUnavailable = core.Status(http.StatusServiceUnavailable, "Login Store Unavailable")
 
 // Store keeps login records. Implementations must be safe for concurrent
 // use. The authenticator calls the writing methods (Register, SetToken,

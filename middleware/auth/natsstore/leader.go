@@ -46,7 +46,7 @@ func (s *Store) last(ctx context.Context, key string) ([]byte, uint64, error) {
 	req, _ := json.Marshal(map[string]string{"last_by_subj": s.prefix + key})
 	m, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+s.stream, req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("natsstore: %w", err)
+		return nil, 0, storeErr(err)
 	}
 	var a msgGet
 	if err := json.Unmarshal(m.Data, &a); err != nil {

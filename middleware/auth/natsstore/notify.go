@@ -27,7 +27,7 @@ type end struct {
 func (s *Store) ended(ctx context.Context, id int64, email, realm string) error {
 	v, _ := json.Marshal(end{Email: email, Realm: realm})
 	if _, err := s.kv.Put(ctx, endPrefix+strconv.FormatInt(id, 10), v); err != nil {
-		return fmt.Errorf("natsstore: %w", err)
+		return storeErr(err)
 	}
 	return nil
 }

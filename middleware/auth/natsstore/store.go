@@ -61,7 +61,7 @@ type Store struct {
 func Open(ctx context.Context, nc *nats.Conn, fleet string, replicas int) (*Store, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return nil, fmt.Errorf("natsstore: %w", err)
+		return nil, storeErr(err)
 	}
 	if replicas <= 0 {
 		replicas = 3
@@ -154,7 +154,7 @@ func (s *Store) change(ctx context.Context, id int64, edit func(*record) bool) (
 			return true, nil
 		}
 		if !conflict(err) {
-			return false, fmt.Errorf("natsstore: %w", err)
+			return false, storeErr(err)
 		}
 	}
 }
@@ -181,7 +181,7 @@ func (s *Store) nextID(ctx context.Context) (int64, error) {
 			if _, err := s.kv.Create(ctx, keyNext, []byte("1")); err == nil {
 				return 1, nil
 			} else if !conflict(err) {
-				return 0, fmt.Errorf("natsstore: %w", err)
+				return 0, storeErr(err)
 			}
 			continue
 		case err != nil:
@@ -194,7 +194,7 @@ func (s *Store) nextID(ctx context.Context) (int64, error) {
 		if _, err := s.kv.Update(ctx, keyNext, []byte(strconv.FormatInt(n+1, 10)), rev); err == nil {
 			return n + 1, nil
 		} else if !conflict(err) {
-			return 0, fmt.Errorf("natsstore: %w", err)
+			return 0, storeErr(err)
 		}
 	}
 }
@@ -228,14 +228,14 @@ func (s *Store) Register(ctx context.Context, email, realm, hash string) (int64,
 		}
 		v, _ := json.Marshal(record{ID: id, Email: email, Realm: realm, Hash: hash})
 		if _, err := s.kv.Create(ctx, recKey(id), v); err != nil {
-			return 0, fmt.Errorf("natsstore: %w", err)
+			return 0, storeErr(err)
 		}
 		if _, err := s.kv.Create(ctx, mailKey(email, realm), []byte(strconv.FormatInt(id, 10))); err != nil {
 			_ = s.kv.Delete(ctx, recKey(id))
 			if conflict(err) {
 				continue // registered by another node meanwhile: update that one
 			}
-			return 0, fmt.Errorf("natsstore: %w", err)
+			return 0, storeErr(err)
 		}
 		return id, nil
 	}
@@ -302,7 +302,7 @@ func (s *Store) List(ctx context.Context, realm string) ([]auth.LoginRecord, err
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("natsstore: %w", err)
+		return nil, storeErr(err)
 	}
 	var rs []auth.LoginRecord
 	for k := range keys.Keys() {
@@ -332,10 +332,10 @@ func (s *Store) Remove(ctx context.Context, email, realm string) (int64, error) 
 		return 0, err
 	}
 	if err := s.kv.Delete(ctx, recKey(id)); err != nil {
-		return 0, fmt.Errorf("natsstore: %w", err)
+		return 0, storeErr(err)
 	}
 	if err := s.kv.Delete(ctx, mailKey(email, realm)); err != nil {
-		return 0, fmt.Errorf("natsstore: %w", err)
+		return 0, storeErr(err)
 	}
 	return id, s.ended(ctx, id, email, realm)
 }

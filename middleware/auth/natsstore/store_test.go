@@ -205,3 +205,33 @@ func TestNotify(t *testing.T) {
 		t.Fatalf("after Remove: %+v, %+v", c1, c2)
 	}
 }
+
+// TestUnavailable: with the cluster down, a read and a write of the store
+// fail with auth.ErrUnavailable in their chain (the request answered 503
+// Login Store Unavailable, not 500), and a cancelled request stays
+// cancelled.
+func TestUnavailable(t *testing.T) {
+	cl := natstest.Start(t, 3)
+	s := open(t, cl, "down")
+	ctx := t.Context()
+	id, err := s.Register(ctx, "a@b", "localhost", "h1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.StopAll()
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := s.ByEmail(short, "a@b", "localhost"); !errors.Is(err, auth.ErrUnavailable) {
+		t.Errorf("ByEmail with the cluster down: %v, want auth.ErrUnavailable in its chain", err)
+	}
+	short2, cancel2 := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel2()
+	if err := s.SetToken(short2, id, "tok"); !errors.Is(err, auth.ErrUnavailable) {
+		t.Errorf("SetToken with the cluster down: %v, want auth.ErrUnavailable in its chain", err)
+	}
+	gone, stop := context.WithCancel(ctx)
+	stop()
+	if _, err := s.ByID(gone, id); err == nil || errors.Is(err, auth.ErrUnavailable) {
+		t.Errorf("ByID of a cancelled request: %v, want its cancellation alone", err)
+	}
+}
