@@ -17,7 +17,6 @@ import (
 // fields passing through) is delivered: 200 OK with the message id, and a
 // CANCEL of a delivered message is 409 Already Delivered.
 func TestCallSendSessions(t *testing.T) {
-	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
@@ -77,7 +76,6 @@ func TestCallSendSessions(t *testing.T) {
 // Command; a body that is not a JSON object 400 Invalid JSON content;
 // without credentials 401 with the challenge. None reaches the target.
 func TestCallSendFailures(t *testing.T) {
-	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
@@ -113,7 +111,6 @@ func TestCallSendFailures(t *testing.T) {
 // Already Delivered, of an unknown one 404 Not Found, by a caller other
 // than the sender and the administrator 403 Forbidden.
 func TestCallWaiting(t *testing.T) {
-	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
@@ -184,7 +181,6 @@ func parseObjID(t testing.TB, body string) string {
 // dropped: its CANCEL is then 404 Not Found (403 Forbidden for another
 // caller while it waits), and a session opened after it never gets it.
 func TestCallWaitDropped(t *testing.T) {
-	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m, flagCallWait, "1s")
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
@@ -213,7 +209,6 @@ func TestCallWaitDropped(t *testing.T) {
 // goes, with an UPDATE delete, when that WebSocket closes. Another user's
 // WebSocket may not register there.
 func TestCallWebSocketContact(t *testing.T) {
-	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
@@ -256,7 +251,6 @@ func TestCallWebSocketContact(t *testing.T) {
 // next SEND is 503 Too Many Waiting Messages until one is withdrawn.
 // Another target has room of its own.
 func TestCallTooManyWaiting(t *testing.T) {
-	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		c.register(ann, ann, "sip:ann@desk", "", "3600")

@@ -33,7 +33,6 @@ func handshake(addr, origin string) string {
 // upgrades nothing, unless -channel-origin allows that origin; the same
 // host, and a client that sends no Origin (not a browser), are let in.
 func TestChannelOrigin(t *testing.T) {
-	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		for _, allow := range []bool{false, true} {
 			t.Run("allow="+strconv.FormatBool(allow), func(t *testing.T) {
@@ -71,7 +70,6 @@ func TestChannelOrigin(t *testing.T) {
 // bigger one closes the connection with 1009, and the server goes on
 // serving others.
 func TestChannelOversized(t *testing.T) {
-	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -105,7 +103,6 @@ func TestChannelOversized(t *testing.T) {
 // flooding client and a subscriber that reads keep working and receive
 // everything, in order.
 func TestChannelSlowConsumer(t *testing.T) {
-	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -160,7 +157,6 @@ func TestChannelSlowConsumer(t *testing.T) {
 // TestChannelShutdown: on SIGTERM every WebSocket connection is closed
 // with 1001 (going away), and the server exits 0.
 func TestChannelShutdown(t *testing.T) {
-	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)

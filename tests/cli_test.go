@@ -55,7 +55,6 @@ func entries(t *testing.T, dir string) []string {
 }
 
 func TestBadFlagsLeaveNothing(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name string
 		args []string
@@ -100,7 +99,6 @@ func TestBadFlagsLeaveNothing(t *testing.T) {
 }
 
 func TestHelpListsSubcommands(t *testing.T) {
-	t.Parallel()
 	stdout, _, code := runReso(t, t.TempDir(), nil, "", "-h")
 	if code != 0 {
 		t.Errorf("exit status %d", code)
@@ -115,7 +113,6 @@ func TestHelpListsSubcommands(t *testing.T) {
 }
 
 func TestPortInUseLeavesNothing(t *testing.T) {
-	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +133,6 @@ func TestPortInUseLeavesNothing(t *testing.T) {
 // and the secret go to $XDG_STATE_HOME/reso, private, and nothing to the
 // served directory.
 func TestStateDirectory(t *testing.T) {
-	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		dir := t.TempDir()
 		writeFixtures(t, dir)
@@ -174,7 +170,6 @@ func TestStateDirectory(t *testing.T) {
 }
 
 func TestUserCommands(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "logins.db")
 	env := []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state")}
@@ -237,7 +232,6 @@ func TestUserCommands(t *testing.T) {
 // TestLoginEmptyRemovesExampleUser: the default example user is created at
 // start when missing, and -login ” removes it.
 func TestLoginEmptyRemovesExampleUser(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "logins.db")
 	s := start(t, mode{name: "compiled"}, "-db", db)
@@ -295,7 +289,6 @@ func exitStatus(t *testing.T, s *server) int {
 }
 
 func TestShutdownCutsLateRequests(t *testing.T) {
-	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-shutdown-timeout", "300ms")
 		hangingPut(t, s)
@@ -312,7 +305,6 @@ func TestShutdownCutsLateRequests(t *testing.T) {
 }
 
 func TestSecondSignalExitsAtOnce(t *testing.T) {
-	t.Parallel()
 	s := start(t, mode{name: "compiled"}, "-shutdown-timeout", "10m")
 	hangingPut(t, s)
 	waitUntilActive(t, s)
@@ -337,7 +329,6 @@ func waitUntilActive(t *testing.T, s *server) {
 }
 
 func TestVersionFromBuild(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
