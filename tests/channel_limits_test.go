@@ -104,7 +104,7 @@ func TestChannelOversized(t *testing.T) {
 // everything, in order.
 func TestChannelSlowConsumer(t *testing.T) {
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := startChannel(t, m, "-admin-addr", "127.0.0.1:0")
 		g := clients(t, cs)
 		p := jsonString("/" + uniq("flood-"))
 		reader := g.dial("$R")
@@ -133,6 +133,12 @@ func TestChannelSlowConsumer(t *testing.T) {
 				if !sawSlow {
 					continue // the slow client's SUBSCRIBE is not in yet
 				}
+				if cs.fleet != nil && slowDrops(t, cs) == 0 {
+					// A fleet's count misses a node whose report came
+					// after 1 s (docs/fleet.md §4), as on a loaded
+					// machine: the drop is the nodes' to say.
+					continue
+				}
 			default:
 				t.Fatalf("NOTIFY %d: %s", i, describe(reply))
 			}
@@ -152,6 +158,18 @@ func TestChannelSlowConsumer(t *testing.T) {
 		reader.quiet()
 		flooder.quiet()
 	})
+}
+
+// slowDrops returns the slow consumers cs's processes disconnected, as
+// their metrics count them.
+func slowDrops(t *testing.T, cs *chanServer) float64 {
+	t.Helper()
+	n := 0.0
+	for _, s := range cs.processes() {
+		v, _ := value(scrape(t, adminURL(t, s)), "reso_channel_slow_consumer_disconnects_total")
+		n += v
+	}
+	return n
 }
 
 // TestChannelShutdown: on SIGTERM every WebSocket connection is closed
