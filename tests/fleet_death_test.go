@@ -426,7 +426,7 @@ func startDeathJS(t *testing.T, nodeBin string, cfg map[string]any) *deathJS {
 		t.Fatal(err)
 	}
 	var args []string
-	if nodeWebSocketFlag {
+	if nodeWebSocketFlag.Load() {
 		args = append(args, "--experimental-websocket")
 	}
 	cmd := command(nodeBin, append(args, "../bench/fleetdeath/clients.mjs")...)

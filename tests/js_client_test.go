@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -48,13 +49,13 @@ func nodePath(t *testing.T) string {
 		}
 		t.Skip(msg)
 	}
-	nodeWebSocketFlag = ws != "function"
+	nodeWebSocketFlag.Store(ws != "function")
 	return p
 }
 
 // nodeWebSocketFlag says whether Node needs --experimental-websocket for
 // its WebSocket (Node 20 and 21; later ones have it by default).
-var nodeWebSocketFlag bool
+var nodeWebSocketFlag atomic.Bool // set by nodePath, which tests call at once
 
 // nodeEventSourceFlag returns --experimental-eventsource when node has an
 // EventSource only behind it (watch.test.mjs runs on it; without one it
@@ -121,7 +122,7 @@ func runNodeTests(t *testing.T, env []string, files ...string) {
 	defer cancel()
 	// --test-timeout: a test that hangs fails by its name, within the context's bound.
 	args := append([]string{"--test", "--test-reporter=spec", "--test-timeout=120000"}, files...)
-	if nodeWebSocketFlag {
+	if nodeWebSocketFlag.Load() {
 		args = append([]string{"--experimental-websocket"}, args...)
 	}
 	args = append(nodeEventSourceFlag(node), args...)
