@@ -10,6 +10,7 @@ import (
 // client's address, the query string and the route that answered, as its
 // pattern.
 func TestAccessLog(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-access-log")
 		cases := []struct {

@@ -60,6 +60,7 @@ const (
 // not change state, byte for byte (docs/wire.md#example-routes and
 // docs/wire.md#status-line-table).
 func TestReadOnlyRoutes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		method string
@@ -156,6 +157,7 @@ const routeForms = "404 Not Found\n" +
 	"GET /(?:$|\\?)\n"
 
 func TestPlainRepresentation(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		got := s.get(t, "/plain/config")
@@ -166,6 +168,7 @@ func TestPlainRepresentation(t *testing.T) {
 }
 
 func TestConfigChanges(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m)
 		config := func(dir string) {
@@ -213,6 +216,7 @@ func TestConfigChanges(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-body-limit", "16")
 		check(t, s.do(t, "PUT", "/config", strings.Repeat("a", 17), "Content-Type: text/plain"), errorWant("HTTP/1.1 413 Request Entity Too Large"))
@@ -223,6 +227,7 @@ func TestBodyLimit(t *testing.T) {
 // TestUsersFile loads another list with -users, keeping field order, and
 // reaches 404 Object Not Found through a null value.
 func TestUsersFile(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		dir := t.TempDir()
 		file := filepath.Join(dir, "users.json")
@@ -242,6 +247,7 @@ func TestUsersFile(t *testing.T) {
 }
 
 func TestBadUsersFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "users.json")
 	os.WriteFile(file, []byte(`{"not": "a list"}`), 0o644)
@@ -252,6 +258,7 @@ func TestBadUsersFile(t *testing.T) {
 }
 
 func TestDownloadRangeAndConditional(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		got := s.get(t, "/file/sub/data.bin", "Range: bytes=10-15")
@@ -273,6 +280,7 @@ func TestDownloadRangeAndConditional(t *testing.T) {
 // TestReadError answers 400 Error Reading File for a file that exists but
 // cannot be opened: a symbolic link loop.
 func TestReadError(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m)
 		if err := os.Symlink("loop", filepath.Join(s.Dir, "loop")); err != nil {
@@ -285,6 +293,7 @@ func TestReadError(t *testing.T) {
 // TestKeepAlive sends requests with custom reason phrases one after another
 // on one connection, which must stay open.
 func TestKeepAlive(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		c, err := net.DialTimeout("tcp", s.Addr, 5*time.Second)
@@ -322,6 +331,7 @@ func TestKeepAlive(t *testing.T) {
 
 // TestNoCookieEcho: cookies the request carries are not sent back.
 func TestNoCookieEcho(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		got := s.get(t, "/config", "Cookie: token=abc; user_id=3")
@@ -332,6 +342,7 @@ func TestNoCookieEcho(t *testing.T) {
 }
 
 func TestVersionFlag(t *testing.T) {
+	t.Parallel()
 	out, err := execOutput(binary, "-version")
 	if err != nil || !strings.HasPrefix(out, "reso ") {
 		t.Fatalf("-version: %q %v", out, err)
@@ -339,6 +350,7 @@ func TestVersionFlag(t *testing.T) {
 }
 
 func TestBadFlag(t *testing.T) {
+	t.Parallel()
 	_, err := startIn(t, t.TempDir(), mode{name: "compiled"}, "-no-such-flag")
 	if err == nil {
 		t.Fatal("an unknown flag started the server")

@@ -123,6 +123,7 @@ func authLogin(t *testing.T, s *server) string {
 // cookies; the failures 401 Not Found (unknown e-mail) and 401 Unauthorized
 // (wrong password) of docs/wire.md#authentication-failures.
 func TestAuthBasic(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s, _ := authStart(t, m)
 		first := authLogin(t, s)
@@ -159,6 +160,7 @@ func TestAuthBasic(t *testing.T) {
 // both cookies; the failures 401 Unauthorized (cookie session invalid) and
 // 401 Not Authorized as Admin of docs/wire.md#authentication-failures.
 func TestAuthCookieSession(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s, secret := authStart(t, m)
 		tok := authLogin(t, s)
@@ -211,6 +213,7 @@ func TestAuthCookieSession(t *testing.T) {
 // TestAuthNoCredentials: a request without credentials (step 4 of
 // docs/wire.md#check-order) is answered 401 Unauthorized with the challenge.
 func TestAuthNoCredentials(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		r := s.get(t, "/private/x")
@@ -227,6 +230,7 @@ func TestAuthNoCredentials(t *testing.T) {
 // (docs/wire.md#login-records) through -login: the password may contain
 // colons, the empty password is allowed, and the record is usable at once.
 func TestAuthRegister(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-login", "empty@example.org:")
 		authWant(t, s.get(t, "/private/e", authBasic("empty@example.org", "")), "200 OK", `{"path": "e"}`)
@@ -236,6 +240,7 @@ func TestAuthRegister(t *testing.T) {
 
 // TestAuthAdminToken: reso admin-token prints MD5 of admin::<secret>.
 func TestAuthAdminToken(t *testing.T) {
+	t.Parallel()
 	file := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(file, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -258,6 +263,7 @@ func TestAuthAdminToken(t *testing.T) {
 // survive a restart; the same -login keeps the session, another password
 // ends it.
 func TestAuthRestart(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		dir := t.TempDir()
 		writeFixtures(t, dir)
@@ -301,6 +307,7 @@ func TestAuthRestart(t *testing.T) {
 // TestAuthConcurrentLogins: 100 concurrent Basic logins on a database file
 // all succeed and the last token is a valid session.
 func TestAuthConcurrentLogins(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s, _ := authStart(t, m, "-db", "logins.db")
 		var wg sync.WaitGroup
@@ -342,6 +349,7 @@ func TestAuthConcurrentLogins(t *testing.T) {
 // TestAuthSignedCookies: -signed-cookies signs the cookie values; a forged or
 // altered cookie is simply unauthenticated.
 func TestAuthSignedCookies(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s, _ := authStart(t, m, "-signed-cookies")
 		r := s.get(t, "/private/x", authBasic(authEmail, authPassword))
@@ -391,6 +399,7 @@ func digestHeader(t *testing.T, challenges []string, method, uri, user, password
 // TestAuthDigest: -digest adds a second challenge of scheme Digest, and a
 // Digest login works like a Basic one.
 func TestAuthDigest(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s, _ := authStart(t, m, "-digest")
 		r := s.get(t, "/private/d")

@@ -134,6 +134,7 @@ func (p *tab) waitFor(list, pred string) string {
 // checks the Origin like reso (same host only) and answers every message,
 // and one Server-Sent Event at /channel/h.
 func TestBrowserHarness(t *testing.T) {
+	t.Parallel()
 	html, err := os.ReadFile("testdata/channel_page.html")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 // TestNotUTF8Header: GET /users/0 with User-Agent: \xff.
 func TestNotUTF8Header(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		check(t, s.get(t, "/users/0", "User-Agent: \xff"),
@@ -27,6 +28,7 @@ func TestNotUTF8Header(t *testing.T) {
 // TestNotUTF8FileName: a listed file whose name is not UTF-8 (caf\xe9.txt,
 // Latin-1), listed, in every representation, and downloaded by its URL.
 func TestNotUTF8FileName(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m)
 		name := filepath.Join(s.Dir, "caf\xe9.txt")
@@ -56,6 +58,7 @@ func TestNotUTF8FileName(t *testing.T) {
 // directory setting to that byte, and GET /config shows it; a directory
 // whose name is not UTF-8 is then configured and listed.
 func TestNotUTF8Setting(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m)
 		empty := want{ok200, textCT, ""}

@@ -28,6 +28,7 @@ func left(call, pid string) string {
 // is removed by the creator; others 403, no credentials 401. Unknown calls
 // and participants 404, a join without session 400 Missing Session.
 func TestCallCalls(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)

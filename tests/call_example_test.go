@@ -11,6 +11,7 @@ import (
 // real server in each mode: it exits 0 only when every answer is what
 // docs/call.md says.
 func TestCallExample(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "callexample")
 	build := exec.Command("go", "build", "-o", bin, "./examples/call")
 	build.Dir = ".."

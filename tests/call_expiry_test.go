@@ -13,6 +13,7 @@ import (
 // contact; GET /login/<email> is then [] and SEND 404 Not Logged In.
 // Calls and participants are leases bounded by the same flag.
 func TestCallExpiry(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m, flagCallMaxExpires, "1s")
 		g := clients(t, c.chanServer)
@@ -70,6 +71,7 @@ func TestCallExpiry(t *testing.T) {
 // of its own) a contact, a SEND delivered to a GET kept open and a call
 // joined under a WebSocket subscriber work as compiled in.
 func TestCallIsolateCall(t *testing.T) {
+	t.Parallel()
 	c := startCall(t, mode{name: "isolate-call"}, "-isolate", "call")
 	g := clients(t, c.chanServer)
 	c.register(ann, ann, "sip:ann@desk", "", "3600")

@@ -35,6 +35,7 @@ func callNodes(t *testing.T, args ...string) []*callServer {
 // another node than B, and is then Already Delivered on every node. A
 // message waiting on a node that is killed is 404 Not Found on the others.
 func TestCallFleetSend(t *testing.T) {
+	t.Parallel()
 	if !hasMode(fleetMode.name) {
 		t.Skip("RESO_TEST_MODES leaves out the fleet")
 	}
@@ -104,6 +105,7 @@ func TestCallFleetSend(t *testing.T) {
 // the next is 503 Too Many Waiting Messages on each node, and a CANCEL on
 // any node makes room for one more on any other.
 func TestCallFleetBounds(t *testing.T) {
+	t.Parallel()
 	if !hasMode(fleetMode.name) {
 		t.Skip("RESO_TEST_MODES leaves out the fleet")
 	}
@@ -125,6 +127,7 @@ func TestCallFleetBounds(t *testing.T) {
 // read the same on the others, and a WebSocket subscriber of a call on
 // one node sees participants join and leave through the others.
 func TestCallFleetResources(t *testing.T) {
+	t.Parallel()
 	if !hasMode(fleetMode.name) {
 		t.Skip("RESO_TEST_MODES leaves out the fleet")
 	}
@@ -198,6 +201,7 @@ func TestCallFleetResources(t *testing.T) {
 // every node gets one UPDATE delete, the same seq on each, and then the
 // next change (a contact registered on node B), not a second delete.
 func TestCallFleetExpiry(t *testing.T) {
+	t.Parallel()
 	if !hasMode(fleetMode.name) {
 		t.Skip("RESO_TEST_MODES leaves out the fleet")
 	}

@@ -15,6 +15,7 @@ import (
 // an unknown contact and of a path of another shape, 405 of a method the
 // resource does not have; GET of one contact; the e-mail of the path is percent-decoded.
 func TestCallLogins(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		L := login(ann)
@@ -150,6 +151,7 @@ func TestCallLogins(t *testing.T) {
 // TestCallForeignMethods: SEND and CANCEL anywhere but /login/ are 404 Not
 // Found, like any method no route lists; so are paths of another shape.
 func TestCallForeignMethods(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
@@ -169,6 +171,7 @@ func TestCallForeignMethods(t *testing.T) {
 // TestCallRepresentations: the /xml/ and /plain/ prefixes answer the same
 // resources as XML and plain text (docs/wire.md#xml).
 func TestCallRepresentations(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		a1 := c.register(ann, ann, "sip:ann@desk", "90", "90")

@@ -17,6 +17,7 @@ import (
 // fields passing through) is delivered: 200 OK with the message id, and a
 // CANCEL of a delivered message is 409 Already Delivered.
 func TestCallSendSessions(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
@@ -76,6 +77,7 @@ func TestCallSendSessions(t *testing.T) {
 // Command; a body that is not a JSON object 400 Invalid JSON content;
 // without credentials 401 with the challenge. None reaches the target.
 func TestCallSendFailures(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
@@ -111,6 +113,7 @@ func TestCallSendFailures(t *testing.T) {
 // Already Delivered, of an unknown one 404 Not Found, by a caller other
 // than the sender and the administrator 403 Forbidden.
 func TestCallWaiting(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
@@ -181,6 +184,7 @@ func parseObjID(t testing.TB, body string) string {
 // dropped: its CANCEL is then 404 Not Found (403 Forbidden for another
 // caller while it waits), and a session opened after it never gets it.
 func TestCallWaitDropped(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m, flagCallWait, "1s")
 		c.register(ann, ann, "sip:ann@desk", "", "3600")
@@ -209,6 +213,7 @@ func TestCallWaitDropped(t *testing.T) {
 // goes, with an UPDATE delete, when that WebSocket closes. Another user's
 // WebSocket may not register there.
 func TestCallWebSocketContact(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
@@ -251,6 +256,7 @@ func TestCallWebSocketContact(t *testing.T) {
 // next SEND is 503 Too Many Waiting Messages until one is withdrawn.
 // Another target has room of its own.
 func TestCallTooManyWaiting(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		c.register(ann, ann, "sip:ann@desk", "", "3600")

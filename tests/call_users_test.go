@@ -12,6 +12,7 @@ import (
 // administrator, DELETE of the record by them; users and messages survive
 // a restart; unknown ones are 404, other methods 405.
 func TestCallUsers(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 

@@ -19,6 +19,7 @@ const (
 // one copy is in the history once it was delivered (before, every offer
 // again entered the history: 9 copies after 2 s).
 func TestCallWaitingOnce(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		g := clients(t, c.chanServer)
@@ -79,6 +80,7 @@ func TestCallWaitingOnce(t *testing.T) {
 // the room; another user has room of its own. -call-wait-count and
 // -call-wait-bytes set the bounds.
 func TestCallWaitingBounded(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		// The two messages must still wait after the 8 SENDs, which may
 		// take more than the default 30 s under -race on a loaded machine.
@@ -131,6 +133,7 @@ func TestCallWaitingBounded(t *testing.T) {
 // answers 400 Invalid Expires; a value past -call-max-expires is lowered
 // to it, and the answer says what was granted.
 func TestCallExpiresWhole(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		c := startCall(t, m)
 		for _, e := range []struct{ sent, granted string }{

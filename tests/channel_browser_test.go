@@ -12,6 +12,7 @@ import (
 // subscribe to a room over the WebSocket and watch it with an EventSource;
 // each changes the room and sees the other's change arrive both ways.
 func TestChannelBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skips early without a browser
 	html, err := os.ReadFile("testdata/channel_page.html")
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // (the tree is the host's, which releases a session's resources whatever
 // became of the plugin); persistent ones stay (issue 9, lifecycle).
 func TestChannelPluginCrash(t *testing.T) {
+	t.Parallel()
 	cs := startChannel(t, isolatedMode)
 	var pid int
 	for _, p := range children(t, cs.cmd.Process.Pid) {

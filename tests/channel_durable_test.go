@@ -49,6 +49,7 @@ func lockDB(t *testing.T, path string) (release func()) {
 // replay, not after the lock is released and not after a restart; seq
 // goes on as if they had never come (issue 19).
 func TestChannelStoreFails(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -137,6 +138,7 @@ func TestChannelStoreFails(t *testing.T) {
 // out after the restart repeats one a subscriber saw before it: seqs stop
 // where the store's mark is rather than pass it (issue 19).
 func TestChannelSeqAfterKill(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m, "-channel-queue", "200000", "-channel-queue-bytes", "67108864")
 		g := clients(t, cs)
@@ -193,6 +195,7 @@ func TestChannelSeqAfterKill(t *testing.T) {
 // notifications kept for replay; a SUBSCRIBE with a since before what it
 // holds answers recovered false, one within it replays (issue 19).
 func TestChannelHistoryBytes(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m, "-channel-history-bytes", "5000")
 		g := clients(t, cs)
@@ -220,6 +223,7 @@ func TestChannelHistoryBytes(t *testing.T) {
 // in both plugin modes: a message between the default 64 KiB and the
 // limit is read, one past the limit closes with 1009 (issue 19).
 func TestChannelReadLimitFlag(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		const limit = 256 << 10
 		cs := startChannel(t, m, "-channel-read-limit", strconv.Itoa(limit))
@@ -248,6 +252,7 @@ func TestChannelReadLimitFlag(t *testing.T) {
 // adds, keeping the last commits through a power loss, no test here can
 // cut; app's TestDBSyncFlag checks the setting reaches the store.
 func TestChannelDBSyncFull(t *testing.T) {
+	t.Parallel()
 	cs := startChannel(t, allModes[0], "-db-sync", "full")
 	root := "/" + uniq("sync-")
 	R := jsonString(root)

@@ -18,6 +18,7 @@ import (
 // one of the new epoch and a bare seq resume without it, and a malformed
 // one answers 400 Invalid Last-Event-ID (issue 27, defect 4).
 func TestChannelEpoch(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)

@@ -71,6 +71,7 @@ func (s *stream) restEnded() (string, bool) {
 // child, and a resource under a top-level path whose rule denies reading
 // (both forbidden).
 func TestChannelHiddenTable(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		rs := startHidden(t, m)
 		top := "/" + uniq("hid-")
@@ -205,6 +206,7 @@ func TestChannelHiddenTable(t *testing.T) {
 // a DELETE and re-creation of its parent; the claimant reads it as missing
 // and may not take it over with RULES.
 func TestChannelClaimParent(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
@@ -303,6 +305,7 @@ func TestChannelClaimParent(t *testing.T) {
 // invalid resource over the WebSocket and 400 Invalid Resource over HTTP
 // and on a GET kept open; /channel/ is the root.
 func TestChannelPathForms(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -344,6 +347,7 @@ func TestChannelPathForms(t *testing.T) {
 // at any depth (docs/channel.md#the-tree): GET, [attr], listings with
 // deep=2, notifications and the GET kept open leave them out.
 func TestChannelPrivateNested(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -378,6 +382,7 @@ func TestChannelPrivateNested(t *testing.T) {
 // its open WebSocket connections close with 1008 "session ended" and its
 // GETs kept open end; other users keep theirs.
 func TestChannelUserRemoved(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)

@@ -11,6 +11,7 @@ import (
 // sent back, 201 Created with Location and {"id"} for POST, and the same
 // notifications to WebSocket subscribers as changes over the WebSocket.
 func TestChannelHTTPDoor(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -82,6 +83,7 @@ func TestChannelHTTPDoor(t *testing.T) {
 // TestChannelExpires: a resource PUT over HTTP with ?expires=SECONDS is
 // deleted, with notifications, when that time passes without a refresh.
 func TestChannelExpires(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -107,6 +109,7 @@ func TestChannelExpires(t *testing.T) {
 // reply); a new GET with Last-Event-ID resumes after that seq with
 // exactly the changes missed.
 func TestChannelSSE(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -184,6 +187,7 @@ func atou(s string) uint64 {
 // watch=diff), or the whole state again after each change (watch=full);
 // a watch on a parent sees its children's UPDATEs.
 func TestChannelNDJSON(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)

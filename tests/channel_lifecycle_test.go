@@ -10,6 +10,7 @@ import (
 // frame or when its TCP connection drops without one; a persistent one, and
 // a transient one taken over by another client, stay (docs/channel.md#lifecycle).
 func TestChannelTransient(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -69,6 +70,7 @@ func TestChannelTransient(t *testing.T) {
 // TestChannelSubscriptionsEnd: a subscription ends with its connection:
 // after a subscriber drops, a NOTIFY finds no subscriber.
 func TestChannelSubscriptionsEnd(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -99,6 +101,7 @@ func TestChannelSubscriptionsEnd(t *testing.T) {
 // children, in creation order; transient
 // ones do not (docs/channel.md#lifecycle).
 func TestChannelRestart(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		root := "/" + uniq("restart-")

@@ -33,6 +33,7 @@ func handshake(addr, origin string) string {
 // upgrades nothing, unless -channel-origin allows that origin; the same
 // host, and a client that sends no Origin (not a browser), are let in.
 func TestChannelOrigin(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		for _, allow := range []bool{false, true} {
 			t.Run("allow="+strconv.FormatBool(allow), func(t *testing.T) {
@@ -70,6 +71,7 @@ func TestChannelOrigin(t *testing.T) {
 // bigger one closes the connection with 1009, and the server goes on
 // serving others.
 func TestChannelOversized(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -103,6 +105,7 @@ func TestChannelOversized(t *testing.T) {
 // flooding client and a subscriber that reads keep working and receive
 // everything, in order.
 func TestChannelSlowConsumer(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m, "-admin-addr", "127.0.0.1:0")
 		g := clients(t, cs)
@@ -175,6 +178,7 @@ func slowDrops(t *testing.T, cs *chanServer) float64 {
 // TestChannelShutdown: on SIGTERM every WebSocket connection is closed
 // with 1001 (going away), and the server exits 0.
 func TestChannelShutdown(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)

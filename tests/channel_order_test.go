@@ -15,6 +15,7 @@ import (
 // applied (increasing seq, each writer's changes in the order it sent
 // them), and the last notification holds the state a GET then reads.
 func TestChannelOrder(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)

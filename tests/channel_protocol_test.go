@@ -146,6 +146,7 @@ func (w *rawWS) closeCode() int {
 // connection at once with the close code docs/channel.md#limits-and-faults
 // gives, and the server serves the next connection.
 func TestChannelProtocolErrors(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		key := []byte{0, 0, 0, 0}
@@ -189,6 +190,7 @@ func TestChannelProtocolErrors(t *testing.T) {
 // the JSON decoder goes, cut short, fields of the wrong type. A msg_id
 // that is an array or an object fails with invalid msg_id, without one.
 func TestChannelMsgIDAlwaysEchoed(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		a := clients(t, cs).dial("$A")

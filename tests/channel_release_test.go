@@ -25,6 +25,7 @@ import (
 // line, and after the first event; the WebSockets after SUBSCRIBE's reply,
 // without a close frame.
 func TestDroppedClientsReleased(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m, "-admin-addr", "127.0.0.1:0")
 		admin := adminURL(t, cs.server)

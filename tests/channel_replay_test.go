@@ -12,6 +12,7 @@ import (
 // before the reply with recovered true
 // (docs/channel.md#replay-after-a-reconnect).
 func TestChannelReplayBurst(t *testing.T) {
+	t.Parallel()
 	const burst, before = 10_000, 2_000
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)

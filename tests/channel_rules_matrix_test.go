@@ -30,6 +30,7 @@ import (
 //   - watch and sse, the GET kept open (?watch, Accept: text/event-stream):
 //     read only.
 func TestChannelRulesMatrix(t *testing.T) {
+	t.Parallel()
 	// op is one row of the matrix: the letter of the rule, whether the rule
 	// is set on the child itself, and the doors that have it.
 	type op struct {

@@ -315,6 +315,7 @@ const allRights = "self:cruds group:cruds auth:cruds anon:cruds"
 // the rule and null the group; a kind the rule does not name may do
 // nothing; RULES of a missing resource below one's own is not found.
 func TestChannelRulesText(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
@@ -367,6 +368,7 @@ func TestChannelRulesText(t *testing.T) {
 // rules unless it owns something higher up or created the resource; the
 // administrator may do everything.
 func TestChannelRulesOwnership(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
@@ -468,6 +470,7 @@ func TestChannelRulesOwnership(t *testing.T) {
 // deeper rule takes rights away, and a closed subtree stays closed when the
 // rule above is widened later.
 func TestChannelRulesInheritance(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		top := "/" + uniq("inh-")
@@ -544,6 +547,7 @@ func expectAnyOrder(t testing.TB, c *wsClient, want ...string) {
 // subscription when it may read again. The administrator, subscribed to
 // the same resources, shows that the notifications were sent.
 func TestChannelRulesLive(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
@@ -638,6 +642,7 @@ func TestChannelRulesLive(t *testing.T) {
 // others), before limit applies; like never reveals a hidden child; the
 // entity of a node without one of its own (its child ids) hides them too.
 func TestChannelRulesListings(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
@@ -696,6 +701,7 @@ func TestChannelRulesListings(t *testing.T) {
 // the caller may no longer read the resource. The administrator's replay
 // shows that the history holds them all.
 func TestChannelRulesReplay(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		g := clients(t, rs.chanServer)
@@ -767,6 +773,7 @@ func TestChannelRulesReplay(t *testing.T) {
 // top-level paths, * those of every other one; comments and blank lines are
 // skipped. A file with an error stops reso at start, naming the line.
 func TestChannelRulesConfig(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		file := filepath.Join(t.TempDir(), "rules")
 		if err := os.WriteFile(file, []byte("# locked: anonymous callers read, nobody else does anything\n\n/locked   anon:r\n*       self:cruds group:cruds auth:cruds anon:rs\n"), 0o644); err != nil {
@@ -815,6 +822,7 @@ func TestChannelRulesConfig(t *testing.T) {
 // TestChannelRulesConfigErrors: a -channel-rules file with an error makes
 // reso exit non-zero at start, naming the line; so does a missing file.
 func TestChannelRulesConfigErrors(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		for _, c := range []struct{ name, text string }{
 			{"an unknown letter", "# rooms\n/ok self:cruds\n/rooms self:crudx\n* anon:r\n"},
@@ -850,6 +858,7 @@ func TestChannelRulesConfigErrors(t *testing.T) {
 // resource are stored with it and survive a restart, and are enforced
 // after it.
 func TestChannelRulesPersist(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		rs := startRules(t, m)
 		p := "/" + uniq("keep-") + "/p"

@@ -20,6 +20,7 @@ import (
 // guard. TestChannelSlowConsumer also accepts a connection dropped without
 // a close frame; this one does not (issue 27, item 0).
 func TestChannelSlowConsumerEnds(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		// A small queue, so that the tree lets the client go a few
 		// NOTIFYs after its socket is full, well within the write timeout

@@ -160,6 +160,7 @@ func (s *stream) line() string {
 // parsing rules of the EventSource of browsers (comments, several data
 // lines, CRLF and CR ends, events without data not dispatched).
 func TestSSEReader(t *testing.T) {
+	t.Parallel()
 	in := ": keep-alive\n\n" +
 		"id: 7\ndata: {\"a\":1}\n\n" +
 		"data: line 1\r\ndata:line 2\r\n\r\n" +

@@ -15,6 +15,7 @@ import (
 // type and entity, NOTIFY with sent_count, UNSUBSCRIBE ending
 // notifications.
 func TestChannelMethods(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)
@@ -139,6 +140,7 @@ func TestChannelMethods(t *testing.T) {
 // TestChannelMsgIDs: any JSON scalar is echoed as it was sent, and a
 // message without msg_id gets no reply (its notifications still come).
 func TestChannelMsgIDs(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		a := clients(t, cs).dial("$A")
@@ -158,6 +160,7 @@ func TestChannelMsgIDs(t *testing.T) {
 // TestChannelQuery: children listed with ?deep, like, limit, offset and
 // order (docs/channel.md#the-websocket-door), in creation order, private fields removed.
 func TestChannelQuery(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		a := clients(t, cs).dial("$A")
@@ -192,6 +195,7 @@ func TestChannelQuery(t *testing.T) {
 // reply (with its msg_id when it could be read), and the connection stays
 // usable.
 func TestChannelBadFrames(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		a := clients(t, cs).dial("$A")
@@ -233,6 +237,7 @@ func TestChannelBadFrames(t *testing.T) {
 // notifications of that resource after that seq, and the reply says
 // recovered; without since nothing is replayed (docs/channel.md#replay-after-a-reconnect).
 func TestChannelReplay(t *testing.T) {
+	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		g := clients(t, cs)

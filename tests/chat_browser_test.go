@@ -74,6 +74,7 @@ func (p *tab) until(cond string) {
 // away included. reso.js's watch follows the messages over EventSource on
 // both pages too: it resumes after a drop and reloads after the restart.
 func TestChatBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skips early without a browser
 	app, err := filepath.Abs("../examples/chat")
 	if err != nil {

@@ -84,6 +84,7 @@ func TestNoChildLeft(t *testing.T) {
 // TestNoChildLeftHelper is the test binary that TestNoChildLeft kills:
 // it starts its children, says so, and waits to be killed.
 func TestNoChildLeftHelper(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(childLeftEnv) == "" {
 		t.Skip("run by TestNoChildLeft")
 	}

@@ -55,6 +55,7 @@ func entries(t *testing.T, dir string) []string {
 }
 
 func TestBadFlagsLeaveNothing(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		args []string
@@ -99,6 +100,7 @@ func TestBadFlagsLeaveNothing(t *testing.T) {
 }
 
 func TestHelpListsSubcommands(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := runReso(t, t.TempDir(), nil, "", "-h")
 	if code != 0 {
 		t.Errorf("exit status %d", code)
@@ -113,6 +115,7 @@ func TestHelpListsSubcommands(t *testing.T) {
 }
 
 func TestPortInUseLeavesNothing(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +136,7 @@ func TestPortInUseLeavesNothing(t *testing.T) {
 // and the secret go to $XDG_STATE_HOME/reso, private, and nothing to the
 // served directory.
 func TestStateDirectory(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		dir := t.TempDir()
 		writeFixtures(t, dir)
@@ -170,6 +174,7 @@ func TestStateDirectory(t *testing.T) {
 }
 
 func TestUserCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "logins.db")
 	env := []string{"XDG_STATE_HOME=" + filepath.Join(dir, "state")}
@@ -232,6 +237,7 @@ func TestUserCommands(t *testing.T) {
 // TestLoginEmptyRemovesExampleUser: the default example user is created at
 // start when missing, and -login ” removes it.
 func TestLoginEmptyRemovesExampleUser(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "logins.db")
 	s := start(t, mode{name: "compiled"}, "-db", db)
@@ -289,6 +295,7 @@ func exitStatus(t *testing.T, s *server) int {
 }
 
 func TestShutdownCutsLateRequests(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-shutdown-timeout", "300ms")
 		hangingPut(t, s)
@@ -305,6 +312,7 @@ func TestShutdownCutsLateRequests(t *testing.T) {
 }
 
 func TestSecondSignalExitsAtOnce(t *testing.T) {
+	t.Parallel()
 	s := start(t, mode{name: "compiled"}, "-shutdown-timeout", "10m")
 	hangingPut(t, s)
 	waitUntilActive(t, s)
@@ -329,6 +337,7 @@ func waitUntilActive(t *testing.T, s *server) {
 }
 
 func TestVersionFromBuild(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}

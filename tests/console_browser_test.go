@@ -25,6 +25,7 @@ import (
 // with RESO_CONSOLE_SCREENSHOT=FILE, tab B's is also written to FILE (how
 // docs/console.png is made).
 func TestConsoleBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skips early without a browser
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)

@@ -13,6 +13,7 @@ const consoleCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img
 // /console/ with their types and a strict Content-Security-Policy, compiled
 // in and isolated; nothing else is.
 func TestConsoleFiles(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		for _, f := range []struct{ path, ctype, contains string }{
@@ -54,6 +55,7 @@ func TestConsoleFiles(t *testing.T) {
 // TestRootRedirect checks that the server's root sends a person to the
 // console.
 func TestRootRedirect(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		for _, target := range []string{"/", "/?x=1"} {

@@ -15,6 +15,7 @@ import (
 // process of that binary): the third-party routes answer after the bundled
 // ones, which answer as in reso.
 func TestCustomBinary(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "reso-custom")
 	if out, err := exec.Command("go", append(append([]string{"build"}, race.BuildFlags()...), "-o", bin, "../examples/custom")...).CombinedOutput(); err != nil {
 		t.Fatalf("building examples/custom: %v\n%s", err, out)

@@ -32,6 +32,7 @@ func listDeps(t *testing.T, pkg string) []string {
 // higher floor, and a plugin that does not use the resource tree does not
 // link it.
 func TestDependencyFloors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		pkg     string
 		allowed []string // packages of the module it may depend on, besides itself
@@ -70,6 +71,7 @@ func TestDependencyFloors(t *testing.T) {
 // what plugins share lives in the contract or a library package (doors,
 // dirfiles).
 func TestBundledPluginsStandAlone(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "../plugins/...").Output()
 	if err != nil {
 		t.Fatalf("go list ../plugins/...: %v", err)

@@ -115,6 +115,7 @@ var (
 // with an anchor named in the text (docs/channel.md#permissions), points
 // to a heading that exists.
 func TestDocsAnchors(t *testing.T) {
+	t.Parallel()
 	pages := docPages(t)
 	anchors := map[string]map[string]bool{}
 	for _, p := range pages {
@@ -175,6 +176,7 @@ var repoPath = regexp.MustCompile(`(?:^|[\s(` + "`" + `"'])(?:\./|github\.com/re
 // TestDocsPaths checks that every package, program or file of the
 // repository named in README.md and docs/ exists.
 func TestDocsPaths(t *testing.T) {
+	t.Parallel()
 	checked := 0
 	for _, p := range docPages(t) {
 		for n, line := range strings.Split(p.text, "\n") {
@@ -227,6 +229,7 @@ var (
 // flag of reso (as reso -h lists them), and that docs/flags.md names every
 // flag reso -h lists.
 func TestDocsFlags(t *testing.T) {
+	t.Parallel()
 	stdout, _, code := runReso(t, t.TempDir(), nil, "", "-h")
 	if code != 0 {
 		t.Fatalf("reso -h: exit status %d", code)

@@ -137,6 +137,7 @@ func typeCheck(t *testing.T, node, tsc string, blocks []scriptBlock) (string, bo
 // types, the ws package's types), so that what the docs show compiles
 // as written in a project of one's own.
 func TestDocsTypeCheck(t *testing.T) {
+	t.Parallel()
 	node := nodePath(t)
 	tsc := tscPath(t)
 	var blocks []scriptBlock

@@ -95,6 +95,7 @@ func usedImports(t *testing.T, where, code string) []string {
 // to this repository, as a module of one's own would with go get), and
 // builds and vets them: what the docs show an embedder compiles as shown.
 func TestEmbeddingDocsCompile(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

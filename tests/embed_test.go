@@ -26,6 +26,7 @@ import (
 // a GET kept open, exact reason phrases, and a graceful shutdown that
 // closes the WebSocket with 1001.
 func TestEmbedExample(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "embed")
 	build := exec.Command("go", append(append([]string{"build"}, race.BuildFlags()...), "-o", bin, "../examples/embed")...)
 	if out, err := build.CombinedOutput(); err != nil {

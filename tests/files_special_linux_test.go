@@ -16,6 +16,7 @@ import (
 // such requests leave the descriptors of the server and its plugin processes
 // about where they were.
 func TestFIFONotOpened(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m)
 		if err := syscall.Mkfifo(filepath.Join(s.Dir, "fifo"), 0o644); err != nil {

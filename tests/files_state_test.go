@@ -12,6 +12,7 @@ import (
 // directory, and neither are a hard link or a symbolic link to them; a file
 // merely named reso.db is served.
 func TestStateFilesNotServed(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		dir := t.TempDir()
 		writeFixtures(t, dir)

@@ -35,6 +35,7 @@ func natsCLI(t *testing.T) string {
 // they serve every write, the login added before the backup, and go on
 // with the seq.
 func TestFleetBackupRestore(t *testing.T) {
+	t.Parallel()
 	cli := natsCLI(t)
 	src := natstest.Start(t, 3)
 	f := startFleetNamed(t, src, "demo", 2)
@@ -129,6 +130,7 @@ func TestFleetBackupRestore(t *testing.T) {
 // the fleet's format, and a node started on a fleet of another format
 // refuses to start with the line of docs/fleet.md §6.
 func TestFleetFormatRefused(t *testing.T) {
+	t.Parallel()
 	cli := natsCLI(t)
 	f := startFleet(t, 1)
 	f.node(0).stop()

@@ -94,6 +94,7 @@ func fleetPageDir(t *testing.T) string {
 // of notifications hold every one exactly once, in seq order, those made
 // while it was away included.
 func TestFleetBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skips early without a browser
 	// The default heartbeat timeout (10 s) rather than the test fleets'
 	// 2 s: nothing here waits for a death to be noticed, and on a starved
@@ -170,6 +171,7 @@ func TestFleetBrowser(t *testing.T) {
 // recovered: true, and its record holds every notification once, in seq
 // order.
 func TestFleetBrowserURLs(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skips early without a browser
 	// The pages' origin and page 1's doors exist before the nodes, which
 	// are given the origin.

@@ -125,6 +125,7 @@ func (s *campaignSub) has(name string) bool {
 // RESO_FLEET_KILL_CYCLES sets the number of cycles (4 by default; 20 is
 // the campaign of issue 29).
 func TestFleetKillCampaign(t *testing.T) {
+	t.Parallel()
 	cycles := killCycles(t)
 	f := startFleet(t, fleetNodes)
 	ctx := ctx(t)

@@ -123,6 +123,7 @@ const jsFleetTest = "fleet.test.mjs"
 // given the list of the nodes' URLs. The nodes are given in RESO_FLEET as
 // a JSON list of {addr, pid}: the tests kill nodes with SIGKILL themselves.
 func TestJSClientFleet(t *testing.T) {
+	t.Parallel()
 	nodePath(t) // skips (or fails under CI) before the fleet starts
 	f := startFleet(t, fleetNodes)
 	type node struct {

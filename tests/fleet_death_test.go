@@ -41,6 +41,7 @@ const deathWait = 4 * time.Minute
 // writer's PUTs on node 2 are answered throughout, some between the kill
 // and the last deletion.
 func TestFleetNodeDeath(t *testing.T) {
+	t.Parallel()
 	nodeBin := nodePath(t) // skips (or fails under CI) before the fleet starts
 	const goClients, jsClients, rooms = 120, 120, 8
 	total := goClients + jsClients

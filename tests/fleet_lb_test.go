@@ -30,6 +30,7 @@ import (
 // and the balancer stops while one is connected. A balancer that is not
 // installed skips its subtest (fails it under CI=true).
 func TestFleetLB(t *testing.T) {
+	t.Parallel()
 	// The fleet only where a balancer is installed; the subtests skip
 	// (or fail under CI=true) with what to install.
 	_, noCaddy := lbPath("caddy")

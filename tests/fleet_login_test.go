@@ -109,6 +109,7 @@ func (f *fleet) wantRefused(t *testing.T, cookie string, within time.Duration, w
 // every node refuses the previous cookie (within 2 s) and accepts the new
 // one.
 func TestFleetLogins(t *testing.T) {
+	t.Parallel()
 	f := startFleet(t, fleetNodes, "-digest", "-login-attempts", fleetLoginAttempts)
 	for _, c := range []struct {
 		name   string
@@ -166,6 +167,7 @@ func TestFleetLogins(t *testing.T) {
 // WebSockets with 1008 "session ended"; the new password logs in on every
 // node and its cookie works on every node.
 func TestFleetPasswordChange(t *testing.T) {
+	t.Parallel()
 	f := startFleet(t, fleetNodes, "-digest", "-login-attempts", fleetLoginAttempts)
 	email, pw, newPW := uniq("alice-")+"@example.org", "old-pw", "new-pw"
 	fleetUser(t, f, email, pw)

@@ -125,6 +125,7 @@ func (f *fleet) readyAgain(i int) {
 // messages it applied (entries per message, one apply time each); the
 // writer observed its batches with their entries.
 func TestFleetMetrics(t *testing.T) {
+	t.Parallel()
 	f := startFleet(t, fleetNodes, "-admin-addr", "127.0.0.1:0")
 	var before []position
 	for i := range fleetNodes {
@@ -165,6 +166,7 @@ func TestFleetMetrics(t *testing.T) {
 // Before, the third server's answer about the log made the node ready and
 // its reads served.
 func TestFleetReadyzQuorumLost(t *testing.T) {
+	t.Parallel()
 	nc := natstest.Start(t, 3)
 	f := startFleetOn(t, nc, 1, "-admin-addr", "127.0.0.1:0")
 	f.readyAgain(0)
@@ -202,6 +204,7 @@ func TestFleetReadyzQuorumLost(t *testing.T) {
 // count it live; removed with SIGTERM, its transient resources go at once
 // and the others stop counting it after the heartbeat timeout.
 func TestFleetAddRemoveNode(t *testing.T) {
+	t.Parallel()
 	f := startFleet(t, 2, "-admin-addr", "127.0.0.1:0")
 	p := "/channel/" + uniq("grow-")
 	const writes = 10
@@ -270,6 +273,7 @@ func mustJSON(t *testing.T, v any) string {
 // others during each restart). No acknowledged write is lost on any node,
 // and every node ends at the same position with the same seq.
 func TestFleetRollingRestart(t *testing.T) {
+	t.Parallel()
 	f := startFleet(t, fleetNodes, "-admin-addr", "127.0.0.1:0")
 	front := f.front()
 	p := "/channel/" + uniq("roll-")

@@ -55,6 +55,7 @@ var readyNodeRe = regexp.MustCompile(`^ready\nnode ([0-9a-f]{16})\n$`)
 // new id. (Until issue 36 the death ended the node's connections with
 // 1012 and nothing came back.)
 func TestFleetPartitioned(t *testing.T) {
+	t.Parallel()
 	nc := natstest.Start(t, 3)
 	f := startFleetOn(t, nc, 2)
 	var gates []*tcpProxy

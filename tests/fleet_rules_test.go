@@ -20,6 +20,7 @@ import (
 // with comments) starts. Once no node runs, a node with new rules starts
 // and they become the fleet's.
 func TestFleetChannelRules(t *testing.T) {
+	t.Parallel()
 	// In the canonical text of the rules (docs/fleet.md §3), so the hash
 	// of the file is the hash of the rules.
 	const a = "/rooms self:cruds group:- auth:crs anon:r\n* self:cruds group:cruds auth:cruds anon:r\n"

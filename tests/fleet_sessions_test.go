@@ -309,6 +309,7 @@ var cliChanges = []sessionChange{
 // a new record: the old cookie stays refused everywhere. On one server
 // (compiled) and on a fleet, where the change is made through -nats.
 func TestSessionsEnd(t *testing.T) {
+	t.Parallel()
 	for _, m := range []mode{allModes[0], fleetMode} {
 		t.Run(m.name, func(t *testing.T) {
 			s := startSessionSite(t, m)
@@ -423,6 +424,7 @@ func (s *sessionSite) joinWith(t *testing.T, extra ...string) {
 // user user@example.org; either ends the user's sessions on the other
 // nodes as reso user -nats does.
 func TestFleetSessionsEndByNode(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		sessionChange
 		example bool // the user is the example user
@@ -456,6 +458,7 @@ func TestFleetSessionsEndByNode(t *testing.T) {
 // fleet; on one server in both plugin modes, since the WebSocket door of
 // an isolated run connects its clients to the tree through pluginrpc.
 func TestSessionsEndRace(t *testing.T) {
+	t.Parallel()
 	for _, m := range append(slices.Clone(allModes), fleetMode) {
 		t.Run(m.name, func(t *testing.T) {
 			s := startSessionSite(t, m)

@@ -22,6 +22,7 @@ func (f *fleet) on(i int) *chanServer {
 // added with reso user -nats logs in on every node; two clients on two
 // nodes racing to create one child: one success, one exists.
 func TestFleetNodes(t *testing.T) {
+	t.Parallel()
 	f := startFleet(t, fleetNodes)
 	ids := map[string]bool{}
 	for i := range f.nodes {
@@ -70,6 +71,7 @@ func TestFleetNodes(t *testing.T) {
 // resources once, with notifications, within the heartbeat timeout; a
 // node started in its place continues the seq with the state intact.
 func TestFleetNodeKilled(t *testing.T) {
+	t.Parallel()
 	f := startFleet(t, fleetNodes)
 	p := "/" + uniq("room-")
 	victim := clients(t, f.on(0)).dial("$V")
@@ -118,6 +120,7 @@ func TestFleetNodeKilled(t *testing.T) {
 // 503 Service Unavailable and /readyz says why; when NATS comes back the
 // node recovers by itself.
 func TestFleetNATSDown(t *testing.T) {
+	t.Parallel()
 	nc := natstest.Start(t, 3)
 	f := startFleetOn(t, nc, 2)
 	p := "/channel/" + uniq("down-")
@@ -168,6 +171,7 @@ func TestFleetNATSDown(t *testing.T) {
 // with a node started anew each time: no acknowledged write is lost, none
 // is applied twice, and the surviving nodes notify the same seqs.
 func TestFleetProposerKilled(t *testing.T) {
+	t.Parallel()
 	f := startFleet(t, fleetNodes)
 	p := "/" + uniq("kill-")
 	var subs []*wsClient

@@ -66,6 +66,7 @@ func waitDown(t *testing.T, c *resoclient.Client) {
 // TestGoClient: requests and replies, refusals, subscriptions as channels
 // and callbacks, SEND over HTTP with credentials, concurrent use.
 func TestGoClient(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m)
 		ctx := ctx(t)
@@ -197,6 +198,7 @@ func TestGoClient(t *testing.T) {
 // ErrConnectionLost and is not sent again; requests while disconnected
 // fail at once, or wait in the queue up to its bound.
 func TestGoClientReconnect(t *testing.T) {
+	t.Parallel()
 	cs := startChannel(t, allModes[0])
 	ctx := ctx(t)
 	proxy := newProxy(t, cs.Addr)
@@ -475,6 +477,7 @@ func checkStates(t *testing.T, states []resoclient.State) {
 // at each attempt after, reconnecting between them, and open once
 // connected.
 func TestGoClientStates(t *testing.T) {
+	t.Parallel()
 	cs := startChannel(t, allModes[0])
 	ctx := ctx(t)
 	proxy := newProxy(t, cs.Addr)
@@ -511,6 +514,7 @@ func TestGoClientStates(t *testing.T) {
 // nothing was recovered, and delivers the notifications that follow,
 // though their seqs are below the last one it delivered before.
 func TestGoClientNewHistory(t *testing.T) {
+	t.Parallel()
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	cs := startChannel(t, allModes[0], "-addr", addr)
 	ctx := ctx(t)
@@ -556,6 +560,7 @@ func TestGoClientNewHistory(t *testing.T) {
 // history's notifications, though their seqs are above its since; the
 // order starts afresh there. Skipped against a server that sends no epoch.
 func TestGoClientEpoch(t *testing.T) {
+	t.Parallel()
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	cs := startChannel(t, allModes[0], "-addr", addr)
 	ctx := ctx(t)
@@ -631,6 +636,7 @@ func TestGoClientEpoch(t *testing.T) {
 // TestGoClientURLs: a client given several URLs starts at one of them and
 // moves to the next when an attempt fails or its connection ends.
 func TestGoClientURLs(t *testing.T) {
+	t.Parallel()
 	ctx := ctx(t)
 	a := startChannel(t, allModes[0], "-addr", "127.0.0.1:"+strconv.Itoa(freePort(t)))
 	b := startChannel(t, allModes[0])
@@ -715,6 +721,7 @@ func basic(email, password string) http.Header {
 // new password is back, as that user, and one that keeps the old
 // password ends Unauthorized instead of trying again for ever.
 func TestGoClientCredentials(t *testing.T) {
+	t.Parallel()
 	fresh, stale := [2]string{"fresh@example.org", "old-pw"}, [2]string{"stale@example.org", "old-pw"}
 	cs := startUsers(t, allModes[0], fresh, stale)
 	ctx := ctx(t)
@@ -812,6 +819,7 @@ func TestGoClientCredentials(t *testing.T) {
 // TestGoClientRefusals: the refusals the client makes itself are errors
 // of their own, not the server's *Error, and send nothing.
 func TestGoClientRefusals(t *testing.T) {
+	t.Parallel()
 	cs := startChannel(t, allModes[0])
 	ctx := ctx(t)
 	c, err := resoclient.Dial(ctx, "ws://"+cs.Addr+"/channel", fastClient())

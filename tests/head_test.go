@@ -45,6 +45,7 @@ func (s *server) head(t *testing.T, target string, headers ...string) headAnswer
 // body: the same status line, Content-Length, Content-Type and, for
 // downloads, Last-Modified.
 func TestHead(t *testing.T) {
+	t.Parallel()
 	const basic = "Authorization: Basic dXNlckBleGFtcGxlLm9yZzpleGFtcGxl" // user@example.org:example
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m) // of its own: the logins change the stored token
@@ -113,6 +114,7 @@ func TestHead(t *testing.T) {
 // that rewrites GET /config?directory=x to PUT does not apply to HEAD, which
 // answers like GET /config.
 func TestHeadChangesNothing(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m)
 		h := s.head(t, "/config?directory=/tmp")

@@ -19,6 +19,7 @@ const htmlPolicy = "default-src 'none'; base-uri 'none'; form-action 'none'; fra
 // headers, values as definition lists, lists and tables with links, and
 // errors as pages with their status line.
 func TestHTML(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m)
 		for _, tc := range []struct {
@@ -88,6 +89,7 @@ func TestHTML(t *testing.T) {
 // Screenshots of the pages are saved as PNG files under
 // $RESO_SCREENSHOT_DIR, else a temporary directory, and logged.
 func TestHTMLBrowser(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skips early without a browser
 	dir := os.Getenv("RESO_SCREENSHOT_DIR")
 	if dir == "" {

@@ -11,6 +11,7 @@ import (
 // cookies; the cookie session is served with the caller and sets nothing;
 // a wrong password is 401, never anonymous.
 func TestOptionalIdentity(t *testing.T) {
+	t.Parallel()
 	hello := helloPlugin(t)
 	eachMode(t, func(t *testing.T, m mode) {
 		s, _ := authStart(t, m, "-plugin", "hello="+hello)

@@ -81,6 +81,7 @@ func nodeEventSourceFlag(node string) []string {
 // reset. They run twice: on
 // Node's own WebSocket, and on the ws package's (client/js/node_modules).
 func TestJSClient(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("../client/js/test/*.test.mjs")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no tests in client/js/test: %v", err)
@@ -141,6 +142,7 @@ func runNodeTests(t *testing.T, env []string, files ...string) {
 // ws package, the request options, errors narrowed by code. The docs'
 // examples are TestDocsTypeCheck's.
 func TestJSClientTypes(t *testing.T) {
+	t.Parallel()
 	node := nodePath(t)
 	requireNodeModules(t)
 	dir := t.TempDir()
@@ -176,6 +178,7 @@ func TestJSClientTypes(t *testing.T) {
 // the failure reasons of docs/channel.md (its table under "Failure
 // reasons"), in the same order.
 func TestJSClientReasons(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../docs/channel.md")
 	if err != nil {
 		t.Fatal(err)

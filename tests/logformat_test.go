@@ -12,6 +12,7 @@ import (
 // included; an access line carries the route pattern, the client's address
 // and the duration.
 func TestLogFormatJSON(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-log-format", "json", "-access-log")
 		s.get(t, "/files/sub?x=1")

@@ -8,6 +8,7 @@ import (
 // TestModesFrom: RESO_TEST_MODES unset runs every mode, the fleet
 // included; a value chooses among them; an unknown name is refused.
 func TestModesFrom(t *testing.T) {
+	t.Parallel()
 	names := func(ms []mode) []string {
 		var ns []string
 		for _, m := range ms {

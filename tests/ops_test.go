@@ -104,6 +104,7 @@ next:
 // TestHealthAndMetrics checks /healthz and /readyz on both listeners, and
 // the metrics text after requests, a login and a channel subscription.
 func TestHealthAndMetrics(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		cs := startChannel(t, m, "-admin-addr", "127.0.0.1:0")
 		s := cs.server
@@ -182,6 +183,7 @@ func TestHealthAndMetrics(t *testing.T) {
 // its restarts fail until it is put back. The plugin is a third-party one,
 // a process in both modes.
 func TestReadyDuringPluginRestart(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) { readyDuringPluginRestart(t, m) })
 }
 
@@ -225,6 +227,7 @@ func readyDuringPluginRestart(t *testing.T, m mode) {
 // TestReadyDuringShutdown checks that readiness fails as soon as shutdown
 // begins, while a request still drains.
 func TestReadyDuringShutdown(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-admin-addr", "127.0.0.1:0", "-shutdown-timeout", "20s")
 		admin := adminURL(t, s)

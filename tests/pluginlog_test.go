@@ -11,6 +11,7 @@ import (
 // with the plugin's name and its own message, not as a message that quotes
 // the plugin's whole line.
 func TestPluginLogRecord(t *testing.T) {
+	t.Parallel()
 	hello := helloPlugin(t)
 	s := start(t, isolatedMode, "-plugin", "hello="+hello)
 	// The plugin's stderr is copied as it comes: wait for the line.

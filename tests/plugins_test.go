@@ -48,6 +48,7 @@ func helloPlugin(t *testing.T) string {
 // TestHelloPlugin loads the example third-party plugin and calls it: its
 // route comes after those of all bundled plugins.
 func TestHelloPlugin(t *testing.T) {
+	t.Parallel()
 	hello := helloPlugin(t)
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-plugin", "hello="+hello)
@@ -70,6 +71,7 @@ func TestHelloPlugin(t *testing.T) {
 // TestPluginOrder: two -plugin flags put their routes in flag order, after
 // the bundled ones; the first match answers.
 func TestPluginOrder(t *testing.T) {
+	t.Parallel()
 	hello := helloPlugin(t)
 	s := start(t, modes()[0], "-plugin", "one="+hello, "-plugin", "two="+hello)
 	got := s.get(t, "/nothing").Body
@@ -94,6 +96,7 @@ func writeScript(t *testing.T, body string) string {
 // TestPluginFailsToLoad: a plugin that cannot start stops the server with
 // a message naming it, unless -plugin-optional.
 func TestPluginFailsToLoad(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, path string
 		want       string
@@ -123,6 +126,7 @@ func TestPluginFailsToLoad(t *testing.T) {
 
 // TestIsolateFlag checks -isolate's names.
 func TestIsolateFlag(t *testing.T) {
+	t.Parallel()
 	out, err := command(binary, "-addr", "127.0.0.1:0", "-db", ":memory:", "-isolate", "users,nope").CombinedOutput()
 	raceFree(t, string(out))
 	if err == nil {
@@ -144,6 +148,7 @@ func TestIsolateFlag(t *testing.T) {
 
 // TestPluginProcess checks "reso plugin" by hand: it is not for people.
 func TestPluginProcess(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -227,6 +232,7 @@ func waitGone(t *testing.T, pids []int, d time.Duration) {
 // TestNoOrphans: stopping the server, with SIGTERM or SIGKILL, leaves no
 // plugin process behind.
 func TestNoOrphans(t *testing.T) {
+	t.Parallel()
 	hello := helloPlugin(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -251,6 +257,7 @@ func TestNoOrphans(t *testing.T) {
 // answering. Then it serves again, with the same state (the directory lives
 // in the server).
 func TestPluginCrash(t *testing.T) {
+	t.Parallel()
 	s := start(t, isolatedMode)
 	var filesPID int
 	for _, p := range children(t, s.cmd.Process.Pid) {
@@ -328,6 +335,7 @@ func TestPluginCrash(t *testing.T) {
 // same in both modes (isolated: streamed from the files plugin process in
 // chunks).
 func TestLargeDownload(t *testing.T) {
+	t.Parallel()
 	data := make([]byte, 5<<20+12345)
 	for i := range data {
 		data[i] = byte(i*31 + i>>13)

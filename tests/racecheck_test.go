@@ -100,6 +100,7 @@ func racesAfterTests() bool {
 
 // TestRaceReports: the reports are cut out of a log, whole, and counted.
 func TestRaceReports(t *testing.T) {
+	t.Parallel()
 	report := func(addr string) string {
 		return "==================\n" + raceMark + "\nWrite at " + addr + " by goroutine 7:\n  main.f()\n"
 	}

@@ -74,6 +74,7 @@ var statusInComment = regexp.MustCompile(`HTTP/1\.1 (\d{3})[^,]*`)
 // comment: the status line it names (else 200, or 206 for a range), and the
 // body when the comment shows a whole JSON or XML body.
 func TestReadmeTour(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed (.ci/run installs it)")
 	}

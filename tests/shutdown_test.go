@@ -9,6 +9,7 @@ import (
 
 // TestGracefulShutdown: SIGTERM and SIGINT stop the server cleanly (exit 0).
 func TestGracefulShutdown(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
 			eachMode(t, func(t *testing.T, m mode) {

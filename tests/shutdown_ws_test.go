@@ -25,6 +25,7 @@ import (
 // sent still unread, resets the connections, and the close frames still
 // queued behind the replies never reach the clients.
 func TestShutdownWhileWriting(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		// Queues deep enough for the replies the clients leave unread:
 		// the clients are behind, not slow consumers.

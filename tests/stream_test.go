@@ -17,6 +17,7 @@ import (
 // value in the representation of the URL prefix, else JSON lines. The
 // bodies are checked byte for byte.
 func TestHelloEvents(t *testing.T) {
+	t.Parallel()
 	hello := helloPlugin(t)
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-plugin", "hello="+hello)
@@ -65,6 +66,7 @@ func TestHelloEvents(t *testing.T) {
 // well within the grace period: the client reads the events sent so far and
 // a clean end of the body, no request is cut, and the server exits 0.
 func TestShutdownEndsStreams(t *testing.T) {
+	t.Parallel()
 	hello := helloPlugin(t)
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-plugin", "hello="+hello, "-shutdown-timeout", "1m")
@@ -98,6 +100,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 }
 
 func TestHelloEventsBadCount(t *testing.T) {
+	t.Parallel()
 	hello := helloPlugin(t)
 	s := start(t, mode{name: "compiled"}, "-plugin", "hello="+hello)
 	if got := s.get(t, "/hello-events?count=x"); got.StatusLine != "HTTP/1.1 400 Invalid Count" {

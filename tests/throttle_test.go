@@ -73,6 +73,7 @@ func wantThrottled(t *testing.T, r response, maxRetry int) {
 // client address logs in at once, and its session works from the
 // throttled address.
 func TestAuthThrottle(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		// A first delay of a minute: longer than the test runs.
 		s, _ := authStart(t, m, "-login-backoff", "1m")
@@ -108,6 +109,7 @@ func TestAuthThrottle(t *testing.T) {
 
 // TestAuthThrottleOff: -login-attempts 0 turns throttling off.
 func TestAuthThrottleOff(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s, _ := authStart(t, m, "-login-attempts", "0")
 		for range 20 {
@@ -119,6 +121,7 @@ func TestAuthThrottleOff(t *testing.T) {
 
 // TestAuthThrottleFlags rejects unusable values of the throttle flags.
 func TestAuthThrottleFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"-login-attempts", "-1"}, {"-login-backoff", "0s"}, {"-login-backoff", "-1s"}} {
 		out, err := command(binary, append([]string{"-addr", "127.0.0.1:0", "-db", ":memory:"}, args...)...).CombinedOutput()
 		raceFree(t, string(out))

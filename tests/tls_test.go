@@ -110,6 +110,7 @@ func tlsGet(target string, headers ...string) string {
 }
 
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	cert, key, pool := testCert(t)
 	eachMode(t, func(t *testing.T, m mode) {
 		s, _ := authStart(t, m, "-tls-cert", cert, "-tls-key", key)
@@ -233,6 +234,7 @@ func TestTLS(t *testing.T) {
 // TestPlainCookiesNotSecure: without TLS the same login sets cookies
 // without Secure, which a browser would not send back over plain HTTP.
 func TestPlainCookiesNotSecure(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s, _ := authStart(t, m)
 		if !strings.Contains(s.Log(), " tls=false ") {

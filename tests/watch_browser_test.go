@@ -139,6 +139,7 @@ func (p *eventSourceSniffer) lastEventIDs() []string {
 // whether the server resumed the stream or sent the state again. It
 // compares the changes (the children created), never the ids' form.
 func TestWatchBrowserRestart(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skips early without a browser
 	www := t.TempDir()
 	if err := os.WriteFile(filepath.Join(www, "index.html"), []byte("<!doctype html><title>watch</title><p>watch</p>\n"), 0o644); err != nil {

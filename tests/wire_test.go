@@ -46,6 +46,7 @@ func noDate(s string) string { return dateRe.ReplaceAllString(s, "Date: -\r") }
 // one: net/http's own 400 for an unparsable request pipelined behind it
 // keeps its standard phrase.
 func TestHTTP10ReasonPhrase(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		invalid := "HTTP/1.0 400 Invalid Path\r\n" +
@@ -97,6 +98,7 @@ func TestHTTP10ReasonPhrase(t *testing.T) {
 // its request gets its full, normal answer, and that the server then ends
 // the connection.
 func TestHalfClose(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m) // of its own: the login changes the stored token
 		cases := []struct {
@@ -141,6 +143,7 @@ func TestHalfClose(t *testing.T) {
 // TestHalfClosePipelined checks that two requests sent before a half-close
 // are both answered in full.
 func TestHalfClosePipelined(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		out := exchange(t, s.Addr, "GET /config HTTP/1.1\r\nHost: x\r\n\r\nGET /files/.. HTTP/1.1\r\nHost: x\r\n\r\n", true)

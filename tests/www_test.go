@@ -54,6 +54,7 @@ func wwwSite(t *testing.T, dir string) string {
 // requests, HEAD, and the security headers; it never lists a directory,
 // never leaves the directory and never serves dot-files.
 func TestWWW(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		dir := t.TempDir()
 		writeFixtures(t, dir)
@@ -164,6 +165,7 @@ func TestWWW(t *testing.T) {
 
 // TestWWWOff: without -www, /app/ is not served.
 func TestWWWOff(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		s := shared(t, m)
 		if got := s.get(t, "/app/"); got.StatusLine != "HTTP/1.1 404 Not Found" {
@@ -177,6 +179,7 @@ func TestWWWOff(t *testing.T) {
 // other file there, not through a link; and an app directory inside the
 // state directory stops the start.
 func TestWWWStateDir(t *testing.T) {
+	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
 		dir := t.TempDir()
 		writeFixtures(t, dir)
@@ -233,6 +236,7 @@ func TestWWWStateDir(t *testing.T) {
 // TestWWWPrefixClash: a -www-prefix that another plugin's routes take
 // stops the start with an error naming the route; a free one works.
 func TestWWWPrefixClash(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFixtures(t, dir)
 	wwwSite(t, dir)
