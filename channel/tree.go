@@ -83,7 +83,7 @@ type Tree struct {
 	nodes   table[*node] // by path
 	subs    map[string]*subList
 	clients map[string]*Client
-	self    *peer            // this node: its clients' peer (connection.go)
+	self    *peer            // this node: its clients' peer (connection.go); its id is mem's node, read under the lock
 	leases  map[*node]*lease // the entities leased by Call
 	hist    history
 	counts  counters
