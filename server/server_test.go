@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/core"
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // selfSigned returns a certificate for 127.0.0.1 and a pool that trusts it.
@@ -102,6 +103,12 @@ func TestServe(t *testing.T) {
 				t.Fatal(err)
 			}
 			resp.Body.Close()
+			// The handler flushed its status line before it returned (a
+			// reason phrase of its own), so the client can have the answer
+			// while the request is still in flight: wait until it is not.
+			if !poll.Wait(10*time.Second, func() bool { return len(srv.InFlight()) == 0 }) {
+				t.Fatalf("in flight after the answers: %+v", srv.InFlight())
+			}
 			if len(starts) != 2 || starts[0] <= 0 || starts[1] <= starts[0] || starts[1] > core.Clock() {
 				t.Errorf("request starts noted on the connection: %v", starts)
 			}

@@ -3,25 +3,12 @@ package tests
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 )
-
-// freePort returns a loopback port free right now, so that a server can
-// be started again on the same address after a kill -9.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // openApp opens url in a tab of a browser context of its own (its own
 // cookies and storage, as a second person would have) and waits until the

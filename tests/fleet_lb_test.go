@@ -14,6 +14,8 @@ import (
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+
+	"github.com/reso-project/reso/channel/fleet/natstest"
 )
 
 // TestFleetLB runs the load balancer configurations of docs/fleet.md
@@ -201,16 +203,12 @@ func docFleet(t *testing.T) *fleet {
 		if err != nil {
 			t.Fatalf("docs/fleet.md's n%d.conf: %v\n%s", i+1, err, conf)
 		}
-		opts.NoLog, opts.NoSigs = true, true
-		ns, err := natsserver.NewServer(opts)
+		opts.NoSigs = true
+		ns, err := natstest.StartServer(opts)
 		if err != nil {
 			t.Fatalf("n%d.conf: %v", i+1, err)
 		}
-		go ns.Start()
 		t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-		if !ns.ReadyForConnections(wait) {
-			t.Fatalf("n%d.conf: the server did not accept connections within %v", i+1, wait)
-		}
 	}
 
 	// Step 4: the command lines differ in their ports only.

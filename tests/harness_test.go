@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reso-project/reso/internal/freeport"
 	"github.com/reso-project/reso/internal/race"
 )
 
@@ -443,4 +444,16 @@ func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	return c
+}
+
+// freePort returns a loopback port free now that nothing but a listener
+// naming it takes (internal/freeport): for a server started again on the
+// same address after a kill -9, or a configuration that names its port.
+func freePort(t *testing.T) int {
+	t.Helper()
+	p, err := freeport.Take(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p[0]
 }

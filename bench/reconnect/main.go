@@ -27,7 +27,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,6 +34,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/reso-project/reso/internal/freeport"
 )
 
 func main() {
@@ -309,12 +310,11 @@ func startProcess(name string, cmd *exec.Cmd) (*clientProc, error) {
 
 // freePort returns a loopback port free right now.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Take(1)
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return p[0], nil
 }
 
 func quantile(d []time.Duration, q float64) time.Duration {

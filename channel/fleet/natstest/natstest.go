@@ -220,17 +220,29 @@ func (c *Cluster) Restart(i int) error {
 		return nil
 	}
 	o := *c.opts[i]
-	s, err := server.NewServer(&o)
+	s, err := StartServer(&o)
 	if err != nil {
 		return fmt.Errorf("natstest: server %d: %w", i, err)
+	}
+	c.servers[i] = s
+	return nil
+}
+
+// StartServer starts a server with opts in this process and returns it once it
+// accepts connections. A server that does not within a minute is shut
+// down, and the error gives the last errors and warnings it logged (a
+// port taken, a store it cannot open).
+func StartServer(opts *server.Options) (*server.Server, error) {
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, err
 	}
 	var log errorLog
 	s.SetLoggerV2(&log, false, false, false)
 	go s.Start()
 	if !s.ReadyForConnections(time.Minute) {
 		s.Shutdown()
-		return fmt.Errorf("natstest: server %d not ready for connections a minute after its start (it logged: %s)", i, log.String())
+		return nil, fmt.Errorf("not ready for connections a minute after its start (it logged: %s)", log.String())
 	}
-	c.servers[i] = s
-	return nil
+	return s, nil
 }

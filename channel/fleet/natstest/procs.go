@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/reso-project/reso/internal/freeport"
 )
 
 // Procs is a JetStream cluster of nats-server processes: the same server
@@ -104,7 +106,7 @@ func NewProcs(n int, dir string, cfg ProcsConfig) (*Procs, error) {
 	// every other's from its first start (a JetStream cluster starts only
 	// with routes); the client ports are those the servers take at their
 	// first start.
-	cports, err := freePorts(n)
+	cports, err := freeport.Take(n)
 	if err != nil {
 		return nil, err
 	}
@@ -139,20 +141,6 @@ func NewProcs(n int, dir string, cfg ProcsConfig) (*Procs, error) {
 		}
 	}
 	return p, nil
-}
-
-// freePorts returns n loopback ports free now.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // writeConf writes server i's configuration with the ports known.
