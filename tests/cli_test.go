@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -255,8 +256,13 @@ func TestLoginEmptyRemovesExampleUser(t *testing.T) {
 	}
 }
 
-// hangingPut starts a PUT whose body never arrives in full, so its request
-// stays in flight; it returns the connection.
+// hangingPut starts a PUT whose body never arrives in full and returns
+// its connection once the server's handler is reading the body, so that
+// the request is in flight: the request asks for 100 Continue, which the
+// server sends when the handler first reads, and only then sends part of
+// the body. (A server that begins to shut down while it reads a request's
+// header closes the connection instead of serving it, so a request merely
+// sent may never be in flight.)
 func hangingPut(t *testing.T, s *server) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", s.Addr)
@@ -264,7 +270,17 @@ func hangingPut(t *testing.T, s *server) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Write([]byte("PUT /config HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nsome")); err != nil {
+	if _, err := c.Write([]byte("PUT /config HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(wait))
+	const cont = "HTTP/1.1 100 Continue\r\n\r\n"
+	got := make([]byte, len(cont))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != cont {
+		t.Fatalf("PUT /config with Expect: 100-continue: %q, %v", got, err)
+	}
+	c.SetReadDeadline(time.Time{})
+	if _, err := c.Write([]byte("some")); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -299,7 +315,6 @@ func TestShutdownCutsLateRequests(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
 		s := start(t, m, "-shutdown-timeout", "300ms")
 		hangingPut(t, s)
-		waitUntilActive(t, s)
 		s.cmd.Process.Signal(syscall.SIGTERM)
 		if code := exitStatus(t, s); code != 0 {
 			t.Errorf("exit status %d, want 0", code)
@@ -315,7 +330,6 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	t.Parallel()
 	s := start(t, mode{name: "compiled"}, "-shutdown-timeout", "10m")
 	hangingPut(t, s)
-	waitUntilActive(t, s)
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	waitLog(t, s, "reso shutting down")
 	s.cmd.Process.Signal(syscall.SIGTERM)
@@ -324,15 +338,6 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	}
 	if !strings.Contains(s.Log(), "second signal: exiting now") {
 		t.Errorf("log:\n%s", s.Log())
-	}
-}
-
-// waitUntilActive gives the server a moment to start reading the request:
-// it answers another request on a new connection first.
-func waitUntilActive(t *testing.T, s *server) {
-	t.Helper()
-	if got := s.get(t, "/config"); got.StatusLine != "HTTP/1.1 200 OK" {
-		t.Fatalf("GET /config: %s", got.StatusLine)
 	}
 }
 
