@@ -142,18 +142,28 @@ func (c *Client) start(ctx context.Context) (*conn, error) {
 		return nil, fmt.Errorf("pluginrpc: plugin %q: no command", c.cfg.Name)
 	}
 	setParentDeathSignal(cmd)
+	tlsConf, keys, err := hostMTLS(cmd)
+	if err != nil {
+		return nil, err
+	}
+	// The child has its end of the pipe once started; the host's copy
+	// goes, whatever the start did.
+	defer keys.Close()
 	prog := filepath.Base(cmd.Path)
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		Plugins:          pluginSet(nil),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		AutoMTLS:         true,
-		StartTimeout:     timeout,
-		Logger:           newHclog(c.log, prog),
-		Stderr:           newLineWriter(c.log, "stderr"),
-		SyncStdout:       newLineWriter(c.log, "stdout"),
-		SyncStderr:       newLineWriter(c.log, "stderr"),
+		// Mutual TLS with keys of the host's making (mtls.go), not
+		// AutoMTLS's; hostMTLS put the host's environment in cmd.
+		TLSConfig:    tlsConf,
+		SkipHostEnv:  true,
+		StartTimeout: timeout,
+		Logger:       newHclog(c.log, prog),
+		Stderr:       newLineWriter(c.log, "stderr"),
+		SyncStdout:   newLineWriter(c.log, "stdout"),
+		SyncStderr:   newLineWriter(c.log, "stderr"),
 		GRPCDialOptions: []grpc.DialOption{
 			// A fixed window bounds what a download buffers in the host.
 			grpc.WithInitialWindowSize(1 << 20),

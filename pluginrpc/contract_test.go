@@ -287,6 +287,9 @@ func transports(t *testing.T) map[string]plugins.Plugin {
 	return map[string]plugins.Plugin{
 		"direct": testPlugin{},
 		"stream": load(t, Config{Name: "test", Cmd: childCmd("serve")}),
+		// A plugin that makes its own keys, as one built before the host
+		// made them does (go-plugin's AutoMTLS; mtls.go).
+		"automtls": load(t, Config{Name: "test", Cmd: childCmd("automtls")}),
 	}
 }
 
@@ -306,7 +309,7 @@ func load(t testing.TB, cfg Config) *Client {
 // for byte the one the plugin gives in process.
 func TestContract(t *testing.T) {
 	answers := map[string][]string{}
-	order := []string{"direct", "stream"}
+	order := []string{"direct", "stream", "automtls"}
 	ps := transports(t)
 	for _, name := range order {
 		t.Run(name, func(t *testing.T) {

@@ -57,6 +57,11 @@ func runChild(mode string) int {
 	switch mode {
 	case "serve":
 		err = Serve(p)
+	case "automtls":
+		// A plugin built before the host made its keys (mtls.go): it
+		// ignores the pipe, and go-plugin's AutoMTLS makes its keys.
+		os.Unsetenv(mtlsFDEnv)
+		err = Serve(p)
 	case "exchange":
 		serveExchangeOnly(p)
 	case "channel":

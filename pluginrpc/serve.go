@@ -1,6 +1,7 @@
 package pluginrpc
 
 import (
+	"crypto/tls"
 	"errors"
 	"os"
 	"time"
@@ -37,11 +38,22 @@ func serve(p plugins.Plugin, hs plugin.HandshakeConfig) error {
 	if os.Getenv(hs.MagicCookieKey) != hs.MagicCookieValue {
 		return ErrNotStartedByHost
 	}
+	tlsConf, err := pluginMTLS()
+	if err != nil {
+		return err
+	}
+	var tlsProvider func() (*tls.Config, error)
+	if tlsConf != nil {
+		tlsProvider = func() (*tls.Config, error) { return tlsConf, nil }
+	}
 	go watchParent(os.Getppid())
 	gp := &grpcPlugin{impl: p}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: hs,
-		Plugins:         plugin.PluginSet{PluginName: gp},
+		// The keys the host made (mtls.go); without them, go-plugin's
+		// AutoMTLS makes the plugin's.
+		TLSProvider: tlsProvider,
+		Plugins:     plugin.PluginSet{PluginName: gp},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			// Fixed flow-control windows: no BDP-estimation pings, which
 			// would cost the host a round trip on many small requests.
