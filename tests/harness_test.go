@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reso-project/reso/internal/freeport"
+	"github.com/reso-project/reso/channel/fleet/natstest/freeport"
 	"github.com/reso-project/reso/internal/race"
 )
 
@@ -447,7 +447,7 @@ func ctx(t *testing.T) context.Context {
 }
 
 // freePort returns a loopback port free now that nothing but a listener
-// naming it takes (internal/freeport): for a server started again on the
+// naming it takes (natstest/freeport): for a server started again on the
 // same address after a kill -9, or a configuration that names its port.
 func freePort(t *testing.T) int {
 	t.Helper()

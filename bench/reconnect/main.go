@@ -35,7 +35,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reso-project/reso/internal/freeport"
+	"github.com/reso-project/reso/channel/fleet/natstest/freeport"
 )
 
 func main() {

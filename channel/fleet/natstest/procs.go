@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reso-project/reso/internal/freeport"
+	"github.com/reso-project/reso/channel/fleet/natstest/freeport"
 )
 
 // Procs is a JetStream cluster of nats-server processes: the same server
