@@ -38,29 +38,43 @@ func TestTake(t *testing.T) {
 }
 
 // TestTakeSkipsTaken checks that a port a listener holds is not handed
-// out: in a range of 40 ports whose even ones are held, the 20 odd ones
-// are handed out and nothing more.
+// out: of a range whose even ports this test holds, only odd ones are
+// handed out; of a range all held (by this test, or by whatever held a
+// port of it already), none is.
 func TestTakeSkipsTaken(t *testing.T) {
-	const lo, hi = floor + 2000, floor + 2040
-	taken := map[int]bool{}
-	for p := lo; p < hi; p += 2 {
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err != nil {
-			t.Skipf("port %d: %v", p, err)
+	hold := func(lo, hi, step int) map[int]bool {
+		held := map[int]bool{}
+		for p := lo; p < hi; p += step {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				continue // held already, by another process
+			}
+			t.Cleanup(func() { l.Close() })
+			held[p] = true
 		}
-		defer l.Close()
-		taken[p] = true
+		return held
 	}
-	ports, err := take(20, lo, hi)
+	const lo = floor + 2000
+	held := hold(lo, lo+40, 2)
+	ports, err := take(5, lo, lo+40)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Handed out again by the next run of the test (-count).
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range ports {
+			delete(handed, p)
+		}
+	})
 	for _, p := range ports {
-		if taken[p] {
+		if held[p] {
 			t.Errorf("port %d is held by a listener and was handed out", p)
 		}
 	}
-	if _, err := take(1, lo, hi); err == nil {
-		t.Error("a 21st port was handed out of 20 free ones")
+	hold(lo+100, lo+110, 1)
+	if p, err := take(1, lo+100, lo+110); err == nil {
+		t.Errorf("port %d handed out of a range all held", p[0])
 	}
 }
