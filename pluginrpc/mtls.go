@@ -47,7 +47,6 @@ const (
 // keyPair is a certificate with its key, and both in PEM.
 type keyPair struct {
 	cert    tls.Certificate
-	leaf    *x509.Certificate
 	certPEM []byte
 	keyPEM  []byte
 }
@@ -96,7 +95,7 @@ func pairOf(certPEM, keyPEM []byte) (*keyPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &keyPair{cert: cert, leaf: cert.Leaf, certPEM: certPEM, keyPEM: keyPEM}, nil
+	return &keyPair{cert: cert, certPEM: certPEM, keyPEM: keyPEM}, nil
 }
 
 // mtlsConfig is one side's TLS: its own certificate, and the other side's
@@ -152,7 +151,7 @@ func hostMTLS(cmd *exec.Cmd) (*tls.Config, *os.File, error) {
 		mtlsFDEnv+"="+strconv.Itoa(3+len(cmd.ExtraFiles)),
 		clientCertEnv+"="+string(host.certPEM))
 	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
-	return mtlsConfig(host, plug.leaf), r, nil
+	return mtlsConfig(host, plug.cert.Leaf), r, nil
 }
 
 // pluginMTLS returns the plugin's TLS from the pipe its host handed it,

@@ -62,10 +62,10 @@ func TestMTLSBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(conf.Certificates) != 1 || !conf.Certificates[0].Leaf.Equal(plug.leaf) || conf.ClientAuth != tls.RequireAndVerifyClientCert {
+	if len(conf.Certificates) != 1 || !conf.Certificates[0].Leaf.Equal(plug.cert.Leaf) || conf.ClientAuth != tls.RequireAndVerifyClientCert {
 		t.Errorf("the plugin's TLS: %+v", conf)
 	}
-	if _, err := host.leaf.Verify(x509.VerifyOptions{Roots: conf.ClientCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+	if _, err := host.cert.Leaf.Verify(x509.VerifyOptions{Roots: conf.ClientCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		t.Errorf("the host's certificate is not the plugin's root: %v", err)
 	}
 	for name, b := range map[string]string{
