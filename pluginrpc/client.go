@@ -95,6 +95,9 @@ type conn struct {
 	// sessions are the Sessions calls that carry the sessions.
 	sessions *sessionMux
 	pid      int
+	// sockets is the directory of the process's socket (socketdir.go),
+	// removed once the process ended; "" for none.
+	sockets string
 }
 
 // Load starts the plugin program of cfg and completes go-plugin's handshake.
@@ -149,6 +152,10 @@ func (c *Client) start(ctx context.Context) (*conn, error) {
 	// The child has its end of the pipe once started; the host's copy
 	// goes, whatever the start did.
 	defer keys.Close()
+	sockets, err := socketDir(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("pluginrpc: plugin %q: socket directory: %w", c.cfg.Name, err)
+	}
 	prog := filepath.Base(cmd.Path)
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  handshake,
@@ -172,22 +179,24 @@ func (c *Client) start(ctx context.Context) (*conn, error) {
 	})
 	stop := context.AfterFunc(ctx, pc.Kill)
 	defer stop()
+	fail := func(err error) (*conn, error) {
+		pc.Kill()
+		removeSockets(sockets)
+		return nil, err
+	}
 	rpcClient, err := pc.Client()
 	if err != nil {
-		pc.Kill()
-		return nil, c.startError(err)
+		return fail(c.startError(err))
 	}
 	raw, err := rpcClient.Dispense(PluginName)
 	if err != nil {
-		pc.Kill()
-		return nil, fmt.Errorf("pluginrpc: plugin %q: %w", c.cfg.Name, err)
+		return fail(fmt.Errorf("pluginrpc: plugin %q: %w", c.cfg.Name, err))
 	}
 	cn, ok := raw.(*conn)
 	if !ok {
-		pc.Kill()
-		return nil, fmt.Errorf("pluginrpc: plugin %q: dispensed %T", c.cfg.Name, raw)
+		return fail(fmt.Errorf("pluginrpc: plugin %q: dispensed %T", c.cfg.Name, raw))
 	}
-	cn.pc = pc
+	cn.pc, cn.sockets = pc, sockets
 	cn.pid, _ = strconv.Atoi(pc.ID())
 	cn.pool = newStreamPool(cn.exited, cn.rpc)
 	cn.requests = newRequestMux(cn.exited, cn.rpc)
@@ -311,6 +320,7 @@ func (c *Client) Close() error {
 // requests waiting on it fail.
 func (cn *conn) kill() {
 	cn.pc.Kill()
+	removeSockets(cn.sockets)
 }
 
 var (
