@@ -70,7 +70,15 @@ func (p *tcpProxy) serve(c net.Conn) {
 		c.Close()
 		return
 	}
+	// Down may have come (and cut the connections it found) while the
+	// target was dialed: this one is cut as well.
 	p.mu.Lock()
+	if p.down {
+		p.mu.Unlock()
+		c.Close()
+		s.Close()
+		return
+	}
 	p.conns[c], p.conns[s] = struct{}{}, struct{}{}
 	p.mu.Unlock()
 	done := make(chan struct{}, 2)
