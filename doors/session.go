@@ -52,7 +52,21 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 	if err != nil {
 		return err
 	}
-	defer c.Disconnect()
+	defer func() {
+		if v := recover(); v != nil {
+			// The tree panicked (exec raises its panic here): the
+			// session ends with 1011, as the host ends it, before the
+			// client's end makes the drain or the pump close it with
+			// the tree's 1000 "disconnected".
+			_ = s.Close(core.CloseInternal, "")
+			c.Disconnect()
+			if _, ok := v.(*core.PanicError); !ok {
+				v = core.NewPanicError(v)
+			}
+			panic(v)
+		}
+		c.Disconnect()
+	}()
 	var wait func()
 	cancel := func() {}
 	rctx := ctx // the context of the reads
