@@ -60,10 +60,7 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 			// the tree's 1000 "disconnected".
 			_ = s.Close(core.CloseInternal, "")
 			c.Disconnect()
-			if _, ok := v.(*core.PanicError); !ok {
-				v = core.NewPanicError(v)
-			}
-			panic(v)
+			panic(v) // on to the host, which logs it
 		}
 		c.Disconnect()
 	}()

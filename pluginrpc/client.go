@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -163,7 +164,7 @@ func (c *Client) start(ctx context.Context) (*conn, error) {
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		// Mutual TLS with keys of the host's making (mtls.go), not
-		// AutoMTLS's; hostMTLS put the host's environment in cmd.
+		// AutoMTLS's; addEnv put the host's environment in cmd.
 		TLSConfig:    tlsConf,
 		SkipHostEnv:  true,
 		StartTimeout: timeout,
@@ -314,6 +315,17 @@ func (c *Client) Close() error {
 	c.cancel()
 	<-c.done
 	return nil
+}
+
+// addEnv adds the variables kv (NAME=value) to the environment cmd starts
+// with, the host's unless cmd set its own. go-plugin does not add the
+// host's (ClientConfig.SkipHostEnv), so a variable added here comes after
+// any of the same name that the host has, and wins.
+func addEnv(cmd *exec.Cmd, kv ...string) {
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, kv...)
 }
 
 // kill ends the process (gracefully first, as go-plugin does); the

@@ -144,10 +144,7 @@ func hostMTLS(cmd *exec.Cmd) (*tls.Config, *os.File, error) {
 		r.Close()
 		return nil, nil, fmt.Errorf("pluginrpc: TLS keys: %w", werr)
 	}
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
-	cmd.Env = append(cmd.Env,
+	addEnv(cmd,
 		mtlsFDEnv+"="+strconv.Itoa(3+len(cmd.ExtraFiles)),
 		clientCertEnv+"="+string(host.certPEM))
 	cmd.ExtraFiles = append(cmd.ExtraFiles, r)

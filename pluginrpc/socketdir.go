@@ -43,10 +43,7 @@ func socketDir(cmd *exec.Cmd) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if cmd.Env == nil {
-		cmd.Env = os.Environ()
-	}
-	cmd.Env = append(cmd.Env, plugin.EnvUnixSocketDir+"="+dir)
+	addEnv(cmd, plugin.EnvUnixSocketDir+"="+dir)
 	return dir, nil
 }
 
@@ -64,7 +61,7 @@ func sweepSocketDirs(tmp string, gone func(pid int) bool) {
 		}
 		id, _, ok := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(id)
-		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || !gone(pid) {
+		if !ok || err != nil || pid <= 0 || !gone(pid) {
 			continue
 		}
 		info, err := e.Info()
