@@ -246,6 +246,14 @@ func (w *watcher) frame(f core.TreeFrame) {
 	if w.lastSeq != 0 {
 		ev.ID = w.eventID(w.lastSeq)
 	}
+	if first {
+		// The stream begins with the state (docs/channel.md): the
+		// notifications that came between the SUBSCRIBE's reply and the
+		// GET's (a message sent meanwhile; a change the state already
+		// holds, which a client applies again unchanged) follow it.
+		w.pending = append([]core.Event{ev}, w.pending...)
+		return
+	}
 	w.pending = append(w.pending, ev)
 }
 

@@ -2,6 +2,8 @@ package doors_test
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"net"
 	"net/http"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/reso-project/reso/internal/poll"
 	"github.com/reso-project/reso/internal/treetest"
+	"github.com/reso-project/reso/plugins"
 	channelplugin "github.com/reso-project/reso/plugins/channel"
 )
 
@@ -173,5 +176,43 @@ func TestWatchRefused(t *testing.T) {
 	}
 	if left := s.tree.Connected(); len(left) != 0 {
 		t.Errorf("clients left: %v", left)
+	}
+}
+
+// sendingTree is a tree on which a message is sent to a resource just
+// before a stream's GET of its state is read: the message reaches the
+// stream's client between its SUBSCRIBE's reply and its GET's, as in a
+// fleet, where the GET waits for the log first.
+type sendingTree struct{ *treetest.Tree }
+
+func (t sendingTree) Connect(ctx context.Context, id, identity string) (plugins.TreeClient, error) {
+	c, err := t.Tree.Connect(ctx, id, identity)
+	return sendingClient{c, t.Tree}, err
+}
+
+type sendingClient struct {
+	plugins.TreeClient
+	t *treetest.Tree
+}
+
+func (c sendingClient) Exec(ctx context.Context, msg []byte) error {
+	if bytes.Contains(msg, []byte(`"method":"GET"`)) {
+		if _, err := c.t.Call(ctx, "sender", "", []byte(`{"method":"NOTIFY","resource":"/inbox","data":"hi"}`)); err != nil {
+			return err
+		}
+	}
+	return c.TreeClient.Exec(ctx, msg)
+}
+
+// TestWatchStateFirst: a stream begins with the state, and a message that
+// reached its client before the state was read follows it.
+func TestWatchStateFirst(t *testing.T) {
+	s := newServerOn(t, sendingTree{treetest.New()}, channelplugin.New())
+	st := s.watch(t, "/channel/inbox?watch=diff")
+	if l := st.line(t); l != `{"resource":"/inbox","type":null,"entity":null}` {
+		t.Errorf("first line %s, want the state", l)
+	}
+	if l := st.line(t); !strings.HasPrefix(l, `{"notify":"NOTIFY","resource":"/inbox","data":"hi"`) {
+		t.Errorf("second line %s, want the message", l)
 	}
 }
