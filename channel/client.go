@@ -324,14 +324,14 @@ func (c *Client) end(gone error) {
 		<-w
 		t.mu.Lock()
 	}
-	c.disownAll()
+	t.disownAll(&c.connection)
 	t.mu.Unlock()
 }
 
 // removeOwned removes the entities c owns. It returns what it must wait
 // for before going on, nil once done. Called with the lock.
 func (t *Tree) removeOwned(c *Client) <-chan struct{} {
-	for n := range c.ownedAll() {
+	for n := range t.ownedAll(&c.connection) {
 		if w := t.conflict(n.path, touchRemove); w != nil {
 			return w
 		}
@@ -340,7 +340,7 @@ func (t *Tree) removeOwned(c *Client) <-chan struct{} {
 			return out.wait
 		}
 		if out.b != nil { // stored: it leaves c.owned once applied
-			c.disown(n)
+			t.disown(&c.connection, n)
 			t.kickCommitter()
 		}
 	}
@@ -364,7 +364,7 @@ func (c *Client) leave(proposed bool) {
 	closing := t.closed
 	node := t.nodeID()
 	if proposed && t.dead[node] {
-		t.endConn(&c.connection)
+		t.endConn(node, &c.connection)
 		proposed = false
 	}
 	if !proposed && !c.ended {

@@ -7,10 +7,10 @@ import "iter"
 // a fleet holds one for each connection of another node that sent an
 // entry (a ghost, docs/fleet.md), forgotten at its end entry or its
 // node's death. Every node holds every connection's ghost, so a ghost is
-// only this, 32 bytes, not a Client (issue 36, docs/fleet.md §13).
+// only this, 24 bytes, not a Client (issue 36, docs/fleet.md §13): its
+// node is the peer whose table holds it, or this one for a Client.
 type connection struct {
 	id    string
-	peer  *peer // the node it is connected to (docs/fleet.md)
 	owned *node // the entity it owns, nil for none, ownsMany (owned.go)
 }
 
@@ -19,16 +19,13 @@ func (c *connection) key() string { return c.id }
 
 // peer is a node of the fleet as the tree knows it: this one (the tree's
 // self, whose id Rejoin changes), or another whose connections sent
-// entries. A connection names its node with one pointer, and a node's id
-// is one string however many of its connections the tree holds.
+// entries, whose id is one string however many of its connections the
+// tree holds.
 type peer struct {
 	id string
 	// conns are its ghosts, by id (another node's only: this node's
 	// clients are Tree.clients).
 	conns table[*connection]
-	// many are the entities of its connections that own more than one
-	// (owned.go).
-	many map[*connection]map[*node]struct{}
 }
 
 // ghost returns the record of a connection of another node, made at its
@@ -41,7 +38,7 @@ func (t *Tree) ghost(node, conn string) *connection {
 	}
 	g := p.conns.get(conn)
 	if g == nil {
-		g = &connection{id: conn, peer: p}
+		g = &connection{id: conn}
 		p.conns.put(g)
 	}
 	return g
@@ -70,9 +67,8 @@ func (t *Tree) ghostsOf(node string) iter.Seq[*connection] {
 	}
 }
 
-// endGhost forgets the ghost g, which ended. Called with the lock.
-func (t *Tree) endGhost(g *connection) {
-	p := g.peer
+// endGhost forgets the ghost g of p, which ended. Called with the lock.
+func (t *Tree) endGhost(p *peer, g *connection) {
 	p.conns.del(g.id)
 	if p.conns.len() == 0 && t.ghosts[p.id] == p {
 		delete(t.ghosts, p.id) // see Nodes

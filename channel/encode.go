@@ -81,7 +81,7 @@ func appendRaw(b, v []byte) []byte {
 // changeNotes returns the two notifications of a change to n with seq:
 // see noteHeads.
 func changeNotes(kind, key string, n *node, from string, seq uint64) (note, up []byte) {
-	h := noteHeads(kind, key, n.path, n.parent.path, n.name(), n.typ.String(), n.pub(), from)
+	h := noteHeads(kind, key, n.path, n.parent.path, n.name(), n.typ(), n.pub(), from)
 	return h.complete(seq)
 }
 

@@ -6,14 +6,14 @@ import (
 )
 
 // TestLayout holds the sizes every node of a fleet pays for every
-// connection's transient entity (docs/fleet.md §13): a node of 112 bytes
-// and a ghost of 32, each a size class of Go's allocator, so that a
+// connection's transient entity (docs/fleet.md §13): a node of 96 bytes
+// and a ghost of 24, each a size class of Go's allocator, so that a
 // field added to either shows here before it shows in a fleet's memory.
 func TestLayout(t *testing.T) {
-	if got := unsafe.Sizeof(node{}); got > 112 {
-		t.Errorf("a node is %d bytes, above 112", got)
+	if got := unsafe.Sizeof(node{}); got > 96 {
+		t.Errorf("a node is %d bytes, above 96", got)
 	}
-	if got := unsafe.Sizeof(connection{}); got > 32 {
-		t.Errorf("a connection is %d bytes, above 32", got)
+	if got := unsafe.Sizeof(connection{}); got > 24 {
+		t.Errorf("a connection is %d bytes, above 24", got)
 	}
 }

@@ -1,8 +1,6 @@
 package channel
 
 import (
-	"bytes"
-	"slices"
 	"strings"
 	"time"
 	"unique"
@@ -12,27 +10,28 @@ import (
 // node is one resource of the tree. Every field is guarded by the tree's
 // lock. A node without entity exists only while it has children (or is
 // the root). Every node of a fleet holds every connection's transient
-// entities, so a node is kept to 112 bytes (docs/fleet.md §13, issue 36):
-// what few nodes have (a lease, a rule, a group, an entity with private
-// fields, children) is kept apart, what the path gives (the name) is not
-// kept twice, what many nodes share (the type, the creator) is a pointer
-// to one copy, and the entity, never changed in place, has no capacity.
+// entities, so a node is kept to 96 bytes, a size class of Go's
+// allocator (docs/fleet.md §13, issue 36): what few nodes have (a lease,
+// a rule, a group, an entity with private fields, children) is kept
+// apart, what the path gives (the name) is not kept twice, what many
+// nodes share (the type and the creator) is a pointer to one copy of the
+// pair, the entity, never changed in place, has no capacity and a 32-bit
+// length, and the store's bookkeeping is one word of bits.
 type node struct {
-	path    string
-	parent  *node
-	typ     str // "" when it has no entity
-	ent     ent // compact JSON, private fields included (see entity)
-	creator str
+	path   string
+	parent *node
+	names  names // its type ("" when it has no entity) and creator
+	// entP and entN are its entity, compact JSON with private fields
+	// (see entity): never changed in place, so no capacity is kept.
+	entP    *byte
+	entN    uint32
+	bits    uint32 // stored, persist and storedKids (see store.go's accessors)
 	created uint64
 	x       *nodeExtra // nil: none of what it holds
 
 	// owner is the connection a transient entity belongs to; an entity
 	// leased by Call has its lease in Tree.leases.
 	owner *connection
-
-	storedKids int32 // children with stored set
-	stored     bool  // the store holds a record of this node
-	persist    bool  // the entity is persistent
 
 	kids       *kids // its children; nil: none yet
 	prev, next *node // siblings, in creation order
@@ -59,51 +58,61 @@ func (n *node) last() *node {
 	return n.kids.last
 }
 
-// ent is an entity's bytes in two words where a slice takes three: the
-// bytes are never changed once set (a change sets others), so a node
-// needs no capacity. The zero value is no entity.
-type ent struct {
-	p *byte
-	n int
-}
-
-// mkEnt returns b as an ent; nil for no entity.
-func mkEnt(b []byte) ent {
+// setEnt sets n's entity to b, nil for none; b is never changed after.
+func (n *node) setEnt(b []byte) {
 	if b == nil {
-		return ent{}
+		n.entP, n.entN = nil, 0
+		return
 	}
-	return ent{p: unsafe.SliceData(b), n: len(b)}
+	n.entP, n.entN = unsafe.SliceData(b), uint32(len(b))
 }
 
 // entity returns n's entity, compact JSON with its private fields, nil
 // for none. Its capacity is its length: an append copies.
 func (n *node) entity() []byte {
-	if n.ent.p == nil {
+	if n.entP == nil {
 		return nil
 	}
-	return unsafe.Slice(n.ent.p, n.ent.n)
+	return unsafe.Slice(n.entP, n.entN)
 }
 
-// str is a string that many nodes hold, a media type or a creator's
-// identity, kept once however many hold it (unique.Handle): a node holds
-// one pointer where a string takes two words. The zero value is "".
-type str struct{ h unique.Handle[string] }
+// names is a node's media type and creator's identity, kept once however
+// many nodes hold the same pair (unique.Handle): a node holds one pointer
+// where two strings take four words. Most nodes share few pairs (the
+// entities of one creator have one or two types). The zero value is two
+// empty strings.
+type names struct{ h unique.Handle[namePair] }
 
-// mkStr returns s as a str.
-func mkStr(s string) str {
-	if s == "" {
-		return str{}
+// namePair is what a names holds.
+type namePair struct{ typ, creator string }
+
+// mkNames returns typ and creator as names.
+func mkNames(typ, creator string) names {
+	if typ == "" && creator == "" {
+		return names{}
 	}
-	return str{unique.Make(s)}
+	return names{unique.Make(namePair{typ, creator})}
 }
 
-// String returns the string.
-func (s str) String() string {
-	if s == (str{}) {
-		return ""
+// pair returns the two strings.
+func (s names) pair() namePair {
+	if s == (names{}) {
+		return namePair{}
 	}
 	return s.h.Value()
 }
+
+// typ returns n's media type, "" when it has no entity.
+func (n *node) typ() string { return n.names.pair().typ }
+
+// creator returns the identity that created n, "" for none.
+func (n *node) creator() string { return n.names.pair().creator }
+
+// setTyp sets n's media type ("" for none), its creator kept.
+func (n *node) setTyp(typ string) { n.names = mkNames(typ, n.creator()) }
+
+// setCreator sets n's creator ("" for none), its type kept.
+func (n *node) setCreator(creator string) { n.names = mkNames(n.typ(), creator) }
 
 // lease is the expiry of an entity leased by Call.
 type lease struct {
@@ -175,7 +184,7 @@ func (n *node) pub() []byte {
 // setBytes sets n's entity to full, whose public part (publicEntity) is
 // pub: full itself when it has no private fields; nil removes it.
 func (n *node) setBytes(full, pub []byte) {
-	n.ent = mkEnt(full)
+	n.setEnt(full)
 	var stripped []byte
 	if len(pub) != len(full) || len(pub) > 0 && &pub[0] != &full[0] {
 		stripped = pub
@@ -249,7 +258,7 @@ func (n *node) unlink(c *node) {
 // nor children.
 func (t *Tree) prune(n *node, j journal) {
 	for n != t.root && n.entity() == nil && n.kids == nil {
-		if n.stored {
+		if n.stored() {
 			t.unstore(n, j)
 		}
 		p := n.parent
@@ -257,165 +266,4 @@ func (t *Tree) prune(n *node, j journal) {
 		t.nodes.del(n.path)
 		n = p
 	}
-}
-
-// record returns the store's record of n.
-func (n *node) record() StoredResource {
-	r := StoredResource{Path: n.path, Creator: n.creator.String(), Created: n.created}
-	if n.rule() != nil {
-		r.Rule = n.rule().String()
-	}
-	if n.group() != nil {
-		r.Group = n.group().members
-		if r.Group == nil {
-			r.Group = []string{}
-		}
-	}
-	if n.persist {
-		r.Type, r.Entity = n.typ.String(), n.entity()
-	}
-	return r
-}
-
-// journal collects the store changes of the tree's bookkeeping (store,
-// unstore): load saves them as its repairs. A change to the tree plans
-// its records before it is applied (planSet, planRemove, planRecord) and
-// applies itself with a nil journal.
-type journal map[string]*StoredResource
-
-// put records that r is to be kept.
-func (j journal) put(r StoredResource) {
-	if j != nil {
-		j[r.Path] = &r
-	}
-}
-
-// putNode records that the record of n is to be kept; a nil journal
-// does not build it.
-func (j journal) putNode(n *node) {
-	if j != nil {
-		j.put(n.record())
-	}
-}
-
-// del records that the record at path is to be removed.
-func (j journal) del(path string) {
-	if j != nil {
-		j[path] = nil
-	}
-}
-
-// store records n and its ancestors not yet stored; n holds a persistent
-// entity.
-func (t *Tree) store(n *node, j journal) {
-	j.putNode(n)
-	for a := n; a != t.root && !a.stored; a = a.parent {
-		a.stored = true
-		a.parent.storedKids++
-		if a != n {
-			j.putNode(a)
-		}
-	}
-}
-
-// unstore updates the store when n no longer holds a persistent entity:
-// a record without entity while stored children need it, none otherwise
-// (and then maybe none for its ancestors either).
-func (t *Tree) unstore(n *node, j journal) {
-	for n != t.root && n.stored && !n.persist {
-		if n.storedKids > 0 {
-			j.putNode(n)
-			return
-		}
-		j.del(n.path)
-		n.stored = false
-		n.parent.storedKids--
-		n = n.parent
-	}
-}
-
-// planSet returns the records that giving a node an entity changes, as
-// store and unstore will once it is applied: cur is the node now (nil
-// when there is none at path), next the node as it will be (its entity,
-// creator and persist set). The records of the nodes it creates have
-// Created 0: the committer gives them the change's seq. nil means no
-// record changes. Called with the lock.
-func (t *Tree) planSet(path string, cur, next *node) journal {
-	if next.persist {
-		j := journal{}
-		j.put(next.record())
-		for p := path; ; {
-			p, _ = parentPath(p)
-			if p == "/" {
-				break
-			}
-			a := t.nodes.get(p)
-			if a == nil {
-				j.put(StoredResource{Path: p}) // as ensure creates it
-				continue
-			}
-			if a.stored {
-				break
-			}
-			j.put(a.record())
-		}
-		return j
-	}
-	if cur == nil || !cur.stored {
-		return nil
-	}
-	return t.planUnstore(cur, next)
-}
-
-// planRemove returns the records that removing n's entity changes, as
-// removeEntity will; nil means none. Called with the lock.
-func (t *Tree) planRemove(n *node) journal {
-	if !n.stored {
-		return nil
-	}
-	next := *n
-	next.typ, next.persist = str{}, false
-	next.setBytes(nil, nil)
-	return t.planUnstore(n, &next)
-}
-
-// planUnstore returns the records unstore changes when the stored node
-// cur becomes next, which holds no persistent entity: a record without
-// entity when it has stored children and the record differs, otherwise
-// the removal of its record and of those of its ancestors that it leaves
-// without stored children or entity.
-func (t *Tree) planUnstore(cur, next *node) journal {
-	if cur.storedKids > 0 {
-		r := next.record()
-		if sameRecord(r, cur.record()) {
-			return nil
-		}
-		return journal{r.Path: &r}
-	}
-	j := journal{cur.path: nil}
-	for a := cur.parent; a != t.root && a.storedKids == 1 && !a.persist; a = a.parent {
-		j.del(a.path)
-	}
-	return j
-}
-
-// planRecord returns the record of next, the node n will be once its
-// rules, group or owner change, when n is stored and the record differs;
-// nil otherwise.
-func planRecord(n, next *node) journal {
-	if !n.stored {
-		return nil
-	}
-	r := next.record()
-	if sameRecord(r, n.record()) {
-		return nil
-	}
-	return journal{r.Path: &r}
-}
-
-// sameRecord reports whether a and b hold the same.
-func sameRecord(a, b StoredResource) bool {
-	return a.Path == b.Path && a.Type == b.Type && bytes.Equal(a.Entity, b.Entity) &&
-		(a.Entity == nil) == (b.Entity == nil) && a.Creator == b.Creator && a.Rule == b.Rule &&
-		slices.Equal(a.Group, b.Group) && (a.Group == nil) == (b.Group == nil) && a.Created == b.Created
 }

@@ -86,8 +86,8 @@ func (t *Tree) accessAt(a *access, path string) {
 func (t *Tree) descend(a *access, n *node) {
 	if n.parent == t.root {
 		a.rule = *t.opt.Rules.of(n.name())
-	} else if n.creator != (str{}) && a.nOwners < maxDepth {
-		a.owners[a.nOwners] = n.creator.String()
+	} else if n.creator() != "" && a.nOwners < maxDepth {
+		a.owners[a.nOwners] = n.creator()
 		a.nOwners++
 	}
 	if x := n.x; x != nil {

@@ -138,7 +138,7 @@ func (ch *aclChange) applyTo(n *node) {
 		n.setGroup(ch.group)
 	}
 	if ch.owner != "" {
-		n.creator = mkStr(ch.owner)
+		n.setCreator(ch.owner)
 	}
 }
 
@@ -167,10 +167,10 @@ func appendACL(b []byte, n *node, a *access) []byte {
 		b = append(b, ']')
 	}
 	b = append(b, `,"owner":`...)
-	if n.creator == (str{}) {
+	if n.creator() == "" {
 		b = append(b, "null"...)
 	} else {
-		b = AppendString(b, n.creator.String())
+		b = AppendString(b, n.creator())
 	}
 	b = append(b, `,"effective":`...)
 	b = AppendString(b, a.rule.full())

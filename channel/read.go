@@ -48,7 +48,7 @@ func (t *Tree) get(cl *caller, m *message, r resource) ([]byte, string) {
 		b = t.appendChildren(b, ls, l)
 	case n.entity() != nil:
 		b = append(b, `,"type":`...)
-		b = AppendString(b, n.typ.String())
+		b = AppendString(b, n.typ())
 		b = append(b, `,"entity":`...)
 		b = append(b, n.pub()...)
 	default:
@@ -152,7 +152,7 @@ func (t *Tree) appendChildren(b []byte, ls *lister, l listing) []byte {
 		b = AppendString(b, c.name())
 		b = append(b, `,"type":`...)
 		if c.entity() != nil {
-			b = AppendString(b, c.typ.String())
+			b = AppendString(b, c.typ())
 			b = append(b, `,"entity":`...)
 			b = append(b, c.pub()...)
 		} else {

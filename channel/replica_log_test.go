@@ -95,7 +95,7 @@ func TestPlayOwnEntryWithoutProposer(t *testing.T) {
 	tr.mu.RLock()
 	n := tr.lookup("/x")
 	tr.mu.RUnlock()
-	if n == nil || string(n.entity()) != `{"on":true}` || !n.persist {
+	if n == nil || string(n.entity()) != `{"on":true}` || !n.persist() {
 		t.Fatalf("/x after the play: %+v", n)
 	}
 }

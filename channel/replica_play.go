@@ -85,7 +85,7 @@ func (rp *replica) playEntry(d *decoded, after *afterPlay) {
 		rp.playMsg(d, after)
 	case kindEnd:
 		if !rp.dead[e.Node] {
-			rp.endConn(t.connOf(e.Node, e.Conn))
+			rp.endConn(e.Node, t.connOf(e.Node, e.Conn))
 		}
 	case kindDead:
 		after.ended = append(after.ended, rp.playDead(e.Node)...)
@@ -154,15 +154,16 @@ func (rp *replica) playMsg(d *decoded, after *afterPlay) {
 	}
 }
 
-// endConn ends the connection o (a client of this node's or a ghost) as
-// the log says: its transient resources go, in the order of their paths
-// so that every node hands out the same seqs. Called with the lock.
-func (rp *replica) endConn(o *connection) {
+// endConn ends the connection o of the node nid (a client of this node's
+// or a ghost) as the log says: its transient resources go, in the order of
+// their paths so that every node hands out the same seqs. Called with the
+// lock.
+func (rp *replica) endConn(nid string, o *connection) {
 	t := rp.t
 	if o == nil {
 		return
 	}
-	if o.peer == t.self {
+	if nid == t.nodeID() {
 		c := t.clients[o.id]
 		if c == nil || &c.connection != o || c.ended {
 			return
@@ -173,13 +174,14 @@ func (rp *replica) endConn(o *connection) {
 		}
 		delete(t.clients, o.id)
 	} else {
-		if o.peer.conns.get(o.id) != o {
+		p := t.ghosts[nid]
+		if p == nil || p.conns.get(o.id) != o {
 			return // ended already
 		}
-		t.endGhost(o)
+		t.endGhost(p, o)
 	}
-	ns := make([]*node, 0, o.ownedLen())
-	for n := range o.ownedAll() {
+	ns := make([]*node, 0, t.ownedLen(o))
+	for n := range t.ownedAll(o) {
 		ns = append(ns, n)
 	}
 	sort.Slice(ns, func(i, j int) bool { return ns[i].path < ns[j].path })
@@ -188,7 +190,7 @@ func (rp *replica) endConn(o *connection) {
 			t.remove(n, o.id, nil) // a tree without store applies at once
 		}
 	}
-	o.disownAll()
+	t.disownAll(o)
 }
 
 // playDead ends every connection of node, which the fleet took for dead,
@@ -210,7 +212,7 @@ func (rp *replica) playDead(node string) []*Client {
 		}
 		sort.Slice(gs, func(i, j int) bool { return gs[i].id < gs[j].id })
 		for _, g := range gs {
-			rp.endConn(g)
+			rp.endConn(node, g)
 		}
 		return nil
 	}
@@ -224,7 +226,7 @@ func (rp *replica) playDead(node string) []*Client {
 		if t.opt.Rejoin && rp.keepConn(c) {
 			continue
 		}
-		rp.endConn(&c.connection)
+		rp.endConn(node, &c.connection)
 		ended = append(ended, c)
 	}
 	return ended

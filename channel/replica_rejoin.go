@@ -41,8 +41,8 @@ func (rp *replica) keepConn(c *Client) bool {
 	if leaving {
 		return false
 	}
-	ns := make([]*node, 0, c.ownedLen())
-	for n := range c.ownedAll() {
+	ns := make([]*node, 0, t.ownedLen(&c.connection))
+	for n := range t.ownedAll(&c.connection) {
 		if n.owner != &c.connection {
 			continue
 		}
@@ -53,10 +53,10 @@ func (rp *replica) keepConn(c *Client) bool {
 	}
 	sort.Slice(ns, func(i, j int) bool { return ns[i].path < ns[j].path })
 	for _, n := range ns {
-		c.lost = append(c.lost, lost{path: n.path, typ: n.typ.String(), entity: n.entity()})
+		c.lost = append(c.lost, lost{path: n.path, typ: n.typ(), entity: n.entity()})
 		t.remove(n, c.id, nil) // a tree without store applies at once
 	}
-	c.disownAll()
+	t.disownAll(&c.connection)
 	return true
 }
 

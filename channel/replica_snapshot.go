@@ -155,17 +155,32 @@ func (t *Tree) snapCopy(items []snapItem) (snapHeader, []snapItem) {
 			h.Dead = append(h.Dead, n)
 		}
 	}
+	// A ghost does not name its node (connection.go): the peers' tables
+	// do, once per snapshot.
+	var ghostNode map[*connection]string
+	if t.replica != nil {
+		ghostNode = make(map[*connection]string)
+		for _, p := range t.ghosts {
+			for g := range p.conns.all() {
+				ghostNode[g] = p.id
+			}
+		}
+	}
+	self := t.self.id
 	// Depth first in creation order, without recursion: a node's next
 	// sibling comes after its subtree.
 	for n := t.root.first(); n != nil; {
 		it := snapItem{
-			path: n.path, typ: n.typ.String(), creator: n.creator.String(), entity: n.entity(), created: n.created,
-			rule: n.rule(), group: n.group(), persist: n.persist,
+			path: n.path, typ: n.typ(), creator: n.creator(), entity: n.entity(), created: n.created,
+			rule: n.rule(), group: n.group(), persist: n.persist(),
 		}
 		if n.owner != nil {
-			it.node, it.conn = n.owner.peer.id, n.owner.id
+			it.node, it.conn = self, n.owner.id
+			if g, ok := ghostNode[n.owner]; ok {
+				it.node = g
+			}
 		}
-		if n.entity() != nil && n.owner == nil && !n.persist { // leased (one of the three)
+		if n.entity() != nil && n.owner == nil && !n.persist() { // leased (one of the three)
 			if l := t.leases[n]; l != nil {
 				it.leaseID, it.leaseEnd = l.id, l.end.UnixMilli()
 			}
@@ -311,7 +326,7 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	for id, c := range t.clients {
 		cs = append(cs, c)
 		c.subs = subSet{}
-		c.disownAll()
+		t.disownAll(&c.connection)
 		c.mu.Lock()
 		proposed := c.proposed
 		c.mu.Unlock()
@@ -391,7 +406,8 @@ func (t *Tree) restoreNode(s *snapNode) error {
 		return errors.New("parent missing")
 	}
 	n := t.ensure(s.Path, s.Created)
-	n.creator, n.persist = mkStr(s.Creator), s.Persist
+	n.setCreator(s.Creator)
+	n.setPersist(s.Persist)
 	if s.Rule != "" {
 		rule, err := ParseRule(s.Rule)
 		if err != nil {
@@ -407,7 +423,7 @@ func (t *Tree) restoreNode(s *snapNode) error {
 		if err != nil {
 			return err
 		}
-		n.typ = mkStr(s.Type)
+		n.setTyp(s.Type)
 		n.setBytes(e, publicEntity(e))
 	}
 	switch {
@@ -417,7 +433,7 @@ func (t *Tree) restoreNode(s *snapNode) error {
 			c = t.ghost(s.Node, s.Conn)
 		}
 		n.owner = c
-		c.own(n)
+		t.own(c, n)
 	case s.Lease != 0:
 		t.armLease(n, s.Lease, time.UnixMilli(s.Ends))
 	}

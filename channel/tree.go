@@ -83,11 +83,14 @@ type Tree struct {
 	nodes   table[*node] // by path
 	subs    map[string]*subList
 	clients map[string]*Client
-	self    *peer            // this node: its clients' peer (connection.go); its id is mem's node, read under the lock
-	leases  map[*node]*lease // the entities leased by Call
-	hist    history
-	counts  counters
-	leaseN  uint64 // the id of the last lease started
+	self    *peer // this node (connection.go); its id is mem's node, read under the lock
+	// owns are the entities of the connections that own more than one
+	// (owned.go).
+	owns   map[*connection]map[*node]struct{}
+	leases map[*node]*lease // the entities leased by Call
+	hist   history
+	counts counters
+	leaseN uint64 // the id of the last lease started
 
 	// groupCommit is the state of the writes to the store (commit.go);
 	// a tree without store leaves it idle.
@@ -182,7 +185,8 @@ func (t *Tree) load(ctx context.Context) error {
 			return fmt.Errorf("channel: load: invalid path %q", r.Path)
 		}
 		n := t.ensure(r.Path, r.Created)
-		n.created, n.creator = r.Created, mkStr(r.Creator)
+		n.created = r.Created
+		n.setCreator(r.Creator)
 		if r.Rule != "" {
 			rule, err := ParseRule(r.Rule)
 			if err != nil {
@@ -193,20 +197,22 @@ func (t *Tree) load(ctx context.Context) error {
 		if r.Group != nil {
 			n.setGroup(newGroup(r.Group))
 		}
-		if !n.stored {
-			n.stored = true
-			n.parent.storedKids++
+		if !n.stored() {
+			n.setStored(true)
+			n.parent.addStoredKid(1)
 		}
 		if r.Entity != nil {
 			e, err := compactJSON(r.Entity)
 			if err != nil {
 				return fmt.Errorf("channel: load: entity of %q: %w", r.Path, err)
 			}
-			n.typ, n.persist = mkStr(r.Type), true
-			n.setBytes(e, publicEntity(e))
-			if n.typ == (str{}) {
-				n.typ = mkStr(defaultType)
+			typ := r.Type
+			if typ == "" {
+				typ = defaultType
 			}
+			n.setTyp(typ)
+			n.setPersist(true)
+			n.setBytes(e, publicEntity(e))
 		}
 		t.seq = max(t.seq, r.Created)
 	}
@@ -214,7 +220,7 @@ func (t *Tree) load(ctx context.Context) error {
 	// left with neither entity nor children go.
 	j := journal{}
 	for n := range t.nodes.all() {
-		if n.stored && n.parent != nil && n.parent != t.root && !n.parent.stored {
+		if n.stored() && n.parent != nil && n.parent != t.root && !n.parent.stored() {
 			t.store(n.parent, j)
 		}
 	}
@@ -281,7 +287,6 @@ func (t *Tree) Connect(id, identity string) (*Client, error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c.peer = t.self
 	if t.closed {
 		return nil, ErrClosed
 	}

@@ -103,7 +103,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 			}
 			e = prepared{full: full, pub: publicEntity(full), obj: true}
 			if typ == "" {
-				typ = n.typ.String()
+				typ = n.typ()
 			}
 		}
 		if typ == "" {
@@ -113,7 +113,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		// exists for its children keeps its own, so no one gains rights
 		// over them by creating it (docs/channel.md#creators-and-owners).
 		fresh := n == nil
-		if n != nil && n.stored && !persist { // it may remove records
+		if n != nil && n.stored() && !persist { // it may remove records
 			if w := t.conflict(r.path, touchRemove); w != nil {
 				return outcome{wait: w}
 			}
@@ -122,15 +122,18 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		// Records are planned for a store only (a tree of a fleet has
 		// none), and planSet has none for a transient change of a node
 		// not stored.
-		if t.st != nil && (persist || n != nil && n.stored) {
+		if t.st != nil && (persist || n != nil && n.stored()) {
 			next := node{path: r.path}
 			if n != nil {
 				next = *n
 			}
+			creator := next.creator()
 			if fresh {
-				next.creator = mkStr(cl.identity)
+				creator = cl.identity
 			}
-			next.typ, next.ent, next.persist = mkStr(typ), mkEnt(e.full), persist
+			next.names = mkNames(typ, creator)
+			next.setEnt(e.full)
+			next.setPersist(persist)
 			recs = t.planSet(r.path, n, &next)
 		}
 		pa := putApply{
@@ -180,10 +183,11 @@ func (t *Tree) applyPut(pa *putApply, seq uint64) {
 	default:
 		n = t.ensure(pa.path, seq)
 	}
+	creator := n.creator()
 	if pa.fresh {
-		n.creator = mkStr(pa.creator)
+		creator = pa.creator
 	}
-	t.setEntity(n, pa.typ, pa.e, pa.owner, pa.persist, pa.lease)
+	t.setEntity(n, mkNames(pa.typ, creator), pa.e, pa.owner, pa.persist, pa.lease)
 	if pa.heads.b == nil {
 		t.emitChange(n, "PUT", "update", pa.from, seq)
 		return
@@ -282,7 +286,9 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 				return fail(reasonForbidden)
 			}
 		}
-		next := node{path: path, creator: mkStr(cl.identity), typ: mkStr(typ), ent: mkEnt(e.full), persist: persist}
+		next := node{path: path, names: mkNames(typ, cl.identity)}
+		next.setEnt(e.full)
+		next.setPersist(persist)
 		// The change keeps what it needs of cl, not cl: a caller that
 		// does not escape is not allocated.
 		identity, owner, from := cl.identity, cl.conn(), cl.from
@@ -292,8 +298,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 		}
 		out := t.commitOrApply(path, recs, cl.c, func(seq uint64) {
 			n := t.ensure(path, seq)
-			n.creator = mkStr(identity)
-			t.setEntity(n, typ, e, owner, persist, lease)
+			t.setEntity(n, mkNames(typ, identity), e, owner, persist, lease)
 			t.emitChange(n, "POST", "create", from, seq)
 		})
 		if out.wait == nil {
@@ -363,27 +368,27 @@ func (t *Tree) usable(cl *caller) string {
 	return ""
 }
 
-// setEntity gives n its new entity and its lifetime: persistent, or
-// owned by the client owner (not nil), or else leased for lease. Called
-// with the lock.
-func (t *Tree) setEntity(n *node, typ string, e prepared, owner *connection, persist bool, lease time.Duration) {
-	n.typ = mkStr(typ)
+// setEntity gives n its new entity, its type and creator nm, and its
+// lifetime: persistent, or owned by the client owner (not nil), or else
+// leased for lease. Called with the lock.
+func (t *Tree) setEntity(n *node, nm names, e prepared, owner *connection, persist bool, lease time.Duration) {
+	n.names = nm
 	n.setBytes(e.full, e.pub)
 	t.release(n)
 	switch {
 	case persist:
-		n.persist = true
+		n.setPersist(true)
 		t.store(n, nil)
 	case owner != nil:
 		n.owner = owner
-		owner.own(n)
-		n.persist = false
+		t.own(owner, n)
+		n.setPersist(false)
 		t.unstore(n, nil)
 	default:
 		if !t.closed {
 			t.startLease(n, lease)
 		}
-		n.persist = false
+		n.setPersist(false)
 		t.unstore(n, nil)
 	}
 }
@@ -392,7 +397,7 @@ func (t *Tree) setEntity(n *node, typ string, e prepared, owner *connection, per
 // lock.
 func (t *Tree) release(n *node) {
 	if n.owner != nil {
-		n.owner.disown(n)
+		t.disown(n.owner, n)
 		n.owner = nil
 	}
 	if l := t.leases[n]; l != nil {
@@ -405,7 +410,8 @@ func (t *Tree) release(n *node) {
 // "from"), and n itself when it has no children. Called with the lock.
 func (t *Tree) removeEntity(n *node, from string, seq uint64) {
 	t.release(n)
-	n.typ, n.persist = str{}, false
+	n.setTyp("")
+	n.setPersist(false)
 	n.setBytes(nil, nil)
 	t.unstore(n, nil)
 	t.emitChange(n, "DELETE", "delete", from, seq)
