@@ -78,34 +78,33 @@ func appendRaw(b, v []byte) []byte {
 	return append(b, v...)
 }
 
-// changeNotes returns the two notifications of a change to n with seq:
-// see noteHeads.
-func changeNotes(kind, key string, n *node, from string, seq uint64) (note, up []byte) {
-	h := noteHeads(kind, key, n.path, n.parent.path, n.name(), n.typ(), n.pub(), from)
-	return h.complete(seq)
+// noteChange is what the notifications of a change to a node say besides
+// the node: kind ("PUT", "POST", "DELETE"), the key of its parent's
+// UPDATE ("update", "create", "delete") and from, the sender's id.
+type noteChange struct{ kind, key, from string }
+
+// A change to path (child name of parent) has two notifications: to the
+// subscribers of path, {"notify":kind,"resource","type","entity","from",
+// "seq"}, and to those of its parent, {"notify":"UPDATE","resource",key,
+// "type","entity","seq"}. A missing type, entity or from is null.
+
+// noteSize returns the length of the notification of a change to path
+// with its seq and closing brace when no string needs escaping (more
+// when some does): the room noteBytes makes for it, and what the history
+// counts it as.
+func noteSize(kind, path, typ string, pub []byte, from string) int {
+	return 60 + len(kind) + len(path) + max(len(typ)+2, 4) + max(len(pub), 4) + max(len(from)+2, 4) + maxSeqDigits
 }
 
-// changeHeads is the two notifications of a change up to their seqs, in
-// one allocation, with room after each for its seq and closing brace:
-// they can be encoded before the tree's lock is taken, the seqs under it.
-type changeHeads struct {
-	b         []byte
-	note      int // the end of the first head
-	up, upEnd int // the second head
+// upSize is noteSize for the UPDATE to the parent.
+func upSize(key, parent, name, typ string, pub []byte) int {
+	return 64 + len(parent) + len(key) + len(name) + max(len(typ)+2, 4) + max(len(pub), 4) + maxSeqDigits
 }
 
-// noteHeads encodes the notifications of a change to path (child name of
-// parent) up to their seqs: to the subscribers of path,
-// {"notify":kind,"resource","type","entity","from","seq"}, and to those
-// of its parent, {"notify":"UPDATE","resource",key,"type","entity","seq"},
-// key being "create", "update" or "delete".
-func noteHeads(kind, key, path, parent, name, typ string, pub []byte, from string) changeHeads {
-	var h changeHeads
-	// Room for both without a second allocation when no string needs
-	// escaping: the fixed text with the quotes of path, parent and name
-	// (122 bytes), a missing type, entity or from as null.
-	b := make([]byte, 0, 122+len(kind)+len(key)+len(path)+len(parent)+len(name)+
-		2*(max(len(typ)+2, 4)+max(len(pub), 4)+maxSeqDigits)+max(len(from)+2, 4))
+// noteBytes returns the notification of a change to path with seq, in
+// one allocation when no string needs escaping, capped at its length.
+func noteBytes(kind, path, typ string, pub []byte, from string, seq uint64) []byte {
+	b := make([]byte, 0, noteSize(kind, path, typ, pub, from))
 	b = append(b, `{"notify":"`...)
 	b = append(b, kind...)
 	b = append(b, `","resource":`...)
@@ -116,10 +115,14 @@ func noteHeads(kind, key, path, parent, name, typ string, pub []byte, from strin
 	b = appendRaw(b, pub)
 	b = append(b, `,"from":`...)
 	b = appendNullString(b, from)
-	b = append(b, `,"seq":`...)
-	h.note = len(b)
-	b = append(b, make([]byte, maxSeqDigits)...)
-	h.up = len(b)
+	b = withSeq(append(b, `,"seq":`...), seq)
+	return b[:len(b):len(b)]
+}
+
+// upBytes returns the UPDATE of a change to child name of parent with
+// seq, as noteBytes does.
+func upBytes(key, parent, name, typ string, pub []byte, seq uint64) []byte {
+	b := make([]byte, 0, upSize(key, parent, name, typ, pub))
 	b = append(b, `{"notify":"UPDATE","resource":`...)
 	b = AppendString(b, parent)
 	b = append(b, `,"`...)
@@ -130,19 +133,8 @@ func noteHeads(kind, key, path, parent, name, typ string, pub []byte, from strin
 	b = appendNullString(b, typ)
 	b = append(b, `,"entity":`...)
 	b = appendRaw(b, pub)
-	b = append(b, `,"seq":`...)
-	h.upEnd = len(b)
-	h.b = append(b, make([]byte, maxSeqDigits)...)
-	return h
-}
-
-// complete returns the two notifications with seq, each capped at its
-// length. They may be completed again (an attempt that waited): each
-// completion overwrites the last, which nothing kept.
-func (h *changeHeads) complete(seq uint64) (note, up []byte) {
-	note = withSeq(h.b[:h.note:h.up], seq)
-	up = withSeq(h.b[h.up:h.upEnd:len(h.b)], seq)
-	return note[:len(note):len(note)], up[:len(up):len(up)]
+	b = withSeq(append(b, `,"seq":`...), seq)
+	return b[:len(b):len(b)]
 }
 
 // notifyNote returns the notification of a NOTIFY:

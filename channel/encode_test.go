@@ -28,36 +28,39 @@ func TestAppendString(t *testing.T) {
 	}
 }
 
-// TestNoteHeads checks the two notifications of a change, encoded before
-// their seq and completed (again, as an attempt that waited does), byte
-// for byte, each capped so that appending to one leaves the other whole.
-func TestNoteHeads(t *testing.T) {
-	h := noteHeads("PUT", "update", "/a/\"b", "/a", "\"b", "application/json", []byte(`{"n":1}`), "c1")
-	h.complete(18446744073709551615)
-	note, up := h.complete(7)
-	wantNote := `{"notify":"PUT","resource":"/a/\"b","type":"application/json","entity":{"n":1},"from":"c1","seq":7}`
-	wantUp := `{"notify":"UPDATE","resource":"/a","update":"\"b","type":"application/json","entity":{"n":1},"seq":7}`
-	if string(note) != wantNote || string(up) != wantUp {
-		t.Fatalf("got\n%s\n%s\nwant\n%s\n%s", note, up, wantNote, wantUp)
-	}
-	_ = append(note, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"...)
-	if string(up) != wantUp {
-		t.Fatalf("appending to the first changed the second: %s", up)
-	}
-	n := &node{path: "/a/b", parent: &node{path: "/a"}}
-	note, up = changeNotes("DELETE", "delete", n, "", 18446744073709551615)
-	wantNote = `{"notify":"DELETE","resource":"/a/b","type":null,"entity":null,"from":null,"seq":18446744073709551615}`
-	wantUp = `{"notify":"UPDATE","resource":"/a","delete":"b","type":null,"entity":null,"seq":18446744073709551615}`
-	if string(note) != wantNote || string(up) != wantUp {
-		t.Fatalf("got\n%s\n%s\nwant\n%s\n%s", note, up, wantNote, wantUp)
+// TestChangeNotes checks the two notifications of a change byte for
+// byte, with escapes and with a missing type, entity and from (a
+// DELETE's), each encoded in the room its size function gives.
+func TestChangeNotes(t *testing.T) {
+	for _, c := range []struct {
+		kind, key, path, parent, name, typ string
+		pub                                []byte
+		from                               string
+		seq                                uint64
+		note, up                           string
+	}{
+		{"PUT", "update", "/a/\"b", "/a", "\"b", "application/json", []byte(`{"n":1}`), "c1", 7,
+			`{"notify":"PUT","resource":"/a/\"b","type":"application/json","entity":{"n":1},"from":"c1","seq":7}`,
+			`{"notify":"UPDATE","resource":"/a","update":"\"b","type":"application/json","entity":{"n":1},"seq":7}`},
+		{"DELETE", "delete", "/a/b", "/a", "b", "", nil, "", 18446744073709551615,
+			`{"notify":"DELETE","resource":"/a/b","type":null,"entity":null,"from":null,"seq":18446744073709551615}`,
+			`{"notify":"UPDATE","resource":"/a","delete":"b","type":null,"entity":null,"seq":18446744073709551615}`},
+	} {
+		note := noteBytes(c.kind, c.path, c.typ, c.pub, c.from, c.seq)
+		up := upBytes(c.key, c.parent, c.name, c.typ, c.pub, c.seq)
+		if string(note) != c.note || string(up) != c.up {
+			t.Errorf("got\n%s\n%s\nwant\n%s\n%s", note, up, c.note, c.up)
+		}
+		if cap(note) != len(note) || cap(up) != len(up) {
+			t.Errorf("%s: not capped at their lengths", c.kind)
+		}
 	}
 }
 
-// TestNoteHeadsRoom: the notifications of a change are encoded in the
-// room noteHeads reserves, without growing it, whether the type, the
-// entity and the from are given or null (a DELETE's, on every removal of
-// a connection's transients).
-func TestNoteHeadsRoom(t *testing.T) {
+// TestChangeNotesRoom: each notification of a change is encoded in the
+// room its size function reserves, without growing it, whether the type,
+// the entity and the from are given or null.
+func TestChangeNotesRoom(t *testing.T) {
 	for _, c := range []struct {
 		kind, key, typ string
 		pub            []byte
@@ -69,10 +72,11 @@ func TestNoteHeadsRoom(t *testing.T) {
 		{"PUT", "update", "presence", []byte(`{}`), ""},
 	} {
 		allocs := testing.AllocsPerRun(10, func() {
-			noteHeads(c.kind, c.key, "/bench/w/c1/123456", "/bench/w/c1", "123456", c.typ, c.pub, c.from)
+			noteBytes(c.kind, "/bench/w/c1/123456", c.typ, c.pub, c.from, 18446744073709551615)
+			upBytes(c.key, "/bench/w/c1", "123456", c.typ, c.pub, 18446744073709551615)
 		})
-		if allocs != 1 {
-			t.Errorf("%s %s: %v allocations, want 1", c.kind, c.key, allocs)
+		if allocs != 2 {
+			t.Errorf("%s %s: %v allocations, want 2", c.kind, c.key, allocs)
 		}
 	}
 }

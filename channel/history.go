@@ -1,14 +1,85 @@
 package channel
 
-import "time"
+import (
+	"strings"
+	"time"
+	"unsafe"
+)
 
-// histEntry is one notification kept for replay.
+// histEntry is one notification kept for replay: its bytes, or, for a
+// change that nobody received when it was made (emitChange), what
+// encodes them, which a replay does. The history holds 50,000 by default
+// on every node: an entry is 96 bytes.
 type histEntry struct {
 	seq   uint64
 	res   string // the "resource" of the notification
 	about string // the resource it is about: res, or the child of an UPDATE
-	at    time.Time
-	data  []byte
+	at    int64  // when it was made, Unix nanoseconds
+	// p and n are the notification's bytes, or the entity of one not
+	// encoded (nil: none); it never changes once made.
+	p    *byte
+	n    uint32
+	size uint32 // what the history counts it as (noteSize, upSize, or its length)
+	// A change's notification not encoded (verb not 0): its sender and
+	// type, as noteBytes and upBytes take them.
+	from string
+	typ  names
+	verb verb
+}
+
+// verb says which of a change's notifications a histEntry holds without
+// its bytes: its kind when res is about, else the key of the parent's
+// UPDATE. 0: the entry holds bytes.
+type verb uint8
+
+// verbs are the words of the verbs, by value.
+var verbs = [...]string{"", "PUT", "POST", "DELETE", "update", "create", "delete"}
+
+// verbOf returns the verb of word, one of verbs.
+func verbOf(word string) verb {
+	for i, w := range verbs {
+		if w == word {
+			return verb(i)
+		}
+	}
+	panic("channel: no verb " + word)
+}
+
+// encodedEntry returns the entry of data, a notification of res about
+// about, counted as size.
+func encodedEntry(seq uint64, res, about string, at time.Time, data []byte, size int) histEntry {
+	return histEntry{seq: seq, res: res, about: about, at: at.UnixNano(),
+		p: unsafe.SliceData(data), n: uint32(len(data)), size: uint32(size)}
+}
+
+// lazyEntry returns the entry of a change's notification not encoded:
+// word its kind or its UPDATE's key, typ, pub and from as noteBytes takes
+// them.
+func lazyEntry(seq uint64, res, about string, at time.Time, size int, word string, typ names, pub []byte, from string) histEntry {
+	return histEntry{seq: seq, res: res, about: about, at: at.UnixNano(),
+		p: unsafe.SliceData(pub), n: uint32(len(pub)), size: uint32(size),
+		from: from, typ: typ, verb: verbOf(word)}
+}
+
+// raw returns what p and n hold, nil for none.
+func (e *histEntry) raw() []byte {
+	if e.p == nil {
+		return nil
+	}
+	return unsafe.Slice(e.p, e.n)
+}
+
+// bytes returns the notification.
+func (e *histEntry) bytes() []byte {
+	if e.verb == 0 {
+		return e.raw()
+	}
+	typ := e.typ.pair().typ
+	if e.res == e.about {
+		return noteBytes(verbs[e.verb], e.about, typ, e.raw(), e.from, e.seq)
+	}
+	name := e.about[strings.LastIndexByte(e.about, '/')+1:]
+	return upBytes(verbs[e.verb], e.res, name, typ, e.raw(), e.seq)
 }
 
 // history is the bounded record of recent notifications (docs/channel.md#replay-after-a-reconnect): a
@@ -29,14 +100,14 @@ type history struct {
 // add records a notification, evicting the oldest ones beyond the bounds.
 func (h *history) add(e histEntry) {
 	h.trim(e.at)
-	if h.max <= 0 || len(e.data) > h.maxBytes {
+	if h.max <= 0 || int(e.size) > h.maxBytes {
 		h.lost = max(h.lost, e.seq)
 		return
 	}
 	if h.n == h.max {
 		h.evict()
 	}
-	for h.n > 0 && h.bytes+len(e.data) > h.maxBytes {
+	for h.n > 0 && h.bytes+int(e.size) > h.maxBytes {
 		h.evict()
 	}
 	if h.n == len(h.buf) {
@@ -44,7 +115,7 @@ func (h *history) add(e histEntry) {
 	}
 	h.buf[(h.head+h.n)%len(h.buf)] = e
 	h.n++
-	h.bytes += len(e.data)
+	h.bytes += int(e.size)
 }
 
 // grow enlarges the ring up to max entries, keeping their order.
@@ -60,19 +131,19 @@ func (h *history) grow() {
 func (h *history) evict() {
 	e := &h.buf[h.head]
 	h.lost = max(h.lost, e.seq)
-	h.bytes -= len(e.data)
+	h.bytes -= int(e.size)
 	*e = histEntry{}
 	h.head = (h.head + 1) % len(h.buf)
 	h.n--
 }
 
-// trim drops the entries older than age at now.
-func (h *history) trim(now time.Time) {
+// trim drops the entries older than age at now (Unix nanoseconds).
+func (h *history) trim(now int64) {
 	if h.age <= 0 {
 		return
 	}
-	limit := now.Add(-h.age)
-	for h.n > 0 && h.buf[h.head].at.Before(limit) {
+	limit := now - int64(h.age)
+	for h.n > 0 && h.buf[h.head].at < limit {
 		h.evict()
 	}
 }
@@ -84,7 +155,7 @@ func (h *history) trim(now time.Time) {
 // hold at most maxBytes of data; a replay that would hold more reports
 // false (the client re-reads the state instead).
 func (h *history) replay(res string, since, cur uint64, now time.Time, maxBytes int, keep func(about string) bool) ([]Frame, bool) {
-	h.trim(now)
+	h.trim(now.UnixNano())
 	if since < h.lost || since > cur {
 		return nil, false
 	}
@@ -93,10 +164,11 @@ func (h *history) replay(res string, since, cur uint64, now time.Time, maxBytes 
 	for i := 0; i < h.n; i++ {
 		e := &h.buf[(h.head+i)%len(h.buf)]
 		if e.seq > since && e.res == res && keep(e.about) {
-			if size += len(e.data); size > maxBytes {
+			data := e.bytes()
+			if size += len(data); size > maxBytes {
 				return nil, false
 			}
-			fs = append(fs, Frame{Seq: e.seq, Data: e.data})
+			fs = append(fs, Frame{Seq: e.seq, Data: data})
 		}
 	}
 	return fs, true

@@ -137,3 +137,68 @@ func TestHistoryBytes(t *testing.T) {
 		t.Errorf("after a notification past the bound: %q", got)
 	}
 }
+
+// TestReplayUnheard: the notifications of changes that nobody received
+// when they were made are kept as what encodes them (emitChange) and
+// encoded by the replay: byte for byte what subscribers received live in
+// a tree that makes the same changes while they listen. The changes give
+// escapes (a type, a from and a name that need them), private fields, a
+// merge, a field, a POST, a DELETE, and a resource left without entity.
+func TestReplayUnheard(t *testing.T) {
+	ctx := context.Background()
+	writes := []string{
+		`{"method":"PUT","resource":"/r/x","entity":{"n":1,"_secret":2}}`,
+		`{"method":"PUT","resource":"/r/x","type":"text/\"q\"\u2028","entity":"caf\u00e9"}`,
+		`{"method":"PUT","resource":"/r/y","partial":true,"entity":{"a":1}}`,
+		`{"method":"PUT","resource":"/r/y","partial":true,"entity":{"b":{"_p":1,"c":[1]}}}`,
+		`{"method":"PUT","resource":"/r/y[z]","entity":null}`,
+		`{"method":"POST","resource":"/r","id":"p\u00e9","entity":[1,2]}`,
+		`{"method":"PUT","resource":"/r/x/k","entity":1}`,
+		`{"method":"DELETE","resource":"/r/x"}`,
+		`{"method":"DELETE","resource":"/r/y"}`,
+		`{"method":"PUT","resource":"/r/x","entity":{}}`,
+	}
+	paths := []string{"/r", "/r/x", "/r/y", "/r/x/k", "/r/p\u00e9"}
+	subscribe := func(c *Client, p, since string) {
+		c.Exec(ctx, []byte(`{"method":"SUBSCRIBE","resource":"`+p+`"`+since+`,"msg_id":1}`))
+	}
+	live := newTree(t, nil, Options{})
+	var listeners []*Client
+	for i, p := range paths {
+		c := connect(t, live, "l"+strconv.Itoa(i), "")
+		subscribe(c, p, "")
+		drain(t, c)
+		listeners = append(listeners, c)
+	}
+	unheard := newTree(t, nil, Options{})
+	lw, uw := connect(t, live, "w\"1\n", ""), connect(t, unheard, "w\"1\n", "")
+	for _, w := range writes {
+		lw.Exec(ctx, []byte(w))
+		uw.Exec(ctx, []byte(w))
+	}
+	if got, want := drain(t, uw), drain(t, lw); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("replies differ:\n%q\n%q", got, want)
+	}
+	var heard, replayed []string
+	for i, p := range paths {
+		heard = append(heard, drain(t, listeners[i])...)
+		c := connect(t, unheard, "r"+strconv.Itoa(i), "")
+		subscribe(c, p, `,"since":0`)
+		got := drain(t, c)
+		if len(got) == 0 || !strings.Contains(got[len(got)-1], `"recovered":true`) {
+			t.Fatalf("%s: %q", p, got)
+		}
+		replayed = append(replayed, got[:len(got)-1]...)
+	}
+	if len(heard) < 2*len(writes)-4 {
+		t.Fatalf("only %d notifications heard: %q", len(heard), heard)
+	}
+	if strings.Join(replayed, "\n") != strings.Join(heard, "\n") {
+		t.Errorf("replayed:\n%s\nheard live:\n%s", strings.Join(replayed, "\n"), strings.Join(heard, "\n"))
+	}
+	for _, n := range heard {
+		if strings.Contains(n, "_secret") || strings.Contains(n, `"_p"`) {
+			t.Errorf("a private field in %s", n)
+		}
+	}
+}

@@ -16,4 +16,8 @@ func TestLayout(t *testing.T) {
 	if got := unsafe.Sizeof(connection{}); got > 24 {
 		t.Errorf("a connection is %d bytes, above 24", got)
 	}
+	// The history holds 50,000 entries by default, on every node.
+	if got := unsafe.Sizeof(histEntry{}); got > 96 {
+		t.Errorf("an entry of the history is %d bytes, above 96", got)
+	}
 }

@@ -120,13 +120,14 @@ func (t *Tree) reaches(res string) bool {
 // find it. Called with the lock, so every subscriber gets the
 // notifications of a resource in the order of their seq.
 func (t *Tree) emit(res, about string, a *access, data []byte, seq uint64) int {
-	return t.emitTo(t.subs[res], res, about, a, data, seq, t.now())
+	return t.emitTo(t.subs[res], res, about, a, data, len(data), seq, t.now())
 }
 
-// emitTo is emit with the subscribers of res, l (nil for none), and the
-// time to record, found by the caller. Called with the lock.
-func (t *Tree) emitTo(l *subList, res, about string, a *access, data []byte, seq uint64, at time.Time) int {
-	t.hist.add(histEntry{seq: seq, res: res, about: about, at: at, data: data})
+// emitTo is emit with the subscribers of res, l (nil for none), the
+// size the history counts data as, and the time to record, found by the
+// caller. Called with the lock.
+func (t *Tree) emitTo(l *subList, res, about string, a *access, data []byte, size int, seq uint64, at time.Time) int {
+	t.hist.add(encodedEntry(seq, res, about, at, data, size))
 	if l == nil {
 		return 0
 	}

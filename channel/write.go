@@ -67,18 +67,8 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 	// Persistent unless a client wrote it without persistent:true (then
 	// it is the client's) or a Call gave "expires" (then it is a lease).
 	persist := !(cl.conn() != nil && !m.Persistent) && !(cl.conn() == nil && lease > 0)
-	// Unless it merges (then the stored entity and type count), the
-	// notifications are encoded before the lock is taken, their seqs
-	// under it.
-	var heads changeHeads
-	if !merge {
-		typ := typeOf(m)
-		if typ == "" {
-			typ = defaultType
-		}
-		pp, name := parentPath(r.path)
-		heads = noteHeads("PUT", "update", r.path, pp, name, typ, given.pub, cl.from)
-	}
+	// Its notifications are encoded under the lock, and only when the
+	// resource or its parent has subscribers (emitChange).
 	return t.run(cl, func() outcome {
 		if reason := t.usable(cl); reason != "" {
 			return fail(reason)
@@ -139,7 +129,6 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		pa := putApply{
 			path: r.path, typ: typ, e: e, fresh: fresh, persist: persist,
 			creator: cl.identity, from: cl.from, owner: cl.conn(), lease: lease,
-			heads: heads,
 		}
 		if t.keeps(recs) {
 			kept := pa // only a proposed change keeps its own copy
@@ -169,7 +158,6 @@ type putApply struct {
 	creator, from string
 	owner         *connection
 	lease         time.Duration
-	heads         changeHeads // its notifications encoded; heads.b nil: not
 }
 
 // applyPut applies a PUT with seq. Called with the lock.
@@ -188,12 +176,7 @@ func (t *Tree) applyPut(pa *putApply, seq uint64) {
 		creator = pa.creator
 	}
 	t.setEntity(n, mkNames(pa.typ, creator), pa.e, pa.owner, pa.persist, pa.lease)
-	if pa.heads.b == nil {
-		t.emitChange(n, "PUT", "update", pa.from, seq)
-		return
-	}
-	note, up := pa.heads.complete(seq)
-	t.emitNotes(n, note, up, seq)
+	t.emitChange(n, &noteChange{kind: "PUT", key: "update", from: pa.from}, seq)
 }
 
 // commitOrApply makes a change about path that notifies about path and
@@ -299,7 +282,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 		out := t.commitOrApply(path, recs, cl.c, func(seq uint64) {
 			n := t.ensure(path, seq)
 			t.setEntity(n, mkNames(typ, identity), e, owner, persist, lease)
-			t.emitChange(n, "POST", "create", from, seq)
+			t.emitChange(n, &noteChange{kind: "POST", key: "create", from: from}, seq)
 		})
 		if out.wait == nil {
 			b := replyStart(m.MsgID, len(id)+8)
@@ -374,14 +357,21 @@ func (t *Tree) usable(cl *caller) string {
 func (t *Tree) setEntity(n *node, nm names, e prepared, owner *connection, persist bool, lease time.Duration) {
 	n.names = nm
 	n.setBytes(e.full, e.pub)
-	t.release(n)
+	// A transient replaced by its owner (a presence's every change) stays
+	// in the owner's set as it is.
+	kept := !persist && owner != nil && n.owner == owner
+	if !kept {
+		t.release(n)
+	}
 	switch {
 	case persist:
 		n.setPersist(true)
 		t.store(n, nil)
 	case owner != nil:
-		n.owner = owner
-		t.own(owner, n)
+		if !kept {
+			n.owner = owner
+			t.own(owner, n)
+		}
 		n.setPersist(false)
 		t.unstore(n, nil)
 	default:
@@ -414,33 +404,37 @@ func (t *Tree) removeEntity(n *node, from string, seq uint64) {
 	n.setPersist(false)
 	n.setBytes(nil, nil)
 	t.unstore(n, nil)
-	t.emitChange(n, "DELETE", "delete", from, seq)
+	t.emitChange(n, &noteChange{kind: "DELETE", key: "delete", from: from}, seq)
 	t.prune(n, nil)
 }
 
-// emitChange sends the notifications of a change to n: kind ("PUT",
-// "POST", "DELETE") to the subscribers of n, UPDATE with key ("update",
-// "create", "delete") to those of its parent. Called with the lock.
-func (t *Tree) emitChange(n *node, kind, key, from string, seq uint64) {
-	note, up := changeNotes(kind, key, n, from, seq)
-	t.emitNotes(n, note, up, seq)
-}
-
-// emitNotes sends note, the notification of a change to n, to the
-// subscribers of n, and up, its UPDATE, to those of its parent. Called
-// with the lock.
-func (t *Tree) emitNotes(n *node, note, up []byte, seq uint64) {
+// emitChange sends the notifications of ch, a change to n with seq: its
+// kind to the subscribers of n, the UPDATE to those of its parent (see
+// noteChange). Each is encoded only when it has subscribers; the
+// history keeps one that has none as what encodes it, for a replay to
+// encode (histEntry): a write that nobody listens to encodes nothing.
+// Called with the lock.
+func (t *Tree) emitChange(n *node, ch *noteChange, seq uint64) {
 	p := n.parent
+	at := t.now()
 	// One access for both notifications, found only when someone listens;
 	// each subscriber list looked up once.
-	var found access
-	var a *access
 	ls, lp := t.subs[n.path], t.subs[p.path]
+	typ, pub, name := n.typ(), n.pub(), n.name()
+	noteLen := noteSize(ch.kind, n.path, typ, pub, ch.from)
+	upLen := upSize(ch.key, p.path, name, typ, pub)
+	var a access
 	if ls != nil || lp != nil {
-		a = &found
-		t.accessAt(a, n.path)
+		t.accessAt(&a, n.path)
 	}
-	at := t.now()
-	t.emitTo(ls, n.path, n.path, a, note, seq, at)
-	t.emitTo(lp, p.path, n.path, a, up, seq, at)
+	if ls == nil {
+		t.hist.add(lazyEntry(seq, n.path, n.path, at, noteLen, ch.kind, n.names, pub, ch.from))
+	} else {
+		t.emitTo(ls, n.path, n.path, &a, noteBytes(ch.kind, n.path, typ, pub, ch.from, seq), noteLen, seq, at)
+	}
+	if lp == nil {
+		t.hist.add(lazyEntry(seq, p.path, n.path, at, upLen, ch.key, n.names, pub, ""))
+	} else {
+		t.emitTo(lp, p.path, n.path, &a, upBytes(ch.key, p.path, name, typ, pub, seq), upLen, seq, at)
+	}
 }
