@@ -11,7 +11,7 @@ import (
 // with [Tree.Connect].
 type Client struct {
 	t *Tree
-	// Its id, its node and the transient resources it owns.
+	// Its id and the transient resources it owns (its node is this one).
 	connection
 	identity string
 

@@ -79,9 +79,33 @@ func appendRaw(b, v []byte) []byte {
 }
 
 // noteChange is what the notifications of a change to a node say besides
-// the node: kind ("PUT", "POST", "DELETE"), the key of its parent's
-// UPDATE ("update", "create", "delete") and from, the sender's id.
-type noteChange struct{ kind, key, from string }
+// the node: kind (PUT, POST, DELETE), the key of its parent's UPDATE
+// (update, create, delete) and from, the sender's id.
+type noteChange struct {
+	kind, key verb
+	from      string
+}
+
+// verb is a word of a change's notifications: its kind, or the key of its
+// parent's UPDATE. The zero verb is none.
+type verb uint8
+
+// The verbs.
+const (
+	_ verb = iota
+	verbPut
+	verbPost
+	verbDelete
+	verbUpdate
+	verbCreate
+	verbDeleted
+)
+
+// verbWords are the verbs' words, by value.
+var verbWords = [...]string{"", "PUT", "POST", "DELETE", "update", "create", "delete"}
+
+// String returns v's word.
+func (v verb) String() string { return verbWords[v] }
 
 // A change to path (child name of parent) has two notifications: to the
 // subscribers of path, {"notify":kind,"resource","type","entity","from",

@@ -20,29 +20,12 @@ type histEntry struct {
 	p    *byte
 	n    uint32
 	size uint32 // what the history counts it as (noteSize, upSize, or its length)
-	// A change's notification not encoded (verb not 0): its sender and
-	// type, as noteBytes and upBytes take them.
-	from string
-	typ  names
-	verb verb
-}
-
-// verb says which of a change's notifications a histEntry holds without
-// its bytes: its kind when res is about, else the key of the parent's
-// UPDATE. 0: the entry holds bytes.
-type verb uint8
-
-// verbs are the words of the verbs, by value.
-var verbs = [...]string{"", "PUT", "POST", "DELETE", "update", "create", "delete"}
-
-// verbOf returns the verb of word, one of verbs.
-func verbOf(word string) verb {
-	for i, w := range verbs {
-		if w == word {
-			return verb(i)
-		}
-	}
-	panic("channel: no verb " + word)
+	// A change's notification not encoded (verb not 0): its kind when res
+	// is about, else the key of the parent's UPDATE; its sender; and the
+	// names that give its type.
+	from  string
+	names names
+	verb  verb
 }
 
 // encodedEntry returns the entry of data, a notification of res about
@@ -52,13 +35,13 @@ func encodedEntry(seq uint64, res, about string, at time.Time, data []byte, size
 		p: unsafe.SliceData(data), n: uint32(len(data)), size: uint32(size)}
 }
 
-// lazyEntry returns the entry of a change's notification not encoded:
-// word its kind or its UPDATE's key, typ, pub and from as noteBytes takes
-// them.
-func lazyEntry(seq uint64, res, about string, at time.Time, size int, word string, typ names, pub []byte, from string) histEntry {
+// lazyEntry returns the entry of a change's notification not encoded: v
+// its kind or its UPDATE's key, the type of nm, pub and from as noteBytes
+// takes them.
+func lazyEntry(seq uint64, res, about string, at time.Time, size int, v verb, nm names, pub []byte, from string) histEntry {
 	return histEntry{seq: seq, res: res, about: about, at: at.UnixNano(),
 		p: unsafe.SliceData(pub), n: uint32(len(pub)), size: uint32(size),
-		from: from, typ: typ, verb: verbOf(word)}
+		from: from, names: nm, verb: v}
 }
 
 // raw returns what p and n hold, nil for none.
@@ -74,12 +57,12 @@ func (e *histEntry) bytes() []byte {
 	if e.verb == 0 {
 		return e.raw()
 	}
-	typ := e.typ.pair().typ
+	typ := e.names.pair().typ
 	if e.res == e.about {
-		return noteBytes(verbs[e.verb], e.about, typ, e.raw(), e.from, e.seq)
+		return noteBytes(e.verb.String(), e.about, typ, e.raw(), e.from, e.seq)
 	}
 	name := e.about[strings.LastIndexByte(e.about, '/')+1:]
-	return upBytes(verbs[e.verb], e.res, name, typ, e.raw(), e.seq)
+	return upBytes(e.verb.String(), e.res, name, typ, e.raw(), e.seq)
 }
 
 // history is the bounded record of recent notifications (docs/channel.md#replay-after-a-reconnect): a

@@ -1,6 +1,7 @@
 package channel
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"flag"
@@ -194,5 +195,38 @@ func TestRemoteConnectionEnd(t *testing.T) {
 	}
 	if g, ns := ghosts(), tr.Nodes(); g != 0 || ns != nil {
 		t.Fatalf("%d ghosts of nodes %v after the node's death, want none", g, ns)
+	}
+}
+
+// TestResetForgetsOwnedSets: a reset from a snapshot forgets the sets of
+// entities of the connections it replaces (Tree.owns) and keeps one per
+// connection that owns several in the snapshot.
+func TestResetForgetsOwnedSets(t *testing.T) {
+	tr, err := New(context.Background(), nil, Options{Log: idleLog{}, Node: "n1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	b := Batch{Node: remoteNode, N: 1}
+	for _, path := range []string{"/room/a", "/room/b"} {
+		e := entry{V: entryVersion, K: kindMsg, Node: remoteNode, P: proposalID(), Conn: "c1", From: "c1",
+			Msg: []byte(`{"method":"PUT","resource":"` + path + `","entity":{"on":true}}`)}
+		b.Entries = append(b.Entries, e.encode())
+	}
+	tr.Apply(1, b)
+	var snap bytes.Buffer
+	if _, err := tr.Snapshot(&snap); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := tr.Reset(bytes.NewReader(snap.Bytes())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr.mu.RLock()
+	defer tr.mu.RUnlock()
+	g := tr.ghostOf(remoteNode, "c1")
+	if g == nil || len(tr.owns) != 1 || len(tr.owns[g]) != 2 {
+		t.Fatalf("after two resets: ghost %v, sets %v, want one set of 2 for the ghost", g, tr.owns)
 	}
 }

@@ -345,6 +345,7 @@ func (t *Tree) Reset(r io.Reader) (uint64, error) {
 	t.leases = make(map[*node]*lease)
 	t.hist = history{max: t.opt.HistoryCount, maxBytes: t.opt.HistoryBytes, age: t.opt.HistoryAge}
 	t.ghosts = make(map[string]*peer)
+	t.owns = nil // the kept clients own nothing now, and the ghosts are gone
 	t.dead = make(map[string]bool)
 	t.batches = make(map[string]uint64)
 	t.seq, t.leaseN, t.applied, t.hash = 0, 0, 0, 0

@@ -176,7 +176,7 @@ func (t *Tree) applyPut(pa *putApply, seq uint64) {
 		creator = pa.creator
 	}
 	t.setEntity(n, mkNames(pa.typ, creator), pa.e, pa.owner, pa.persist, pa.lease)
-	t.emitChange(n, &noteChange{kind: "PUT", key: "update", from: pa.from}, seq)
+	t.emitChange(n, &noteChange{kind: verbPut, key: verbUpdate, from: pa.from}, seq)
 }
 
 // commitOrApply makes a change about path that notifies about path and
@@ -282,7 +282,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 		out := t.commitOrApply(path, recs, cl.c, func(seq uint64) {
 			n := t.ensure(path, seq)
 			t.setEntity(n, mkNames(typ, identity), e, owner, persist, lease)
-			t.emitChange(n, &noteChange{kind: "POST", key: "create", from: from}, seq)
+			t.emitChange(n, &noteChange{kind: verbPost, key: verbCreate, from: from}, seq)
 		})
 		if out.wait == nil {
 			b := replyStart(m.MsgID, len(id)+8)
@@ -404,7 +404,7 @@ func (t *Tree) removeEntity(n *node, from string, seq uint64) {
 	n.setPersist(false)
 	n.setBytes(nil, nil)
 	t.unstore(n, nil)
-	t.emitChange(n, &noteChange{kind: "DELETE", key: "delete", from: from}, seq)
+	t.emitChange(n, &noteChange{kind: verbDelete, key: verbDeleted, from: from}, seq)
 	t.prune(n, nil)
 }
 
@@ -421,8 +421,9 @@ func (t *Tree) emitChange(n *node, ch *noteChange, seq uint64) {
 	// each subscriber list looked up once.
 	ls, lp := t.subs[n.path], t.subs[p.path]
 	typ, pub, name := n.typ(), n.pub(), n.name()
-	noteLen := noteSize(ch.kind, n.path, typ, pub, ch.from)
-	upLen := upSize(ch.key, p.path, name, typ, pub)
+	kind, key := ch.kind.String(), ch.key.String()
+	noteLen := noteSize(kind, n.path, typ, pub, ch.from)
+	upLen := upSize(key, p.path, name, typ, pub)
 	var a access
 	if ls != nil || lp != nil {
 		t.accessAt(&a, n.path)
@@ -430,11 +431,11 @@ func (t *Tree) emitChange(n *node, ch *noteChange, seq uint64) {
 	if ls == nil {
 		t.hist.add(lazyEntry(seq, n.path, n.path, at, noteLen, ch.kind, n.names, pub, ch.from))
 	} else {
-		t.emitTo(ls, n.path, n.path, &a, noteBytes(ch.kind, n.path, typ, pub, ch.from, seq), noteLen, seq, at)
+		t.emitTo(ls, n.path, n.path, &a, noteBytes(kind, n.path, typ, pub, ch.from, seq), noteLen, seq, at)
 	}
 	if lp == nil {
 		t.hist.add(lazyEntry(seq, p.path, n.path, at, upLen, ch.key, n.names, pub, ""))
 	} else {
-		t.emitTo(lp, p.path, n.path, &a, upBytes(ch.key, p.path, name, typ, pub, seq), upLen, seq, at)
+		t.emitTo(lp, p.path, n.path, &a, upBytes(key, p.path, name, typ, pub, seq), upLen, seq, at)
 	}
 }

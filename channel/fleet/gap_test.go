@@ -96,6 +96,22 @@ func gapRebuild(t *testing.T, cl *natstest.Cluster) {
 	// one apart, a moment after it applied the writes above, so that
 	// newest() may not have shown it yet; the node then rebuilds at once
 	// and its client ends with 1012 (seen in a CI run under load).
+	// ended reads lc's frames for at most d and reports whether it ended,
+	// which it must with 1012.
+	ended := func(d time.Duration) (bool, error) {
+		t.Helper()
+		rctx, rcancel := context.WithTimeout(ctx, d)
+		defer rcancel()
+		_, err := lc.c.Next(rctx, nil)
+		var g *channel.Gone
+		if errors.As(err, &g) {
+			if g.Code != 1012 {
+				t.Fatalf("client of the lagging node ended with %d %q, want 1012", g.Code, g.Reason)
+			}
+			return true, nil
+		}
+		return false, err
+	}
 	rebuilt := false
 	for !rebuilt {
 		err := lag.f.Ready(ctx)
@@ -106,16 +122,8 @@ func gapRebuild(t *testing.T, cl *natstest.Cluster) {
 		if ctx.Err() != nil {
 			t.Fatalf("the lagging node did not report the gap in time (last: %v)", err)
 		}
-		rctx, rcancel := context.WithTimeout(ctx, 10*time.Millisecond)
-		_, nerr := lc.c.Next(rctx, nil)
-		rcancel()
-		var g *channel.Gone
-		if errors.As(nerr, &g) {
-			if g.Code != 1012 {
-				t.Fatalf("client of the lagging node ended with %d %q, want 1012", g.Code, g.Reason)
-			}
+		if rebuilt, _ = ended(10 * time.Millisecond); rebuilt {
 			t.Logf("a snapshot covering the gap came before the node found it: rebuilt at once")
-			rebuilt = true
 		}
 	}
 	// A snapshot that covers the gap: the node rebuilds and ends its
@@ -127,17 +135,8 @@ func gapRebuild(t *testing.T, cl *natstest.Cluster) {
 		post()
 	}
 	for !rebuilt {
-		rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err := lc.c.Next(rctx, nil)
-		rcancel()
-		var g *channel.Gone
-		if errors.As(err, &g) {
-			if g.Code != 1012 {
-				t.Fatalf("client of the lagging node ended with %d %q, want 1012", g.Code, g.Reason)
-			}
-			break
-		}
-		if err != nil {
+		var err error
+		if rebuilt, err = ended(30 * time.Second); err != nil {
 			t.Fatalf("client of the lagging node: %v, want its end with 1012", err)
 		}
 	}
