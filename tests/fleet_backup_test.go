@@ -37,7 +37,7 @@ func natsCLI(t *testing.T) string {
 func TestFleetBackupRestore(t *testing.T) {
 	t.Parallel()
 	cli := natsCLI(t)
-	src := natstest.Start(t, 3)
+	src := natstest.StartProcs(t, 3)
 	f := startFleetNamed(t, src, "demo", 2)
 	out, errOut, code := runReso(t, f.dir, nil, "s3cret\n", "user", "add", "alice@example.org", "-nats", src.URLs(), "-fleet", "demo")
 	if code != 0 {
@@ -80,7 +80,7 @@ func TestFleetBackupRestore(t *testing.T) {
 		}
 	}
 
-	dst := natstest.Start(t, 3)
+	dst := natstest.StartProcs(t, 3)
 	// Awaited: the new cluster elected its JetStream leader (nats account
 	// info fails until then).
 	deadline := time.Now().Add(60 * time.Second)

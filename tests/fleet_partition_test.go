@@ -56,7 +56,7 @@ var readyNodeRe = regexp.MustCompile(`^ready\nnode ([0-9a-f]{16})\n$`)
 // 1012 and nothing came back.)
 func TestFleetPartitioned(t *testing.T) {
 	t.Parallel()
-	nc := natstest.Start(t, 3)
+	nc := natstest.StartProcs(t, 3)
 	f := startFleetOn(t, nc, 2)
 	var gates []*tcpProxy
 	var urls []string

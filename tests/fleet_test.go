@@ -121,7 +121,7 @@ func TestFleetNodeKilled(t *testing.T) {
 // node recovers by itself.
 func TestFleetNATSDown(t *testing.T) {
 	t.Parallel()
-	nc := natstest.Start(t, 3)
+	nc := natstest.StartProcs(t, 3)
 	f := startFleetOn(t, nc, 2)
 	p := "/channel/" + uniq("down-")
 	wantHTTP(t, f.on(0).httpJSON("PUT", p, `{"n":1}`), "200 OK", "{}")
