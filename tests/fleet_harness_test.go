@@ -1,14 +1,19 @@
 package tests
 
 import (
+	"context"
 	"io"
 	"net"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
 )
@@ -71,6 +76,13 @@ func sharedNATS(t testing.TB) *natstest.Procs {
 	return c
 }
 
+// isSharedNATS reports whether nc is the shared NATS cluster.
+func isSharedNATS(nc *natstest.Procs) bool {
+	natsMu.Lock()
+	defer natsMu.Unlock()
+	return nc == natsShared
+}
+
 // stopNATS stops the shared NATS cluster, if it was started.
 func stopNATS() {
 	natsMu.Lock()
@@ -119,6 +131,10 @@ func startFleetOn(t *testing.T, nc *natstest.Procs, n int, args ...string) *flee
 func startFleetNamed(t *testing.T, nc *natstest.Procs, name string, n int, args ...string) *fleet {
 	t.Helper()
 	f := &fleet{t: t, nats: nc, name: name, dir: t.TempDir()}
+	if isSharedNATS(nc) {
+		// Registered first, so run last: after every node stopped.
+		t.Cleanup(func() { dropStreams(t, nc, name) })
+	}
 	writeFixtures(t, f.dir)
 	f.args = append([]string{"-nats", nc.URLs(), "-fleet", f.name, "-fleet-heartbeat", fleetHeartbeat}, args...)
 	for range n {
@@ -129,6 +145,46 @@ func startFleetNamed(t *testing.T, nc *natstest.Procs, name string, n int, args 
 	}
 	f.proxy = newRRProxy(t, f)
 	return f
+}
+
+// dropStreams deletes the streams of the fleet name (its log, its
+// key-value buckets, its snapshot store) from nc, once its nodes are gone:
+// the shared cluster would otherwise keep those of every fleet of the run,
+// each a replicated group of the three servers beating its heartbeats, and
+// spend more of the processor on them with every test. A failure is
+// logged: the streams are the cluster's, not the test's outcome.
+func dropStreams(t *testing.T, nc *natstest.Procs, name string) {
+	conn, err := nats.Connect(nc.URLs())
+	if err != nil {
+		t.Logf("dropping the streams of fleet %s: %v", name, err)
+		return
+	}
+	defer conn.Close()
+	js, err := jetstream.New(conn)
+	if err != nil {
+		t.Logf("dropping the streams of fleet %s: %v", name, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fleetWait)
+	defer cancel()
+	// As channel/fleet and the login store name them: RESO_<NAME>_LOG,
+	// KV_RESO_<NAME>_KV, OBJ_RESO_<NAME>_SNAP, ...
+	part := "RESO_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_"
+	var mine []string
+	names := js.StreamNames(ctx)
+	for s := range names.Name() {
+		if strings.HasPrefix(s, part) || strings.Contains(s, "_"+part) {
+			mine = append(mine, s)
+		}
+	}
+	if err := names.Err(); err != nil {
+		t.Logf("listing the streams of fleet %s: %v", name, err)
+	}
+	for _, s := range mine {
+		if err := js.DeleteStream(ctx, s); err != nil {
+			t.Logf("dropping stream %s of fleet %s: %v", s, name, err)
+		}
+	}
 }
 
 // launch starts node i.
