@@ -69,6 +69,16 @@ type mode struct {
 	args []string
 }
 
+// isolating returns m with only the bundled plugins names (separated by
+// commas) in child processes when m isolates them all, m unchanged
+// otherwise.
+func (m mode) isolating(names string) mode {
+	if !slices.Equal(m.args, []string{"-isolate", "all"}) {
+		return m
+	}
+	return mode{name: m.name, args: []string{"-isolate", names}}
+}
+
 // allModes are the ways every black-box test runs.
 var allModes = []mode{
 	{name: "compiled"},
