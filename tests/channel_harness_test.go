@@ -52,8 +52,16 @@ type chanServer struct {
 // startChannel starts reso in mode m with a fresh -db file in its own
 // temporary directory and the given flags, in a directory holding the
 // standard fixtures (the directory /file/ serves), and stops it when t
-// ends.
+// ends. In the isolated mode, the plugins of channelIsolated run in child
+// processes.
 func startChannel(t *testing.T, m mode, args ...string) *chanServer {
+	t.Helper()
+	return startApp(t, m.isolating(channelIsolated), args...)
+}
+
+// startApp is startChannel with every bundled plugin isolated in the
+// isolated mode: for a test of the whole example application.
+func startApp(t *testing.T, m mode, args ...string) *chanServer {
 	t.Helper()
 	if m.name == fleetMode.name {
 		f := startFleet(t, fleetNodes, args...)
@@ -86,7 +94,7 @@ func (cs *chanServer) launch() {
 		dir = cs.t.TempDir()
 		writeFixtures(cs.t, dir)
 	}
-	s, err := startIn(cs.t, dir, cs.m.isolating(channelIsolated), cs.args...)
+	s, err := startIn(cs.t, dir, cs.m, cs.args...)
 	if err != nil {
 		cs.t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func startRules(t *testing.T, m mode, args ...string) *rulesServer {
 			t.Fatalf("reso user add %s: exit %d: %s", u.email, code, errs)
 		}
 	}
-	cs := &chanServer{t: t, m: m, args: append([]string{"-db", db, "-secret-file", secret}, args...), DB: db}
+	cs := &chanServer{t: t, m: m.isolating(channelIsolated), args: append([]string{"-db", db, "-secret-file", secret}, args...), DB: db}
 	cs.launch()
 	return &rulesServer{chanServer: cs, adminCookie: "user_id=0; token=" + adminToken(t, secret)}
 }

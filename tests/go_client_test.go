@@ -705,7 +705,7 @@ func startUsers(t *testing.T, m mode, users ...[2]string) *chanServer {
 			t.Fatalf("reso user add %s: exit %d: %s", u[0], code, errs)
 		}
 	}
-	cs := &chanServer{t: t, m: m, args: []string{"-db", db}, DB: db}
+	cs := &chanServer{t: t, m: m.isolating(channelIsolated), args: []string{"-db", db}, DB: db}
 	cs.launch()
 	return cs
 }

@@ -106,7 +106,7 @@ next:
 func TestHealthAndMetrics(t *testing.T) {
 	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m, "-admin-addr", "127.0.0.1:0")
+		cs := startApp(t, m, "-admin-addr", "127.0.0.1:0")
 		s := cs.server
 		admin := adminURL(t, s)
 		for _, base := range []string{s.URL, admin} {
