@@ -80,8 +80,8 @@ func startApp(t *testing.T, m mode, args ...string) *chanServer {
 // others (configuration, files, users, representations, www) stay
 // compiled in there; their own suites run them isolated. A race-built
 // plugin process costs about 0.3 CPU-seconds to start and stop: these
-// suites' isolated runs took 354 CPU-seconds with all nine isolated, 275
-// with these four.
+// suites' isolated runs took 354 CPU-seconds with -isolate all (eight
+// plugin processes a server), 275 with these four.
 const channelIsolated = "channel,call,console,private"
 
 // launch starts the server in its directory with its flags.
