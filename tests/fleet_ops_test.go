@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // The runbook of docs/fleet.md (§15): a fleet's metrics, /readyz, adding
@@ -200,18 +201,12 @@ func TestFleetReadyzQuorumLost(t *testing.T) {
 	// log's leader changing as the servers that came back catch up (a
 	// CI run answered one 503 right after readyz's 200), so it is asked
 	// until it answers, within a node's bound.
-	deadline = time.Now().Add(fleetWait)
-	for {
-		r := f.on(0).httpJSON("GET", p, "")
-		if r.StatusLine == "HTTP/1.1 200 OK" {
-			wantHTTP(t, r, "200 OK", "{}")
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET after quorum came back: %s %q", r.StatusLine, r.Body)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var r response
+	poll.Wait(fleetWait, func() bool {
+		r = f.on(0).httpJSON("GET", p, "")
+		return r.StatusLine == "HTTP/1.1 200 OK"
+	})
+	wantHTTP(t, r, "200 OK", "{}")
 }
 
 // TestFleetAddRemoveNode: a node added to a running fleet serves what was

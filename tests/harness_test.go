@@ -73,17 +73,14 @@ type mode struct {
 // commas) in child processes when m isolates them all, m unchanged
 // otherwise.
 func (m mode) isolating(names string) mode {
-	if !slices.Equal(m.args, []string{"-isolate", "all"}) {
+	if !slices.Equal(m.args, isolatedMode.args) {
 		return m
 	}
 	return mode{name: m.name, args: []string{"-isolate", names}}
 }
 
 // allModes are the ways every black-box test runs.
-var allModes = []mode{
-	{name: "compiled"},
-	{name: "isolated", args: []string{"-isolate", "all"}},
-}
+var allModes = []mode{{name: "compiled"}, isolatedMode}
 
 // modes returns the modes named by RESO_TEST_MODES (names separated by
 // commas; every known mode when unset: the two plugin modes, and the

@@ -19,8 +19,8 @@ import (
 	"github.com/reso-project/reso/internal/race"
 )
 
-// isolatedMode runs every bundled plugin in a child process, for the tests
-// that are about child processes.
+// isolatedMode runs every bundled plugin in a child process: one of
+// allModes, and the mode of the tests that are about child processes.
 var isolatedMode = mode{name: "isolated", args: []string{"-isolate", "all"}}
 
 var (
