@@ -95,19 +95,23 @@ func TestFleetBackupRestore(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	// A cluster that just elected its leader may still fail a restore
-	// ("no responders"): as the runbook says, the stream is removed and
-	// restored again.
+	// ("no responders", or "no suitable peers for placement" while it
+	// does not yet count its three servers as peers): as the runbook
+	// says, the stream is removed and restored again, here after a pause,
+	// for up to a minute.
 	for _, s := range streams {
-		for try := 1; ; try++ {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
 			b, err := command(cli, "--server", dst.URLs(), "backup", "restore", "stream", filepath.Join(dir, s)).CombinedOutput()
 			if err == nil {
 				break
 			}
-			if try == 5 {
+			if time.Now().After(deadline) {
 				t.Fatalf("nats backup restore stream %s: %v\n%s", s, err, b)
 			}
 			t.Logf("nats backup restore stream %s: %v\n%s", s, err, b)
 			_ = command(cli, "--server", dst.URLs(), "stream", "rm", "--force", s).Run()
+			time.Sleep(500 * time.Millisecond)
 		}
 	}
 	g := startFleetNamed(t, dst, "demo", 2)
