@@ -46,6 +46,9 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.NoSandbox, // tests often run as root in a container
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
+		// Its singleton socket too, which Chromium makes under TMPDIR and
+		// leaves there when it is killed at the test's end.
+		chromedp.Env("TMPDIR="+t.TempDir()),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancel := chromedp.NewContext(actx)
