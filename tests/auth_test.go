@@ -56,7 +56,7 @@ func authStart(t *testing.T, m mode, args ...string) (*server, string) {
 }
 
 // adminToken runs reso admin-token -secret-file file.
-func adminToken(t *testing.T, file string) string {
+func adminToken(t testing.TB, file string) string {
 	t.Helper()
 	out, err := execOutput(binary, "admin-token", "-secret-file", file)
 	if err != nil {

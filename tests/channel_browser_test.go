@@ -19,7 +19,7 @@ func TestChannelBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		page := cs.writePage("channel_page.html", string(html))
 		browser := newBrowser(t)
 		a := openTab(t, browser, "A", cs.URL, "/plain/config", page)

@@ -47,6 +47,8 @@ type chanServer struct {
 	// fleet is the fleet behind server in fleetMode (server is then its
 	// round-robin proxy); nil otherwise.
 	fleet *fleet
+	// shared says that other tests use the server too (sharedChannel).
+	shared bool
 }
 
 // startChannel starts reso in mode m with a fresh -db file in its own
@@ -112,6 +114,9 @@ func (cs *chanServer) launch() {
 // port: Addr and URL change).
 func (cs *chanServer) restart() {
 	cs.t.Helper()
+	if cs.shared {
+		cs.t.Fatal("a shared server is not restarted: start one of the test's own (startChannel)")
+	}
 	if f := cs.fleet; f != nil {
 		// Every node, one after the other: the fleet keeps the state.
 		for i := range f.nodes {

@@ -208,7 +208,7 @@ func TestChannelHiddenTable(t *testing.T) {
 func TestChannelClaimParent(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		rs := startRules(t, m)
+		rs := sharedRules(t, m)
 		g := clients(t, rs.chanServer)
 		c := rs.dialAs(g, "$cat", cat)
 		var id counter
@@ -307,7 +307,7 @@ func TestChannelClaimParent(t *testing.T) {
 func TestChannelPathForms(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		c := g.dial("$c")
 		top := "/" + uniq("forms-")
@@ -349,7 +349,7 @@ func TestChannelPathForms(t *testing.T) {
 func TestChannelPrivateNested(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		c := g.dial("$c")
 		top := "/" + uniq("priv-")

@@ -13,7 +13,7 @@ import (
 func TestChannelHTTPDoor(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		root := "/" + uniq("http-")
 		R := jsonString(root)
@@ -85,7 +85,7 @@ func TestChannelHTTPDoor(t *testing.T) {
 func TestChannelExpires(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		root := "/" + uniq("lease-")
 		R := jsonString(root)
@@ -111,7 +111,7 @@ func TestChannelExpires(t *testing.T) {
 func TestChannelSSE(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		a := g.dial("$A")
 		p := "/" + uniq("sse-")
@@ -189,7 +189,7 @@ func atou(s string) uint64 {
 func TestChannelNDJSON(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		a := g.dial("$A")
 		root := "/" + uniq("nd-")

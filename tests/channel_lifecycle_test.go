@@ -12,7 +12,7 @@ import (
 func TestChannelTransient(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		watcher := g.dial("$W")
 		root := "/" + uniq("online-")
@@ -72,7 +72,7 @@ func TestChannelTransient(t *testing.T) {
 func TestChannelSubscriptionsEnd(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		a, b := g.dial("$A"), g.dial("$B")
 		p := jsonString("/" + uniq("subs-"))

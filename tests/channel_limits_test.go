@@ -37,11 +37,12 @@ func TestChannelOrigin(t *testing.T) {
 	eachChannelMode(t, func(t *testing.T, m mode) {
 		for _, allow := range []bool{false, true} {
 			t.Run("allow="+strconv.FormatBool(allow), func(t *testing.T) {
-				var args []string
+				var cs *chanServer
 				if allow {
-					args = append(args, flagChannelOrigin, allowedOriginFlag)
+					cs = startChannel(t, m, flagChannelOrigin, allowedOriginFlag)
+				} else {
+					cs = sharedChannel(t, m) // the default flags
 				}
-				cs := startChannel(t, m, args...)
 				g := clients(t, cs)
 				for _, origin := range []string{"http://evil.example", "http://" + cs.Addr + ".evil.example", "null"} {
 					r := raw(t, cs.Addr, handshake(cs.Addr, origin))
@@ -73,7 +74,7 @@ func TestChannelOrigin(t *testing.T) {
 func TestChannelOversized(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		a := g.dial("$A")
 		p := jsonString("/" + uniq("big-"))

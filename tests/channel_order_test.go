@@ -17,7 +17,7 @@ import (
 func TestChannelOrder(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		sub := g.dial("$S")
 		writers := []*wsClient{g.dial("$A"), g.dial("$B")}

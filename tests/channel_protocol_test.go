@@ -148,7 +148,7 @@ func (w *rawWS) closeCode() int {
 func TestChannelProtocolErrors(t *testing.T) {
 	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		key := []byte{0, 0, 0, 0}
 		for _, c := range []struct {
 			name  string
@@ -192,7 +192,7 @@ func TestChannelProtocolErrors(t *testing.T) {
 func TestChannelMsgIDAlwaysEchoed(t *testing.T) {
 	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		a := clients(t, cs).dial("$A")
 		deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
 		for _, c := range []struct{ frame, want string }{

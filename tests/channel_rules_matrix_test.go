@@ -58,7 +58,7 @@ func TestChannelRulesMatrix(t *testing.T) {
 	doors := []string{"ws", "http", "watch", "sse"}
 
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		rs := startRules(t, m)
+		rs := sharedRules(t, m)
 		g := clients(t, rs.chanServer)
 		conns := map[string]*wsClient{}
 		for _, c := range callers {

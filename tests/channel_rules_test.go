@@ -54,6 +54,33 @@ type rulesServer struct {
 // reso in mode m on it with a -secret-file of its own and the given flags.
 func startRules(t *testing.T, m mode, args ...string) *rulesServer {
 	t.Helper()
+	rs := setUpRules(t, m, args...)
+	rs.t = t
+	if rs.fleet == nil {
+		rs.launch()
+	}
+	return rs
+}
+
+// sharedRules is startRules with no flags, on a server that the tests
+// which only use resources of their own share (see sharedChannel).
+func sharedRules(t *testing.T, m mode) *rulesServer {
+	t.Helper()
+	return sharedServer(t, "rules", m, func(l *lasting) *rulesServer {
+		rs := setUpRules(l, m)
+		if rs.fleet == nil {
+			rs.server = launchShared(l, rs.m, rs.args...)
+		}
+		return rs
+	})
+}
+
+// setUpRules registers ann, bob and cat in a fresh -db file (or on a new
+// fleet, which it starts) and reads the administrator's token: a
+// rulesServer whose server, outside the fleet mode, is still to be
+// launched, and whose t is still to be set.
+func setUpRules(t testing.TB, m mode, args ...string) *rulesServer {
+	t.Helper()
 	if m.name == fleetMode.name {
 		return startFleetRules(t, args...)
 	}
@@ -64,14 +91,13 @@ func startRules(t *testing.T, m mode, args ...string) *rulesServer {
 			t.Fatalf("reso user add %s: exit %d: %s", u.email, code, errs)
 		}
 	}
-	cs := &chanServer{t: t, m: m.isolating(channelIsolated), args: append([]string{"-db", db, "-secret-file", secret}, args...), DB: db}
-	cs.launch()
+	cs := &chanServer{m: m.isolating(channelIsolated), args: append([]string{"-db", db, "-secret-file", secret}, args...), DB: db}
 	return &rulesServer{chanServer: cs, adminCookie: "user_id=0; token=" + adminToken(t, secret)}
 }
 
-// startFleetRules is startRules on a fleet: the users are registered and
+// startFleetRules is setUpRules on a fleet: the users are registered and
 // the administrator's token read with -nats.
-func startFleetRules(t *testing.T, args ...string) *rulesServer {
+func startFleetRules(t testing.TB, args ...string) *rulesServer {
 	t.Helper()
 	nc, name := sharedNATS(t), uniq("f-")
 	where := []string{"-nats", nc.URLs(), "-fleet", name}
@@ -85,7 +111,7 @@ func startFleetRules(t *testing.T, args ...string) *rulesServer {
 		t.Fatalf("reso admin-token -nats: %v", err)
 	}
 	f := startFleetNamed(t, nc, name, fleetNodes, args...)
-	cs := &chanServer{server: f.front(), t: t, m: fleetMode, args: args, fleet: f}
+	cs := &chanServer{server: f.front(), m: fleetMode, args: args, fleet: f}
 	return &rulesServer{chanServer: cs, adminCookie: "user_id=0; token=" + strings.TrimSpace(out)}
 }
 
@@ -317,7 +343,7 @@ const allRights = "self:cruds group:cruds auth:cruds anon:cruds"
 func TestChannelRulesText(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		rs := startRules(t, m)
+		rs := sharedRules(t, m)
 		g := clients(t, rs.chanServer)
 		a := rs.dialAs(g, "$A", ann)
 		var id counter
@@ -370,7 +396,7 @@ func TestChannelRulesText(t *testing.T) {
 func TestChannelRulesOwnership(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		rs := startRules(t, m)
+		rs := sharedRules(t, m)
 		g := clients(t, rs.chanServer)
 		a, b, c, n := rs.dialAs(g, "$A", ann), rs.dialAs(g, "$B", bob), rs.dialAs(g, "$C", cat), rs.dialAs(g, "$N", anon)
 		ad := rs.dialAs(g, "$D", admin)
@@ -472,7 +498,7 @@ func TestChannelRulesOwnership(t *testing.T) {
 func TestChannelRulesInheritance(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		rs := startRules(t, m)
+		rs := sharedRules(t, m)
 		top := "/" + uniq("inh-")
 		p := top + "/p"
 		c, d := p+"/c", p+"/c/d"
@@ -549,7 +575,7 @@ func expectAnyOrder(t testing.TB, c *wsClient, want ...string) {
 func TestChannelRulesLive(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		rs := startRules(t, m)
+		rs := sharedRules(t, m)
 		g := clients(t, rs.chanServer)
 		a, b, d := rs.dialAs(g, "$A", ann), rs.dialAs(g, "$B", bob), rs.dialAs(g, "$D", admin)
 		var id counter
@@ -644,7 +670,7 @@ func TestChannelRulesLive(t *testing.T) {
 func TestChannelRulesListings(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		rs := startRules(t, m)
+		rs := sharedRules(t, m)
 		g := clients(t, rs.chanServer)
 		c := rs.dialAs(g, "$C", cat)
 		top := "/" + uniq("list-")
@@ -703,7 +729,7 @@ func TestChannelRulesListings(t *testing.T) {
 func TestChannelRulesReplay(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		rs := startRules(t, m)
+		rs := sharedRules(t, m)
 		g := clients(t, rs.chanServer)
 		a, d := rs.dialAs(g, "$A", ann), rs.dialAs(g, "$D", admin)
 		var id counter

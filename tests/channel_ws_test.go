@@ -17,7 +17,7 @@ import (
 func TestChannelMethods(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		a, b := g.dial("$A"), g.dial("$B")
 		root := "/" + uniq("methods-")
@@ -142,7 +142,7 @@ func TestChannelMethods(t *testing.T) {
 func TestChannelMsgIDs(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		a := clients(t, cs).dial("$A")
 		p := jsonString("/" + uniq("ids-"))
 		for _, id := range []string{`0`, `-1.5`, `"é\"x"`, `true`, `12345678901234567890`} {
@@ -162,7 +162,7 @@ func TestChannelMsgIDs(t *testing.T) {
 func TestChannelQuery(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		a := clients(t, cs).dial("$A")
 		l := "/" + uniq("list-")
 		a.call(`{"method":"PUT","resource":"` + l + `/apple","msg_id":1}`)
@@ -197,7 +197,7 @@ func TestChannelQuery(t *testing.T) {
 func TestChannelBadFrames(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		a := clients(t, cs).dial("$A")
 		for _, c := range []struct{ frame, want string }{
 			{`not json`, `{"code":"failed","reason":"invalid JSON"}`},
@@ -239,7 +239,7 @@ func TestChannelBadFrames(t *testing.T) {
 func TestChannelReplay(t *testing.T) {
 	t.Parallel()
 	eachChannelMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		g := clients(t, cs)
 		a, b := g.dial("$A"), g.dial("$B")
 		r := jsonString("/" + uniq("replay-"))

@@ -20,7 +20,7 @@ import (
 
 // runReso runs the binary with args in dir, with the given extra
 // environment and standard input, and returns its output and exit status.
-func runReso(t *testing.T, dir string, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
+func runReso(t testing.TB, dir string, env []string, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := command(binary, args...)
 	cmd.Dir = dir

@@ -2,10 +2,14 @@
 // it on a free loopback port in a temporary directory and speak only HTTP,
 // WebSocket (and raw TCP, where status lines matter). Every test runs in
 // each mode of [modes]: compiled in, and with every bundled plugin isolated
-// in a child process (-isolate all). The tests run in parallel (go test's
-// -parallel, the number of CPUs by default), each on servers, fleets,
-// ports and directories of its own; the two that count the test
-// process's goroutines run first, alone.
+// in a child process (-isolate all; the channel's suites isolate the
+// plugins they reach), and the channel's suites on a fleet too. The tests
+// run in parallel (go test's -parallel, the number of CPUs by default),
+// each on servers, fleets, ports and directories of its own, except the
+// tests that change nothing but resources of their own (uniq): those
+// share one server per mode and kind (shared_test.go), never restarted,
+// stopped when the binary ends. The two that count the test process's
+// goroutines run first, alone.
 //
 // Under the race detector (go test -race, as .ci/run runs it) reso is
 // built with -race too, and a data race that a server reports fails the

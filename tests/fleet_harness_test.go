@@ -95,7 +95,7 @@ func stopNATS() {
 
 // fleet is a fleet of reso nodes of one test.
 type fleet struct {
-	t     *testing.T
+	t     testing.TB
 	nats  *natstest.Procs
 	name  string
 	dir   string
@@ -122,13 +122,13 @@ func startFleet(t *testing.T, n int, args ...string) *fleet {
 }
 
 // startFleetOn is startFleet on the NATS cluster nc.
-func startFleetOn(t *testing.T, nc *natstest.Procs, n int, args ...string) *fleet {
+func startFleetOn(t testing.TB, nc *natstest.Procs, n int, args ...string) *fleet {
 	t.Helper()
 	return startFleetNamed(t, nc, uniq("f-"), n, args...)
 }
 
 // startFleetNamed is startFleetOn for the fleet name.
-func startFleetNamed(t *testing.T, nc *natstest.Procs, name string, n int, args ...string) *fleet {
+func startFleetNamed(t testing.TB, nc *natstest.Procs, name string, n int, args ...string) *fleet {
 	t.Helper()
 	f := &fleet{t: t, nats: nc, name: name, dir: t.TempDir()}
 	if isSharedNATS(nc) {
@@ -153,7 +153,7 @@ func startFleetNamed(t *testing.T, nc *natstest.Procs, name string, n int, args 
 // each a replicated group of the three servers beating its heartbeats, and
 // spend more of the processor on them with every test. A failure is
 // logged: the streams are the cluster's, not the test's outcome.
-func dropStreams(t *testing.T, nc *natstest.Procs, name string) {
+func dropStreams(t testing.TB, nc *natstest.Procs, name string) {
 	conn, err := nats.Connect(nc.URLs())
 	if err != nil {
 		t.Logf("dropping the streams of fleet %s: %v", name, err)
@@ -233,7 +233,7 @@ type rrProxy struct {
 }
 
 // newRRProxy starts the proxy of f on a loopback port until t ends.
-func newRRProxy(t *testing.T, f *fleet) *rrProxy {
+func newRRProxy(t testing.TB, f *fleet) *rrProxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -13,9 +13,9 @@ import (
 )
 
 // on returns a chanServer for the channel tests' helpers that talks to
-// node i of f alone.
+// node i of f alone; f is a test's own fleet (not sharedChannel's).
 func (f *fleet) on(i int) *chanServer {
-	return &chanServer{server: f.node(i), t: f.t, m: fleetMode}
+	return &chanServer{server: f.node(i), t: f.t.(*testing.T), m: fleetMode}
 }
 
 // TestFleetNodes: each node prints its id and /readyz shows it; a user

@@ -68,7 +68,7 @@ func waitDown(t *testing.T, c *resoclient.Client) {
 func TestGoClient(t *testing.T) {
 	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
-		cs := startChannel(t, m)
+		cs := sharedChannel(t, m)
 		ctx := ctx(t)
 		ws := "ws://" + cs.Addr + "/channel"
 		c, err := resoclient.Dial(ctx, ws, fastClient())

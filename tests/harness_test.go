@@ -54,7 +54,9 @@ func TestMain(m *testing.M) {
 		}
 	}
 	code := m.Run()
-	stopShared()
+	if !stopShared() {
+		code = 1
+	}
 	stopNATS()
 	if !racesAfterTests() {
 		code = 1
@@ -115,13 +117,16 @@ func modesFrom(want string) ([]mode, error) {
 	return out, nil
 }
 
+// pluginModes returns the plugin modes among modes(): all but the fleet.
+func pluginModes() []mode {
+	return slices.DeleteFunc(slices.Clone(modes()), func(m mode) bool { return m.name == fleetMode.name })
+}
+
 // eachMode runs f as a subtest per plugin mode.
 func eachMode(t *testing.T, f func(t *testing.T, m mode)) {
 	t.Helper()
-	for _, m := range modes() {
-		if m.name != fleetMode.name {
-			t.Run(m.name, func(t *testing.T) { f(t, m) })
-		}
+	for _, m := range pluginModes() {
+		t.Run(m.name, func(t *testing.T) { f(t, m) })
 	}
 }
 
@@ -281,44 +286,6 @@ func (s *server) kill() {
 // Log returns what the server wrote so far.
 func (s *server) Log() string { return s.log.String() }
 
-var (
-	sharedMu      sync.Mutex
-	sharedServers = map[string]*server{}
-)
-
-// shared returns a server for mode m shared by the tests that do not change
-// its state (no PUT /config, no logins that matter to others), started on
-// first use in a directory with the standard fixtures.
-func shared(t *testing.T, m mode) *server {
-	t.Helper()
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if s := sharedServers[m.name]; s != nil {
-		t.Cleanup(func() { s.checkRaces(t) })
-		return s
-	}
-	dir, err := os.MkdirTemp("", "reso-shared-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFixtures(t, dir)
-	s, err := startIn(t, dir, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sharedServers[m.name] = s
-	return s
-}
-
-func stopShared() {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	for _, s := range sharedServers {
-		s.stop()
-		os.RemoveAll(s.Dir)
-	}
-}
-
 // Fixture files of every test directory.
 const (
 	fixtureHello = "hello, world\n"
@@ -368,7 +335,7 @@ func raw(t *testing.T, addr, request string) response {
 }
 
 // rawWithin is raw with wait as the bound of the answer (0: 10 s).
-func rawWithin(t *testing.T, addr, request string, wait time.Duration) response {
+func rawWithin(t testing.TB, addr, request string, wait time.Duration) response {
 	t.Helper()
 	if wait <= 0 {
 		wait = 10 * time.Second
@@ -386,7 +353,7 @@ func rawWithin(t *testing.T, addr, request string, wait time.Duration) response 
 }
 
 // readResponse reads one HTTP/1.1 answer and returns its exact status line.
-func readResponse(t *testing.T, br *bufio.Reader, head bool) response {
+func readResponse(t testing.TB, br *bufio.Reader, head bool) response {
 	t.Helper()
 	line, err := peekLine(br)
 	if err != nil {
@@ -422,14 +389,14 @@ func peekLine(br *bufio.Reader) (string, error) {
 }
 
 // get sends "GET target" over a raw connection.
-func (s *server) get(t *testing.T, target string, headers ...string) response {
+func (s *server) get(t testing.TB, target string, headers ...string) response {
 	t.Helper()
 	return s.do(t, "GET", target, "", headers...)
 }
 
 // do sends a request with an optional body (Content-Length is added when
 // body is not empty) over a raw connection.
-func (s *server) do(t *testing.T, method, target, body string, headers ...string) response {
+func (s *server) do(t testing.TB, method, target, body string, headers ...string) response {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n", method, target, s.Addr)

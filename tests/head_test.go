@@ -116,7 +116,7 @@ func TestHead(t *testing.T) {
 func TestHeadChangesNothing(t *testing.T) {
 	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
-		s := start(t, m)
+		s := shared(t, m)
 		h := s.head(t, "/config?directory=/tmp")
 		if h.StatusLine != ok200 || h.Header.Get("Content-Type") != jsonCT || h.Header.Get("Content-Length") != "30" || h.Rest != "" {
 			t.Errorf("HEAD /config?directory=/tmp: %q %q %q", h.StatusLine, h.Header, h.Rest)

@@ -21,7 +21,7 @@ const htmlPolicy = "default-src 'none'; base-uri 'none'; form-action 'none'; fra
 func TestHTML(t *testing.T) {
 	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
-		s := start(t, m)
+		s := shared(t, m)
 		for _, tc := range []struct {
 			target, status string
 			want           []string
@@ -96,7 +96,7 @@ func TestHTMLBrowser(t *testing.T) {
 		dir = t.TempDir()
 	}
 	eachMode(t, func(t *testing.T, m mode) {
-		s := start(t, m)
+		s := shared(t, m)
 		browser := newBrowser(t)
 		tctx, cancel := chromedp.NewContext(browser)
 		defer cancel()

@@ -23,7 +23,7 @@ import (
 var adminRe = regexp.MustCompile(`msg="reso admin listening" addr=(\S+)`)
 
 // adminURL returns the base URL of s's admin listener.
-func adminURL(t *testing.T, s *server) string {
+func adminURL(t testing.TB, s *server) string {
 	t.Helper()
 	m := adminRe.FindStringSubmatch(s.Log())
 	if m == nil {
@@ -51,7 +51,7 @@ func fetch(t *testing.T, url string) (int, string) {
 
 // scrape reads the metrics of the admin listener with the Prometheus text
 // parser.
-func scrape(t *testing.T, admin string) map[string]*dto.MetricFamily {
+func scrape(t testing.TB, admin string) map[string]*dto.MetricFamily {
 	t.Helper()
 	resp, err := http.Get(admin + "/metrics")
 	if err != nil {

@@ -82,14 +82,8 @@ func raceFree(t testing.TB, out string) {
 // no test reported (after their last test, or as they stopped), and says
 // whether there were none. TestMain calls it once they stopped.
 func racesAfterTests() bool {
-	sharedMu.Lock()
-	var all []*server
-	for _, s := range sharedServers {
-		all = append(all, s)
-	}
-	sharedMu.Unlock()
 	ok := true
-	for _, s := range all {
+	for _, s := range sharedProcesses() {
 		if reports := s.newRaces(); len(reports) > 0 {
 			ok = false
 			fmt.Fprintf(os.Stderr, "reso (%s, started by %s) reported %d data race(s) after its tests:\n%s\n", s.Addr, s.test, len(reports), strings.Join(reports, "\n"))
