@@ -56,7 +56,8 @@ func TestShutdownWhileWriting(t *testing.T) {
 		})
 		s.cmd.Process.Signal(syscall.SIGTERM)
 		// The clients read again once the server has exited, or after a
-		// second: well within its close timeout (5 s).
+		// second. The server's close timeout (5 s) runs from when its
+		// close frame, behind the replies, was sent.
 		select {
 		case <-s.done:
 		case <-time.After(time.Second):

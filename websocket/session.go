@@ -137,7 +137,8 @@ func (s *session) closed() *core.CloseError {
 // read (the library cannot resume an interrupted frame): it is closed with
 // core.CloseGoingAway and Recv returns ctx's error. Once the session is
 // closed, ctx ending no longer cuts the read short: it ends with the close
-// handshake, CloseTimeout after Close at the latest.
+// handshake, CloseTimeout after the close frame was sent at the latest
+// (see finish).
 func (s *session) Recv(ctx context.Context) (core.Message, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
@@ -334,7 +335,8 @@ func (s *session) SendBatch(ctx context.Context, ms []core.Message) error {
 
 // Close ends the session: it sends a close frame with code and reason
 // (cut to 123 bytes), then closes the TCP connection when the peer's
-// close frame arrives, CloseTimeout at the latest. It returns at once;
+// close frame arrives, CloseTimeout after the frame was sent at the
+// latest. It returns at once;
 // the handshake finishes in the background. Later calls do nothing.
 // After Close, Recv and Send return a *core.CloseError with code.
 func (s *session) Close(code int, reason string) error {
@@ -354,13 +356,16 @@ func (s *session) end(ce *core.CloseError, frame, raw bool) {
 		return
 	}
 	s.err = ce
-	// The closing deadline: an ongoing Recv or the drain below ends by
-	// then at the latest. Without a close frame of this side there is no
-	// answer to wait for (the peer closed already, is dead, or a write
-	// failed, which may have left a frame cut short): at once.
+	// The closing deadline: an ongoing Recv or the drain in finish ends
+	// by then at the latest. With a close frame of this side, the frame
+	// is sent first, behind a write in flight: finish moves the deadline
+	// to CloseTimeout after it was sent, within closeWriteBound. Without
+	// one there is no answer to wait for (the peer closed already, is
+	// dead, or a write failed, which may have left a frame cut short): at
+	// once.
 	deadline := time.Now()
 	if frame {
-		deadline = deadline.Add(s.t.opt.CloseTimeout)
+		deadline = deadline.Add(s.closeWriteBound() + s.t.opt.CloseTimeout)
 	}
 	_ = s.nc.SetReadDeadline(deadline)
 	s.mu.Unlock()
@@ -370,11 +375,27 @@ func (s *session) end(ce *core.CloseError, frame, raw bool) {
 	go s.finish(ce, frame, raw)
 }
 
-// finish completes the close that end started.
+// closeWriteBound is how long sending the close frame may take: a write
+// in flight ends within WriteTimeout and an eighth, and the frame's own
+// write gets as long.
+func (s *session) closeWriteBound() time.Duration {
+	w := s.t.opt.WriteTimeout
+	return 2 * (w + w/8)
+}
+
+// finish completes the close that end started. The wait for the peer's
+// close frame starts once this side's was sent: a peer behind in reading
+// gets CloseTimeout to answer from then, not from Close, for the frame
+// waits behind the messages still in the socket.
 func (s *session) finish(ce *core.CloseError, frame, raw bool) {
 	defer s.t.release()
 	if frame {
-		_ = s.ws.WriteControl(websocket.CloseMessage, closePayload(ce.Code, ce.Reason), time.Time{})
+		err := s.ws.WriteControl(websocket.CloseMessage, closePayload(ce.Code, ce.Reason), time.Time{})
+		deadline := time.Now()
+		if err == nil {
+			deadline = deadline.Add(s.t.opt.CloseTimeout)
+		}
+		_ = s.nc.SetReadDeadline(deadline)
 	}
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
