@@ -392,7 +392,9 @@ func (s *session) finish(ce *core.CloseError, frame, raw bool) {
 	if frame {
 		err := s.ws.WriteControl(websocket.CloseMessage, closePayload(ce.Code, ce.Reason), time.Time{})
 		deadline := time.Now()
-		if err == nil {
+		// ErrCloseSent: the library sent one already (it answers a
+		// message past the read limit with 1009 itself).
+		if err == nil || errors.Is(err, websocket.ErrCloseSent) {
 			deadline = deadline.Add(s.t.opt.CloseTimeout)
 		}
 		_ = s.nc.SetReadDeadline(deadline)

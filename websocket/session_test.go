@@ -127,6 +127,27 @@ func TestReadLimit(t *testing.T) {
 	}
 }
 
+// TestReadLimitDrained: the server reads the rest of a message past
+// ReadLimit (within four times the limit) before it closes TCP, so that a
+// client still writing it is not reset and reads the close frame 1009
+// (the library sends that frame itself; before, the wait for the
+// client's answer ended at once when the session's own close frame was
+// refused as a second one).
+func TestReadLimitDrained(t *testing.T) {
+	srv, ch := served(t, New(Options{ReadLimit: 1 << 20}))
+	c := mustDial(t, srv)
+	s := recvSession(t, ch)
+	go s.Recv(context.Background())
+	// Larger than the socket buffers: the client is still writing when
+	// the server has read past the limit.
+	if err := c.WriteMessage(websocket.BinaryMessage, make([]byte, 4<<20)); err != nil {
+		t.Fatalf("client write: %v", err)
+	}
+	if _, _, err := c.ReadMessage(); closeCode(err) != websocket.CloseMessageTooBig {
+		t.Errorf("client read: %v, want close 1009", err)
+	}
+}
+
 // TestPeerClose checks that the peer's close code and reason reach Recv,
 // and that Send fails after it.
 func TestPeerClose(t *testing.T) {
