@@ -46,12 +46,20 @@ func authMD5(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// authIsolated is the plugin that the suites of the authenticator (and
+// of the login throttle, TLS and identities, which start their servers
+// with authStart) run in a child process in the isolated mode: the
+// private resource, which their requests reach through the
+// authenticator. The authenticator is the host's; the other plugins
+// stay compiled in there, and their own suites run them isolated.
+const authIsolated = "private"
+
 // authStart starts a server with the test user and a secret file in a new
 // directory; it returns the server and the secret file.
 func authStart(t *testing.T, m mode, args ...string) (*server, string) {
 	t.Helper()
 	secret := filepath.Join(t.TempDir(), "secret")
-	s := start(t, m, append([]string{"-login", authEmail + ":" + authPassword, "-secret-file", secret}, args...)...)
+	s := start(t, m.isolating(authIsolated), append([]string{"-login", authEmail + ":" + authPassword, "-secret-file", secret}, args...)...)
 	return s, secret
 }
 
@@ -232,7 +240,7 @@ func TestAuthNoCredentials(t *testing.T) {
 func TestAuthRegister(t *testing.T) {
 	t.Parallel()
 	eachMode(t, func(t *testing.T, m mode) {
-		s := start(t, m, "-login", "empty@example.org:")
+		s := start(t, m.isolating(authIsolated), "-login", "empty@example.org:")
 		authWant(t, s.get(t, "/private/e", authBasic("empty@example.org", "")), "200 OK", `{"path": "e"}`)
 		authWant(t, s.get(t, "/private/e", authBasic("empty@example.org", "x")), "401 Unauthorized", "")
 	})
@@ -270,7 +278,7 @@ func TestAuthRestart(t *testing.T) {
 		db, secret := filepath.Join(dir, "logins.db"), filepath.Join(t.TempDir(), "secret")
 		run := func(login string, check func(s *server)) {
 			t.Helper()
-			s, err := startIn(t, dir, m, "-db", db, "-secret-file", secret, "-login", login)
+			s, err := startIn(t, dir, m.isolating(authIsolated), "-db", db, "-secret-file", secret, "-login", login)
 			if err != nil {
 				t.Fatal(err)
 			}
