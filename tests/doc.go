@@ -2,8 +2,9 @@
 // it on a free loopback port in a temporary directory and speak only HTTP,
 // WebSocket (and raw TCP, where status lines matter). Every test runs in
 // each mode of [modes]: compiled in, and with every bundled plugin isolated
-// in a child process (-isolate all; the channel's suites isolate the
-// plugins they reach), and the channel's suites on a fleet too. The tests
+// in a child process (-isolate all; the channel's and the
+// authenticator's suites isolate the plugins they reach), and the
+// channel's suites on a fleet too. The tests
 // run in parallel (go test's -parallel, the number of CPUs by default),
 // each on servers, fleets, ports and directories of its own, except the
 // tests that change nothing but resources of their own (uniq): those
