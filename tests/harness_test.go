@@ -58,9 +58,6 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	stopNATS()
-	if !racesAfterTests() {
-		code = 1
-	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +22,7 @@ const (
 var racesMu sync.Mutex
 
 // watchRaces has the end of t check s's log for data races (s is stopped
-// by then, unless it is shared: see racesAfterTests).
+// by then; a shared server's t is its lasting, which ends at stopShared).
 func watchRaces(t testing.TB, s *server) {
 	t.Cleanup(func() { s.checkRaces(t) })
 }
@@ -76,20 +74,6 @@ func raceFree(t testing.TB, out string) {
 	if reports := raceReports(out); len(reports) > 0 {
 		t.Errorf("reso reported %d data race(s):\n%s", len(reports), strings.Join(reports, "\n"))
 	}
-}
-
-// racesAfterTests prints the data races the shared servers reported that
-// no test reported (after their last test, or as they stopped), and says
-// whether there were none. TestMain calls it once they stopped.
-func racesAfterTests() bool {
-	ok := true
-	for _, s := range sharedProcesses() {
-		if reports := s.newRaces(); len(reports) > 0 {
-			ok = false
-			fmt.Fprintf(os.Stderr, "reso (%s, started by %s) reported %d data race(s) after its tests:\n%s\n", s.Addr, s.test, len(reports), strings.Join(reports, "\n"))
-		}
-	}
-	return ok
 }
 
 // TestRaceReports: the reports are cut out of a log, whole, and counted.

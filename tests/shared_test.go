@@ -18,15 +18,16 @@ import (
 // a server of its own for every test and mode was a fifth of the
 // black-box tests' CPU on two cores.
 var (
-	sharedMu    sync.Mutex
-	sharedLives []*lasting             // in start order
-	sharedApps  = map[string]*server{} // by mode name
-	sharedChans = map[string]*sharedChan{}
+	sharedMu      sync.Mutex
+	sharedLives   []*lasting // in start order
+	sharedServers = map[string]*sharedStart{}
 )
 
-// sharedChan is a shared channel server, or why it could not start.
-type sharedChan struct {
-	rs  *rulesServer // a channel server of the rules' tests, or one without adminCookie
+// sharedStart is a shared server (a plain one, a channel server, or a
+// rules server with its administrator's cookie), or why it could not
+// start.
+type sharedStart struct {
+	rs  *rulesServer
 	err error
 }
 
@@ -35,18 +36,9 @@ type sharedChan struct {
 // first use in a directory with the standard fixtures.
 func shared(t *testing.T, m mode) *server {
 	t.Helper()
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	s := sharedApps[m.name]
-	if s == nil {
-		l := newLasting(t)
-		if err := l.do(func() { s = launchShared(l, m) }); err != nil {
-			t.Fatal(err)
-		}
-		sharedApps[m.name] = s
-	}
-	t.Cleanup(func() { s.checkRaces(t) })
-	return s
+	return sharedServer(t, "app", m, func(l *lasting) *rulesServer {
+		return &rulesServer{chanServer: &chanServer{server: launchShared(l, m), m: m}}
+	}).server
 }
 
 // sharedChannel returns the channel server of mode m that the tests
@@ -69,28 +61,30 @@ func sharedChannel(t *testing.T, m mode) *chanServer {
 }
 
 // sharedServer returns the shared server of kind and mode m for t,
-// started by start on first use.
+// started by start on first use. A data race its processes report fails
+// the tests that use it, at their end, and the test binary when the
+// server stops (the lasting's cleanups).
 func sharedServer(t *testing.T, kind string, m mode, start func(l *lasting) *rulesServer) *rulesServer {
 	t.Helper()
 	sharedMu.Lock()
 	defer sharedMu.Unlock()
 	key := kind + "/" + m.name
-	sc := sharedChans[key]
-	if sc == nil {
-		sc = &sharedChan{}
+	ss := sharedServers[key]
+	if ss == nil {
+		ss = &sharedStart{}
 		l := newLasting(t)
-		sc.err = l.do(func() { sc.rs = start(l) })
-		sharedChans[key] = sc
+		ss.err = l.do(func() { ss.rs = start(l) })
+		sharedServers[key] = ss
 	}
-	if sc.err != nil {
-		t.Fatalf("the shared %s server of the %s mode did not start: %v", kind, m.name, sc.err)
+	if ss.err != nil {
+		t.Fatalf("the shared %s server of the %s mode did not start: %v", kind, m.name, ss.err)
 	}
-	cs := *sc.rs.chanServer
+	cs := *ss.rs.chanServer
 	cs.t, cs.shared = t, true
 	for _, s := range cs.processes() {
 		t.Cleanup(func() { s.checkRaces(t) })
 	}
-	return &rulesServer{chanServer: &cs, adminCookie: sc.rs.adminCookie}
+	return &rulesServer{chanServer: &cs, adminCookie: ss.rs.adminCookie}
 }
 
 // launchShared starts a server for l in a directory of its own with the
@@ -106,24 +100,10 @@ func launchShared(l *lasting, m mode, args ...string) *server {
 	return s
 }
 
-// sharedProcesses returns the reso processes of the shared servers.
-func sharedProcesses() []*server {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	var all []*server
-	for _, s := range sharedApps {
-		all = append(all, s)
-	}
-	for _, sc := range sharedChans {
-		if sc.rs != nil {
-			all = append(all, sc.rs.processes()...)
-		}
-	}
-	return all
-}
-
 // stopShared stops the shared servers, the last started first, and
-// reports whether they stopped without a failure.
+// reports whether they stopped without a failure: a data race a server
+// reported after its last test's end is one (watchRaces, which startIn
+// registers with the lasting, runs after the server stopped).
 func stopShared() bool {
 	sharedMu.Lock()
 	lives := slices.Clone(sharedLives)
