@@ -94,6 +94,18 @@ func mkNames(typ, creator string) names {
 	return names{unique.Make(namePair{typ, creator})}
 }
 
+// namesOf is mkNames for a write, under the lock: the tree keeps the
+// names of the last write, which the next one mostly gives again (a
+// connection's writes, a door's anonymous callers), and those of any
+// other are interned afresh.
+func (t *Tree) namesOf(typ, creator string) names {
+	if p := t.lastNames.pair(); p.typ == typ && p.creator == creator {
+		return t.lastNames
+	}
+	t.lastNames = mkNames(typ, creator)
+	return t.lastNames
+}
+
 // pair returns the two strings.
 func (s names) pair() namePair {
 	if s == (names{}) {

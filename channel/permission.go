@@ -1,5 +1,10 @@
 package channel
 
+import (
+	"slices"
+	"strings"
+)
+
 // Admin is the identity of the administrator, who may do everything
 // everywhere (docs/channel.md#operations-and-callers). A door must give it
 // to the administrator alone: reso's authenticator refuses a login record
@@ -60,25 +65,35 @@ type access struct {
 // there: the rule of its top-level path narrowed by the rule of every
 // existing node on the way down; a missing node passes on what its parent
 // has. Called with the lock.
-func (t *Tree) accessAt(a *access, path string) {
+func (t *Tree) accessAt(a *access, path string) { t.accessOf(a, path, t.lookup(path)) }
+
+// accessOf is accessAt where n is the node at path, nil when there is
+// none. The nodes on the way are found from the deepest that exists up
+// its parents (a node's ancestors all exist), not by looking up each
+// path on the way down: a write to a path that exists, or to a new child
+// of one that does, looks up no path but those.
+func (t *Tree) accessOf(a *access, path string, n *node) {
 	*a = access{rule: *t.opt.Rules.of("")}
 	if path == "/" {
 		return
 	}
-	top := true
-	for i := 1; i <= len(path); i++ {
-		if i < len(path) && path[i] != '/' {
-			continue
-		}
-		n := t.lookup(path[:i])
-		if n == nil {
-			if top {
-				a.rule = *t.opt.Rules.of(path[1:i])
-			}
-			return
-		}
-		t.descend(a, n)
-		top = false
+	for p := path; n == nil; {
+		p, _ = parentPath(p)
+		n = t.lookup(p)
+	}
+	if n == t.root {
+		// Not even the top-level path exists: its rule.
+		top, _, _ := strings.Cut(path[1:], "/")
+		a.rule = *t.opt.Rules.of(top)
+		return
+	}
+	var stack [maxDepth]*node
+	way := stack[:0]
+	for ; n != t.root; n = n.parent {
+		way = append(way, n)
+	}
+	for _, m := range slices.Backward(way) {
+		t.descend(a, m)
 	}
 }
 
@@ -169,8 +184,16 @@ func (t *Tree) permit(identity string, ops Ops, path string) bool {
 	if identity == Admin {
 		return true
 	}
+	return t.permitOf(identity, ops, path, t.lookup(path))
+}
+
+// permitOf is permit where n is the node at path, nil when there is none.
+func (t *Tree) permitOf(identity string, ops Ops, path string, n *node) bool {
+	if identity == Admin {
+		return true
+	}
 	var a access
-	t.accessAt(&a, path)
+	t.accessOf(&a, path, n)
 	return a.allows(identity, ops)
 }
 

@@ -9,13 +9,15 @@ import (
 // records a change plans before it is applied.
 
 // The bits of node.bits: whether the store holds a record of the node,
-// whether its entity is persistent, and how many of its children have a
-// record (below 2^30: a billion stored children of one node would take
-// a hundred GiB of nodes before they took the bits).
+// whether its entity is persistent, whether it is in its owner's set
+// (owned.go), and how many of its children have a record (below 2^29:
+// half a billion stored children of one node would take fifty GiB of
+// nodes before they took the bits).
 const (
 	bitStored      = 1 << 31
 	bitPersist     = 1 << 30
-	storedKidsMask = bitPersist - 1
+	bitOwned       = 1 << 29
+	storedKidsMask = bitOwned - 1
 )
 
 // stored reports whether the store holds a record of n.

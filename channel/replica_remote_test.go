@@ -226,7 +226,7 @@ func TestResetForgetsOwnedSets(t *testing.T) {
 	tr.mu.RLock()
 	defer tr.mu.RUnlock()
 	g := tr.ghostOf(remoteNode, "c1")
-	if g == nil || len(tr.owns) != 1 || len(tr.owns[g]) != 2 {
+	if g == nil || len(tr.owns) != 1 || tr.ownedLen(g) != 2 {
 		t.Fatalf("after two resets: ghost %v, sets %v, want one set of 2 for the ghost", g, tr.owns)
 	}
 }

@@ -3,6 +3,7 @@ package channel
 import (
 	"hash/maphash"
 	"iter"
+	"math/bits"
 )
 
 // keyed is what a [table] holds: a pointer that gives its own key.
@@ -17,7 +18,12 @@ type keyed interface {
 // keys' hashes (32 bits, 0 for an empty slot). A probe compares hashes
 // before it follows a pointer to compare keys, and a resize or a
 // deletion moves elements by their hashes without reading them, which a
-// table of hundreds of thousands of nodes would pay in cache misses. A
+// table of hundreds of thousands of nodes would pay in cache misses. An
+// element's first slot is given by the high bits of its hash, so the
+// elements lie in the order of their hashes (but for runs that wrap
+// around the end): a resize reads the old slices and writes the new ones
+// from start to end instead of at random, which for a table of a million
+// nodes (bench/channel-writes.sh) was most of a growing table's cost. A
 // slot is 12 bytes, where a map[string]*T spends 25 (the key's string
 // header, the pointer, a control byte), its groups at most 7/8 full and
 // often half: every node of a fleet indexes every connection's transient
@@ -30,6 +36,7 @@ type table[P keyed] struct {
 	slots  []P      // len a power of two, or 0
 	hashes []uint32 // per slot: 0 empty, else the hash of its key
 	n      int
+	shift  uint8 // 32 - log2(len(slots)): a hash's home is h >> shift
 	seed   maphash.Seed
 }
 
@@ -40,16 +47,20 @@ const minSlots = 8
 func (t *table[P]) len() int { return t.n }
 
 // hash returns the hash of key k as the table keeps it, never 0; its
-// low bits are the slot where k is first looked for.
+// high bits are the slot where k is first looked for (home).
 func (t *table[P]) hash(k string) uint32 {
 	return max(uint32(maphash.String(t.seed, k)), 1)
 }
+
+// home returns the slot where an element whose hash is h is first looked
+// for.
+func (t *table[P]) home(h uint32) int { return int(h >> t.shift) }
 
 // find returns the slot of the element with key k, whose hash is h, or
 // the empty slot where it would go and false.
 func (t *table[P]) find(k string, h uint32) (int, bool) {
 	mask := len(t.slots) - 1
-	for i := int(h) & mask; ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = (i + 1) & mask {
 		switch t.hashes[i] {
 		case 0:
 			return i, false
@@ -116,7 +127,7 @@ func (t *table[P]) del(k string) {
 				}
 				return
 			}
-			h := int(hj) & mask
+			h := t.home(hj)
 			if i <= j && (h <= i || h > j) || i > j && h <= i && h > j {
 				t.slots[i], t.hashes[i] = t.slots[j], hj
 				i = j
@@ -133,12 +144,13 @@ func (t *table[P]) resize(size int) {
 		t.seed = maphash.MakeSeed()
 	}
 	t.slots, t.hashes = make([]P, size), make([]uint32, size)
+	t.shift = uint8(32 - bits.TrailingZeros(uint(size)))
 	mask := size - 1
 	for j, h := range oldHashes {
 		if h == 0 {
 			continue
 		}
-		i := int(h) & mask
+		i := t.home(h)
 		for t.hashes[i] != 0 {
 			i = (i + 1) & mask
 		}

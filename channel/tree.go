@@ -86,11 +86,13 @@ type Tree struct {
 	self    *peer // this node (connection.go); its id is mem's node, read under the lock
 	// owns are the entities of the connections that own more than one
 	// (owned.go).
-	owns   map[*connection]map[*node]struct{}
-	leases map[*node]*lease // the entities leased by Call
-	hist   history
-	counts counters
-	leaseN uint64 // the id of the last lease started
+	owns map[*connection]*ownedSet
+	// lastNames are the names of the last write (namesOf).
+	lastNames names
+	leases    map[*node]*lease // the entities leased by Call
+	hist      history
+	counts    counters
+	leaseN    uint64 // the id of the last lease started
 
 	// groupCommit is the state of the writes to the store (commit.go);
 	// a tree without store leaves it idle.

@@ -82,7 +82,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		if exists {
 			op = OpUpdate
 		}
-		if !t.permit(cl.identity, op, r.path) {
+		if !t.permitOf(cl.identity, op, r.path, n) {
 			return fail(reasonForbidden)
 		}
 		e, typ := given, typeOf(m)
@@ -121,7 +121,7 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 			if fresh {
 				creator = cl.identity
 			}
-			next.names = mkNames(typ, creator)
+			next.names = t.namesOf(typ, creator)
 			next.setEnt(e.full)
 			next.setPersist(persist)
 			recs = t.planSet(r.path, n, &next)
@@ -175,7 +175,7 @@ func (t *Tree) applyPut(pa *putApply, seq uint64) {
 	if pa.fresh {
 		creator = pa.creator
 	}
-	t.setEntity(n, mkNames(pa.typ, creator), pa.e, pa.owner, pa.persist, pa.lease)
+	t.setEntity(n, t.namesOf(pa.typ, creator), pa.e, pa.owner, pa.persist, pa.lease)
 	t.emitChange(n, &noteChange{kind: verbPut, key: verbUpdate, from: pa.from}, seq)
 }
 
@@ -265,11 +265,11 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 			if w := t.conflict(path, 0); w != nil {
 				return outcome{wait: w}
 			}
-			if !t.permit(cl.identity, OpCreate, path) {
+			if !t.permitOf(cl.identity, OpCreate, path, nil) {
 				return fail(reasonForbidden)
 			}
 		}
-		next := node{path: path, names: mkNames(typ, cl.identity)}
+		next := node{path: path, names: t.namesOf(typ, cl.identity)}
 		next.setEnt(e.full)
 		next.setPersist(persist)
 		// The change keeps what it needs of cl, not cl: a caller that
@@ -281,7 +281,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 		}
 		out := t.commitOrApply(path, recs, cl.c, func(seq uint64) {
 			n := t.ensure(path, seq)
-			t.setEntity(n, mkNames(typ, identity), e, owner, persist, lease)
+			t.setEntity(n, t.namesOf(typ, identity), e, owner, persist, lease)
 			t.emitChange(n, &noteChange{kind: verbPost, key: verbCreate, from: from}, seq)
 		})
 		if out.wait == nil {
@@ -316,10 +316,10 @@ func (t *Tree) delete(cl *caller, r resource) ([]byte, string) {
 		if w := t.conflict(r.path, touchRemove); w != nil {
 			return outcome{wait: w}
 		}
-		if !t.permit(cl.identity, OpDelete, r.path) {
+		n := t.lookup(r.path)
+		if !t.permitOf(cl.identity, OpDelete, r.path, n) {
 			return fail(reasonForbidden)
 		}
-		n := t.lookup(r.path)
 		if n == nil || n.entity() == nil {
 			return fail(reasonNotFound)
 		}
