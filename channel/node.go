@@ -228,7 +228,11 @@ func (t *Tree) ensure(path string, seq uint64) *node {
 // its missing ancestors with creation seq seq. Called with the lock.
 func (t *Tree) create(path string, seq uint64) *node {
 	pp, _ := parentPath(path)
-	p := t.ensure(pp, seq)
+	return t.createUnder(t.ensure(pp, seq), path, seq)
+}
+
+// createUnder is create where p, the node at path's parent, exists.
+func (t *Tree) createUnder(p *node, path string, seq uint64) *node {
 	n := &node{path: path, parent: p, created: seq}
 	p.link(n)
 	t.nodes.put(n)

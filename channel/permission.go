@@ -68,14 +68,15 @@ type access struct {
 func (t *Tree) accessAt(a *access, path string) { t.accessOf(a, path, t.lookup(path)) }
 
 // accessOf is accessAt where n is the node at path, nil when there is
-// none. The nodes on the way are found from the deepest that exists up
-// its parents (a node's ancestors all exist), not by looking up each
-// path on the way down: a write to a path that exists, or to a new child
-// of one that does, looks up no path but those.
-func (t *Tree) accessOf(a *access, path string, n *node) {
+// none, and returns the deepest node that exists on the way to path (path's
+// own, or the root). The nodes on the way are found from that one up its
+// parents (a node's ancestors all exist), not by looking up each path on
+// the way down: a write to a path that exists, or to a new child of one
+// that does, looks up no path but those.
+func (t *Tree) accessOf(a *access, path string, n *node) (deepest *node) {
 	*a = access{rule: *t.opt.Rules.of("")}
 	if path == "/" {
-		return
+		return t.root
 	}
 	for p := path; n == nil; {
 		p, _ = parentPath(p)
@@ -85,16 +86,17 @@ func (t *Tree) accessOf(a *access, path string, n *node) {
 		// Not even the top-level path exists: its rule.
 		top, _, _ := strings.Cut(path[1:], "/")
 		a.rule = *t.opt.Rules.of(top)
-		return
+		return n
 	}
 	var stack [maxDepth]*node
 	way := stack[:0]
-	for ; n != t.root; n = n.parent {
-		way = append(way, n)
+	for m := n; m != t.root; m = m.parent {
+		way = append(way, m)
 	}
 	for _, m := range slices.Backward(way) {
 		t.descend(a, m)
 	}
+	return n
 }
 
 // descend turns a, the access at n's parent, into the access at n.

@@ -61,11 +61,15 @@ func (t *table[P]) home(h uint32) int { return int(h >> t.shift) }
 func (t *table[P]) find(k string, h uint32) (int, bool) {
 	mask := len(t.slots) - 1
 	for i := t.home(h); ; i = (i + 1) & mask {
+		// The slot is read with its hash, whichever is needed: in a
+		// large table both are cache misses, which overlap this way,
+		// and a put after a find that failed writes the slot next.
+		p := t.slots[i]
 		switch t.hashes[i] {
 		case 0:
 			return i, false
 		case h:
-			if t.slots[i].key() == k {
+			if p.key() == k {
 				return i, true
 			}
 		}

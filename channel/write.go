@@ -82,7 +82,9 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		if exists {
 			op = OpUpdate
 		}
-		if !t.permitOf(cl.identity, op, r.path, n) {
+		var a access
+		deepest := t.accessOf(&a, r.path, n)
+		if cl.identity != Admin && !a.allows(cl.identity, op) {
 			return fail(reasonForbidden)
 		}
 		e, typ := given, typeOf(m)
@@ -142,6 +144,11 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 			return outcome{wait: w}
 		}
 		pa.found, pa.now = n, true
+		if n == nil {
+			if pp, _ := parentPath(r.path); deepest.path == pp {
+				pa.parent = deepest
+			}
+		}
 		t.applyPut(&pa, t.takeSeq())
 		return outcome{}
 	})
@@ -152,6 +159,7 @@ type putApply struct {
 	path, typ     string
 	e             prepared
 	found         *node // the node at path when applied at once; nil: none
+	parent        *node // with now and no found: the node at path's parent, or nil
 	now           bool  // applied at once: found is the node at path
 	fresh         bool  // no node was at path: it gets a creator
 	persist       bool
@@ -166,6 +174,8 @@ func (t *Tree) applyPut(pa *putApply, seq uint64) {
 	switch {
 	case pa.now && pa.found != nil:
 		n = pa.found
+	case pa.now && pa.parent != nil:
+		n = t.createUnder(pa.parent, pa.path, seq)
 	case pa.now:
 		n = t.create(pa.path, seq)
 	default:

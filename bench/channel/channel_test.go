@@ -65,6 +65,19 @@ func TestAppendRequest(t *testing.T) {
 	}
 }
 
+func TestAppendPut(t *testing.T) {
+	for _, persistent := range []bool{false, true} {
+		fields := `,"entity":{"n":42}`
+		if persistent {
+			fields = `,"persistent":true` + fields
+		}
+		want := appendRequest(nil, "PUT", "/bench/p1/c0/7", 42, fields)
+		if got := appendPut(nil, "/bench/p1/c0", 7, 42, persistent); string(got) != string(want) {
+			t.Errorf("appendPut(persistent %v) = %s, want %s", persistent, got, want)
+		}
+	}
+}
+
 func TestParsePhases(t *testing.T) {
 	ps, err := parsePhases("notify@32, persistent@32,transient@256", 1000)
 	if err != nil || len(ps) != 3 || ps[2] != (phase{"transient", 256}) {

@@ -154,12 +154,8 @@ func runWrites(d *dialer, p *probe, cfg writesConfig, ph phase, run string) (wri
 					key = n % cfg.keys
 				}
 				switch ph.mode {
-				case "persistent":
-					b = appendRequest(b[:0], "PUT", base+"/"+strconv.FormatInt(key, 10), n,
-						`,"persistent":true,"entity":{"n":`+strconv.FormatInt(n, 10)+`}`)
-				case "transient":
-					b = appendRequest(b[:0], "PUT", base+"/"+strconv.FormatInt(key, 10), n,
-						`,"entity":{"n":`+strconv.FormatInt(n, 10)+`}`)
+				case "persistent", "transient":
+					b = appendPut(b[:0], base, key, n, ph.mode == "persistent")
 				default:
 					b = appendRequest(b[:0], "NOTIFY", base, n, `,"data":1`)
 				}
@@ -224,4 +220,23 @@ func (r writesResult) print(w io.Writer, base *writesResult) {
 		fmt.Fprintf(w, " (first failure: %s)", r.firstFailure)
 	}
 	fmt.Fprintln(w)
+}
+
+// appendPut appends the PUT of request n to base/key with entity {"n":n}
+// (persistent or not), as appendRequest would, without building its
+// resource and fields as strings first: the load client's own work a PUT
+// is then what it is a NOTIFY.
+func appendPut(b []byte, base string, key, n int64, persistent bool) []byte {
+	b = append(b, `{"method":"PUT","resource":"`...)
+	b = append(b, base...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, key, 10)
+	b = append(b, `","msg_id":`...)
+	b = strconv.AppendInt(b, n, 10)
+	if persistent {
+		b = append(b, `,"persistent":true`...)
+	}
+	b = append(b, `,"entity":{"n":`...)
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, "}}"...)
 }
