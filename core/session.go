@@ -63,6 +63,22 @@ func SendAll(ctx context.Context, s Session, ms []Message) error {
 	return nil
 }
 
+// Bufferer is implemented by sessions that can tell whether their next
+// message has arrived whole already, as a WebSocket can. See [Buffered].
+type Bufferer interface {
+	// Buffered reports whether Recv would return the next message
+	// without waiting for the network. Called by the reader, between
+	// calls of Recv.
+	Buffered() bool
+}
+
+// Buffered reports whether s has its next message already (see
+// [Bufferer]); false when s cannot tell.
+func Buffered(s Session) bool {
+	b, ok := s.(Bufferer)
+	return ok && b.Buffered()
+}
+
 // SessionHandler serves message sessions: a route kind next to [Handler].
 // ServeSession runs for the whole session; when it returns, the host closes
 // the session (CloseNormal for nil, CloseInternal for an error) unless it

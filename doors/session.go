@@ -65,6 +65,7 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 		c.Disconnect()
 	}()
 	var wait func()
+	var d *drainer // nil unless the tree's frames are drained here
 	cancel := func() {}
 	rctx := ctx // the context of the reads
 	if spliced {
@@ -79,7 +80,7 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 		// closing it ends the read too. A cancelable context and what
 		// Recv registers on it would cost an idle session half a KiB.
 		rctx = context.WithoutCancel(ctx)
-		d := &drainer{ctx: ctx, r: r, s: s}
+		d = &drainer{ctx: ctx, r: r, s: s}
 		r.OnReady(d.wake)
 		wait = d.stop
 	} else {
@@ -114,9 +115,23 @@ func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Se
 		if sent > hotAfter {
 			run = execHere
 		}
-		if err := run(ctx, c, m.Data); err != nil {
+		// The replies to messages the client sent together go out
+		// together: while the next message is here already, the drain
+		// waits for it (one write for the lot, not one a reply).
+		more := d != nil && core.Buffered(s)
+		if more {
+			d.hold()
+		}
+		err = run(ctx, c, m.Data)
+		if !more && d != nil {
+			d.release()
+		}
+		if err != nil {
 			break
 		}
+	}
+	if d != nil {
+		d.release()
 	}
 	c.Disconnect()
 	// The session is over (the host would close it so once this returns):
@@ -139,6 +154,7 @@ type drainer struct {
 	mu      sync.Mutex
 	running bool // a goroutine runs drain
 	pending bool // woken since drain last looked at the queue
+	held    bool // a wake waits for release (the session reads on)
 	over    bool // the client is gone, a write failed or stop was called
 	wg      sync.WaitGroup
 
@@ -156,12 +172,35 @@ func (d *drainer) wake() {
 		return
 	}
 	d.pending = true
-	if d.running {
+	if d.running || d.held {
 		return
 	}
 	d.running = true
 	d.wg.Add(1)
 	startDrain(d)
+}
+
+// hold makes wakes wait until release: the session has more of the
+// client's messages to work on before their replies are written.
+func (d *drainer) hold() {
+	d.mu.Lock()
+	d.held = true
+	d.mu.Unlock()
+}
+
+// release lets the drain start again, at once if it was woken meanwhile.
+func (d *drainer) release() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.held {
+		return
+	}
+	d.held = false
+	if d.pending && !d.running && !d.over {
+		d.running = true
+		d.wg.Add(1)
+		startDrain(d)
+	}
 }
 
 // drain writes what is queued until the queue stays empty; a wake that

@@ -283,6 +283,9 @@ func (s *hostSession) SendBatch(ctx context.Context, ms []core.Message) error {
 	return core.SendAll(ctx, s.Session, ms)
 }
 
+// Buffered reports whether the transport has the next message already.
+func (s *hostSession) Buffered() bool { return core.Buffered(s.Session) }
+
 func (s *hostSession) goAway() {
 	_ = s.Close(core.CloseGoingAway, "server shutting down")
 	s.cancel()
@@ -298,4 +301,5 @@ func newSessionID() string {
 var (
 	_ core.Session     = (*hostSession)(nil)
 	_ core.BatchSender = (*hostSession)(nil)
+	_ core.Bufferer    = (*hostSession)(nil)
 )

@@ -16,6 +16,9 @@ type frames struct {
 	isClose  bool
 	badLen   bool // a 64-bit length with its top bit set was seen
 	closeLen int  // payload length of the first close frame; -1 before
+	fin      bool // the frame being read is the last of a data message
+	// ends counts the data messages whose last frame was read whole.
+	ends uint64
 }
 
 // frameState is where frames is in a frame.
@@ -40,6 +43,7 @@ func (f *frames) feed(p []byte) {
 		switch f.state {
 		case frameStart:
 			f.isClose = p[0]&0x0f == opClose
+			f.fin = p[0]&0x80 != 0 && p[0]&0x08 == 0 // FIN, not a control frame
 			f.state = frameLength
 			p = p[1:]
 		case frameLength:
@@ -79,7 +83,7 @@ func (f *frames) feed(p []byte) {
 			f.n -= k
 			p = p[k:]
 			if f.n == 0 {
-				f.state = frameStart
+				f.frameEnd()
 			}
 		}
 	}
@@ -100,8 +104,16 @@ func (f *frames) afterLength() {
 // afterMask moves on to the payload, or the next frame when it has none.
 func (f *frames) afterMask() {
 	if f.n == 0 {
-		f.state = frameStart
+		f.frameEnd()
 		return
 	}
 	f.state = framePayload
+}
+
+// frameEnd moves on to the next frame once a frame was read whole.
+func (f *frames) frameEnd() {
+	if f.fin {
+		f.ends++
+	}
+	f.state = frameStart
 }

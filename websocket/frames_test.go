@@ -27,6 +27,9 @@ func TestFrames(t *testing.T) {
 	stream = append(stream, masked(1, 70000)...)
 	stream = append(stream, 0x88, 0x01, 9) // an unmasked close of 1 byte
 	stream = append(stream, masked(8, 2)...)
+	// A message in two frames: text without FIN, then its continuation.
+	stream = append(stream, 0x01, 0x80|3, 1, 2, 3, 4, 'a', 'b', 'c')
+	stream = append(stream, 0x80, 0x80|2, 1, 2, 3, 4, 'd', 'e')
 	for _, step := range []int{1, 2, 3, 7, 512, len(stream)} {
 		f := newFrames()
 		for i := 0; i < len(stream); i += step {
@@ -34,6 +37,9 @@ func TestFrames(t *testing.T) {
 		}
 		if f.closeLen != 1 || f.badLen || f.state != frameStart {
 			t.Errorf("step %d: closeLen %d badLen %v state %d", step, f.closeLen, f.badLen, f.state)
+		}
+		if f.ends != 5 { // the data messages, not the ping or the closes
+			t.Errorf("step %d: %d messages ended, want 5", step, f.ends)
 		}
 	}
 	f := newFrames()

@@ -48,6 +48,9 @@ type session struct {
 	watchCtx  context.Context
 	watchStop func() bool
 	reading   atomic.Bool
+	// taken counts the data messages Recv returned or skipped (guarded
+	// by rmu): while fewer than nc.frames.ends, one more was read whole.
+	taken uint64
 
 	mu  sync.Mutex
 	err *core.CloseError // how the session ended; nil while open
@@ -153,6 +156,9 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 	stop := s.watch(ctx)
 	typ, data, err := s.readMessage()
 	s.reading.Store(false)
+	if err == nil {
+		s.taken++
+	}
 	if stop != nil {
 		stop()
 	}
@@ -174,6 +180,16 @@ func (s *session) Recv(ctx context.Context) (core.Message, error) {
 		return core.Message{}, ctx.Err()
 	}
 	return core.Message{}, s.readFailed(err)
+}
+
+// Buffered reports whether the next message was read from the network
+// whole already, so that Recv returns it without waiting: a door answers
+// the messages a client sent together before it writes their replies.
+// Called by the reader, between calls of Recv.
+func (s *session) Buffered() bool {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.nc.frames.ends > s.taken
 }
 
 // readMessage is the library's ReadMessage, but for the message's bytes:

@@ -102,6 +102,43 @@ func TestSendBatchOrder(t *testing.T) {
 	}
 }
 
+// TestBuffered: messages the client wrote together (one write, so one
+// read takes them all) are reported buffered until the last is taken,
+// and a message not sent yet is not.
+func TestBuffered(t *testing.T) {
+	srv, ch := served(t, New(Options{}))
+	c := mustDial(t, srv)
+	s := recvSession(t, ch)
+	ctx := context.Background()
+	b := s.(core.Bufferer)
+	if b.Buffered() {
+		t.Fatal("buffered before anything was sent")
+	}
+	// Three masked text frames in one write, as a client pipelines them.
+	var burst []byte
+	for _, m := range []string{"one", "two", "three"} {
+		burst = append(burst, 0x81, 0x80|byte(len(m)), 0, 0, 0, 0)
+		burst = append(burst, m...)
+	}
+	if _, err := c.NetConn().Write(burst); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []bool{true, true, false} {
+		if _, err := s.Recv(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.Buffered(); got != want {
+			t.Fatalf("after message %d: Buffered %v, want %v", i+1, got, want)
+		}
+	}
+	if err := c.WriteMessage(websocket.TextMessage, []byte("four")); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.Recv(ctx); err != nil || string(m.Data) != "four" || b.Buffered() {
+		t.Fatalf("fourth: %q, %v, buffered %v", m.Data, err, b.Buffered())
+	}
+}
+
 // TestReadLimit checks that a message over ReadLimit closes the
 // connection with 1009 on both sides, and one at the limit passes.
 func TestReadLimit(t *testing.T) {
