@@ -9,16 +9,16 @@ package websocket
 // counting; it holds a few bytes per connection and is used by the one
 // reader only.
 type frames struct {
-	state    frameState
+	state   frameState
+	masked  bool
+	isClose bool
+	badLen  bool // a 64-bit length with its top bit set was seen
+	fin     bool // the frame being read is the last of a data message
+	// (the flags side by side: a connection holds frames in its conn)
 	need     int    // bytes left in the extended length or the mask key
 	n        uint64 // the length being read, then payload bytes left
-	masked   bool
-	isClose  bool
-	badLen   bool // a 64-bit length with its top bit set was seen
-	closeLen int  // payload length of the first close frame; -1 before
-	fin      bool // the frame being read is the last of a data message
-	// ends counts the data messages whose last frame was read whole.
-	ends uint64
+	closeLen int    // payload length of the first close frame; -1 before
+	ends     uint64 // the data messages whose last frame was read whole
 }
 
 // frameState is where frames is in a frame.
