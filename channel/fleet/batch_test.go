@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
+	"github.com/reso-project/reso/internal/poll"
 )
 
 // TestBatches runs the group commit into the log on one real three-server
@@ -75,6 +76,24 @@ func updates(t *testing.T, c *client) []string {
 	return u
 }
 
+// getMsg returns the message at seq of n's log. The stream allows direct
+// gets, which any replica answers: one that has not stored seq yet
+// answers "message not found" (a POST is acknowledged once a quorum
+// stored it), so that is asked again for a while.
+func getMsg(t *testing.T, n *node, seq uint64) *jetstream.RawStreamMsg {
+	t.Helper()
+	var m *jetstream.RawStreamMsg
+	var err error
+	poll.Wait(10*time.Second, func() bool {
+		m, err = n.f.stream.GetMsg(t.Context(), seq)
+		return err == nil
+	})
+	if err != nil {
+		t.Fatalf("log message %d: %v", seq, err)
+	}
+	return m
+}
+
 // logBatches reads every message of n's log and returns how many there
 // are and how many entries they carry.
 func logBatches(t *testing.T, n *node) (msgs, entries, most int) {
@@ -84,10 +103,7 @@ func logBatches(t *testing.T, n *node) (msgs, entries, most int) {
 		t.Fatal(err)
 	}
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
-		m, err := n.f.stream.GetMsg(t.Context(), seq)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := getMsg(t, n, seq)
 		if isReadMark(m.Data) {
 			continue // a read's barrier (the nodes' start and Ready)
 		}
@@ -163,10 +179,7 @@ func batchStoredTwice(t *testing.T, cl *natstest.Cluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := ns[0].f.stream.GetMsg(t.Context(), info.State.LastSeq)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := getMsg(t, ns[0], info.State.LastSeq)
 	b, err := decodeBatch(m.Data)
 	if err != nil || b.Node != ns[0].f.Node() || len(b.Entries) != 1 {
 		t.Fatalf("the POST's message: %+v, %v", b, err)
