@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
+	"github.com/reso-project/reso/internal/natsname"
 )
 
 // natsCLI returns the path of the nats command (natscli), or skips t
@@ -138,7 +139,7 @@ func TestFleetFormatRefused(t *testing.T) {
 	cli := natsCLI(t)
 	f := startFleet(t, 1)
 	f.node(0).stop()
-	bucket := "RESO_" + strings.ToUpper(strings.ReplaceAll(f.name, "-", "_")) + "_KV"
+	bucket := natsname.Of(f.name, "KV")
 	run := func(args ...string) string {
 		t.Helper()
 		b, err := command(cli, append([]string{"--server", f.nats.URLs()}, args...)...).CombinedOutput()

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
+	"github.com/reso-project/reso/internal/natsname"
 )
 
 // fleetMode runs the channel's suites on a fleet (docs/fleet.md): three
@@ -169,7 +170,7 @@ func dropStreams(t testing.TB, nc *natstest.Procs, name string) {
 	defer cancel()
 	// As channel/fleet and the login store name them: RESO_<NAME>_LOG,
 	// KV_RESO_<NAME>_KV, OBJ_RESO_<NAME>_SNAP, ...
-	part := "RESO_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_"
+	part := natsname.Prefix(name)
 	var mine []string
 	names := js.StreamNames(ctx)
 	for s := range names.Name() {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
+	"github.com/reso-project/reso/internal/natsname"
 )
 
 // TestFleet runs the cases of one node's semantics across the nodes of
@@ -276,7 +277,7 @@ func fleetName(t *testing.T) string {
 // formatVersion: a node refuses a fleet of another format with one line.
 func formatVersion(t *testing.T, cl *natstest.Cluster) {
 	ns := fleet(t, cl, 1, Config{})
-	up := "RESO_" + upper(fleetName(t)) + "_KV"
+	up := natsname.Of(fleetName(t), "KV")
 	kv, err := ns[0].f.js.KeyValue(t.Context(), up)
 	if err != nil {
 		t.Fatal(err)

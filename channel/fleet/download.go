@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/reso-project/reso/internal/natsname"
 )
 
 // snapIdle bounds the silence of a snapshot's download: it fails once no
@@ -137,7 +139,7 @@ func checkObject(name string, data []byte, info *jetstream.ObjectInfo, sum hash.
 }
 
 // snapBucket returns the name of the fleet's object store of snapshots.
-func (f *Fleet) snapBucket() string { return "RESO_" + upper(f.cfg.Name) + "_SNAP" }
+func (f *Fleet) snapBucket() string { return natsname.Of(f.cfg.Name, "SNAP") }
 
 // pullBytes is the most bytes this node's pull consumer of a snapshot's
 // chunks has requested and not received at once: twice the

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/reso-project/reso/internal/natsname"
 )
 
 // watchers is how many nodes watch each node's heartbeats: a node watches
@@ -22,7 +24,7 @@ const watchers = 3
 
 // membersBucket returns the name of the members bucket of fleet name.
 func membersBucket(name string) string {
-	return "RESO_" + upper(name) + "_MEMBERS"
+	return natsname.Of(name, "MEMBERS")
 }
 
 // openMembers creates the members bucket when it is missing.

@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/reso-project/reso/internal/natsname"
 )
 
 // Open joins the fleet cfg names over nc: it creates the log stream and
@@ -80,10 +81,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 		lag:     lagClock{grain: cfg.MaxLag / 16},
 	}
 	f.readMark = []byte(readMagic + f.node + "\n")
-	up := upper(cfg.Name)
 	err = retry(ctx, func(ctx context.Context) error {
 		f.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-			Name:        "RESO_" + up + "_LOG",
+			Name:        natsname.Of(cfg.Name, "LOG"),
 			Subjects:    []string{f.subject},
 			Storage:     jetstream.FileStorage,
 			Replicas:    cfg.Replicas,
@@ -108,7 +108,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	}
 	err = retry(ctx, func(ctx context.Context) error {
 		f.meta, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: "RESO_" + up + "_KV", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
+			Bucket: natsname.Of(cfg.Name, "KV"), Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
 		})
 		return err
 	})
@@ -120,7 +120,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	}
 	err = retry(ctx, func(ctx context.Context) error {
 		f.nodes, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: "RESO_" + up + "_NODES", Replicas: cfg.Replicas, Storage: jetstream.MemoryStorage,
+			Bucket: natsname.Of(cfg.Name, "NODES"), Replicas: cfg.Replicas, Storage: jetstream.MemoryStorage,
 			TTL: 10 * cfg.Heartbeat,
 		})
 		return err
@@ -138,7 +138,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Fleet, error) {
 	}
 	err = retry(ctx, func(ctx context.Context) error {
 		f.snaps, err = js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket: "RESO_" + up + "_SNAP", Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
+			Bucket: natsname.Of(cfg.Name, "SNAP"), Replicas: cfg.Replicas, Storage: jetstream.FileStorage,
 		})
 		return err
 	})
@@ -170,12 +170,6 @@ func validName(name string) bool {
 		}
 	}
 	return name != "" && len(name) <= 64
-}
-
-// upper returns the fleet's name as it goes into the names of streams and
-// buckets.
-func upper(name string) string {
-	return strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
 // checkFormat records the fleet's format, or refuses another one.

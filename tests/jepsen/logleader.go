@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/reso-project/reso/channel/fleet/natstest"
+	"github.com/reso-project/reso/internal/natsname"
 )
 
 // logWatch is the harness's view of the fleet's log stream: a NATS
@@ -29,7 +30,7 @@ type logWatch struct {
 // logStreamName returns the name of a fleet's log stream, as
 // channel/fleet names it: RESO_<NAME UPPERCASED, - AS _>_LOG.
 func logStreamName(fleet string) string {
-	return "RESO_" + strings.ToUpper(strings.ReplaceAll(fleet, "-", "_")) + "_LOG"
+	return natsname.Of(fleet, "LOG")
 }
 
 // logAsk bounds one question to one server.

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/reso-project/reso/internal/natsname"
 	"github.com/reso-project/reso/middleware/auth"
 )
 
@@ -66,7 +67,7 @@ func Open(ctx context.Context, nc *nats.Conn, fleet string, replicas int) (*Stor
 	if replicas <= 0 {
 		replicas = 3
 	}
-	bucket := "RESO_" + strings.ToUpper(strings.ReplaceAll(fleet, "-", "_")) + "_LOGINS"
+	bucket := natsname.Of(fleet, "LOGINS")
 	for {
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		kv, err := js.CreateOrUpdateKeyValue(actx, jetstream.KeyValueConfig{
