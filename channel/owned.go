@@ -29,10 +29,9 @@ type ownedSet struct {
 	// nodes are the entities in the order they were taken, and entries
 	// of entities let go since: an entry is current while its node has
 	// bitOwned and the connection for owner. An entity let go and taken
-	// again may have two entries, one counted in left.
+	// again may have two entries, one of them left behind.
 	nodes []*node
-	n     int // current entries
-	left  int // entries left behind: len(nodes) - n
+	n     int // current entries; the other len(nodes)-n are left behind
 }
 
 // compact keeps only the current entries of c's set in a new slice (a
@@ -50,14 +49,14 @@ func (s *ownedSet) compact(c *connection) {
 		n.bits |= bitOwned
 	}
 	slices.Reverse(kept)
-	s.nodes, s.n, s.left = kept, len(kept), 0
+	s.nodes, s.n = kept, len(kept)
 }
 
 // tidy compacts s once the entries left behind outnumber the current
 // ones (and a few more): a set takes at most about twice the room of
 // what it holds, and compacting costs each change O(1) in the long run.
 func (s *ownedSet) tidy(c *connection) {
-	if s.left > s.n+16 {
+	if len(s.nodes)-s.n > s.n+16 {
 		s.compact(c)
 	}
 }
@@ -101,7 +100,6 @@ func (t *Tree) disown(c *connection, n *node) {
 	case ownsMany:
 		s := t.owns[c]
 		s.n--
-		s.left++
 		n.bits &^= bitOwned
 		s.tidy(c)
 		return
@@ -131,7 +129,7 @@ func (t *Tree) ownedAll(c *connection) iter.Seq[*node] {
 		case nil:
 		case ownsMany:
 			s := t.owns[c]
-			if s.left > 0 {
+			if len(s.nodes) > s.n {
 				s.compact(c)
 			}
 			for _, n := range s.nodes {

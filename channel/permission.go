@@ -186,17 +186,17 @@ func (t *Tree) permit(identity string, ops Ops, path string) bool {
 	if identity == Admin {
 		return true
 	}
-	return t.permitOf(identity, ops, path, t.lookup(path))
+	ok, _ := t.permitOf(identity, ops, path, t.lookup(path))
+	return ok
 }
 
-// permitOf is permit where n is the node at path, nil when there is none.
-func (t *Tree) permitOf(identity string, ops Ops, path string, n *node) bool {
-	if identity == Admin {
-		return true
-	}
+// permitOf is permit where n is the node at path, nil when there is none;
+// it also returns the deepest node that exists on the way to path (see
+// accessOf), which a write creating a resource creates it under.
+func (t *Tree) permitOf(identity string, ops Ops, path string, n *node) (bool, *node) {
 	var a access
-	t.accessOf(&a, path, n)
-	return a.allows(identity, ops)
+	deepest := t.accessOf(&a, path, n)
+	return identity == Admin || a.allows(identity, ops), deepest
 }
 
 // seen fills a with the access a caller is judged by at path for what

@@ -82,9 +82,8 @@ func (t *Tree) put(cl *caller, m *message, r resource, lease time.Duration) ([]b
 		if exists {
 			op = OpUpdate
 		}
-		var a access
-		deepest := t.accessOf(&a, r.path, n)
-		if cl.identity != Admin && !a.allows(cl.identity, op) {
+		ok, deepest := t.permitOf(cl.identity, op, r.path, n)
+		if !ok {
 			return fail(reasonForbidden)
 		}
 		e, typ := given, typeOf(m)
@@ -275,7 +274,7 @@ func (t *Tree) post(cl *caller, m *message, r resource, lease time.Duration) ([]
 			if w := t.conflict(path, 0); w != nil {
 				return outcome{wait: w}
 			}
-			if !t.permitOf(cl.identity, OpCreate, path, nil) {
+			if ok, _ := t.permitOf(cl.identity, OpCreate, path, nil); !ok {
 				return fail(reasonForbidden)
 			}
 		}
@@ -327,7 +326,7 @@ func (t *Tree) delete(cl *caller, r resource) ([]byte, string) {
 			return outcome{wait: w}
 		}
 		n := t.lookup(r.path)
-		if !t.permitOf(cl.identity, OpDelete, r.path, n) {
+		if ok, _ := t.permitOf(cl.identity, OpDelete, r.path, n); !ok {
 			return fail(reasonForbidden)
 		}
 		if n == nil || n.entity() == nil {

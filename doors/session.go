@@ -172,7 +172,15 @@ func (d *drainer) wake() {
 		return
 	}
 	d.pending = true
-	if d.running || d.held {
+	if !d.held {
+		d.startLocked()
+	}
+}
+
+// startLocked starts the drain unless one runs or the session ended;
+// d.mu is held.
+func (d *drainer) startLocked() {
+	if d.running || d.over {
 		return
 	}
 	d.running = true
@@ -196,10 +204,8 @@ func (d *drainer) release() {
 		return
 	}
 	d.held = false
-	if d.pending && !d.running && !d.over {
-		d.running = true
-		d.wg.Add(1)
-		startDrain(d)
+	if d.pending {
+		d.startLocked()
 	}
 }
 
