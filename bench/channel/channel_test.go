@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +181,39 @@ func TestWritesMax(t *testing.T) {
 	}
 	if res.ok != 100 || !res.capped {
 		t.Errorf("%d ok, capped %v: want exactly 100 and capped", res.ok, res.capped)
+	}
+}
+
+// TestWritesRounds runs the phases twice in the same server and checks
+// the summary: the transient phases' ratios to the notify phase before
+// each, the first round apart.
+func TestWritesRounds(t *testing.T) {
+	f := newFake(t)
+	d, _ := newDialer(f.url(), 1024)
+	cfg := writesConfig{window: 4, dialConc: 4, prefix: "/bench/", warmup: 10 * time.Millisecond,
+		dur: 100 * time.Millisecond, maxOps: 1_000_000, timeout: 10 * time.Second}
+	var out strings.Builder
+	ps := []phase{{"notify", 2}, {"transient", 2}}
+	if err := runWritesRounds(&out, d, newProbe(os.Getpid(), ""), cfg, ps, 3, "rr", 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + out.String())
+	if n := strings.Count(out.String(), "\n  transient "); n != 3 {
+		t.Errorf("%d transient phases printed, want 3", n)
+	}
+	if !strings.Contains(out.String(), "page faults/op") {
+		t.Error("no page faults per operation with a pid")
+	}
+	re := regexp.MustCompile(`(?m)^transient ÷ notify over 3 rounds: round 1 \(a heap growing into fresh memory\) ([0-9.]+); later rounds ([0-9.]+) ([0-9.]+), median ([0-9.]+)$`)
+	m := re.FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no summary line of 3 rounds")
+	}
+	a, _ := strconv.ParseFloat(m[2], 64)
+	b, _ := strconv.ParseFloat(m[3], 64)
+	med, _ := strconv.ParseFloat(m[4], 64)
+	if math.Abs(med-(a+b)/2) > 0.0011 {
+		t.Errorf("median of %v and %v printed as %v", a, b, med)
 	}
 }
 

@@ -134,6 +134,7 @@ func run(args []string) error {
 		fs.DurationVar(&cfg.dur, "d", 3*time.Second, "measured time per phase (at most 60s)")
 		fs.Int64Var(&cfg.maxOps, "max", 5_000_000, "most requests per phase (at most 50,000,000)")
 		pause := fs.Duration("pause", time.Second, "pause between phases (at most 30s)")
+		rounds := fs.Int("rounds", 1, "times the phases are measured in order, in the same server; more than 1 prints each mode's ratios to notify over the rounds, the first apart (1 to 50)")
 		floorDir := fs.String("sqlite", "", "DIR: also measure plain SQLite inserts in a new directory in DIR (on the disk of reso's -db), autocommit and 512 per transaction, for -d each: the store's floor")
 		var ps []phase
 		checks = append(checks,
@@ -143,27 +144,15 @@ func run(args []string) error {
 			func() error { return durRange("d", cfg.dur, 100*time.Millisecond, time.Minute) },
 			func() error { return inRange("max", int(cfg.maxOps), 1, 50_000_000) },
 			func() error { return durRange("pause", *pause, 0, 30*time.Second) },
+			func() error { return inRange("rounds", *rounds, 1, 50) },
 			func() (err error) { ps, err = parsePhases(*phases, 10_000); return err })
 		do = func(d *dialer, p *probe) error {
 			cfg.dialConc, cfg.timeout, cfg.readBuf = *dialConc, *timeout, *readBuf
 			run := fmt.Sprintf("%x", time.Now().UnixNano())
 			fmt.Printf("writes: window %d per connection, %.1fs measured per phase after %.1fs warm-up; keys %d (0: each PUT creates); targets: persistent 30,000/s, transient 100,000/s\n",
 				cfg.window, cfg.dur.Seconds(), cfg.warmup.Seconds(), cfg.keys)
-			var base *writesResult
-			for i, ph := range ps {
-				if i > 0 {
-					time.Sleep(*pause)
-				}
-				res, err := runWrites(d, p, cfg, ph, run)
-				if err != nil {
-					return fmt.Errorf("%s@%d: %w", ph.mode, ph.conns, err)
-				}
-				if ph.mode == "notify" {
-					res.print(os.Stdout, nil)
-					base = &res
-					continue
-				}
-				res.print(os.Stdout, base)
+			if err := runWritesRounds(os.Stdout, d, p, cfg, ps, *rounds, run, *pause); err != nil {
+				return err
 			}
 			if *floorDir != "" {
 				return sqliteFloor(os.Stdout, *floorDir, cfg.dur)

@@ -49,6 +49,10 @@ func (p *probe) cpu() time.Duration { return proc.CPU(p.pid) }
 // 0 without a pid.
 func (p *probe) cpuSplit() (user, sys time.Duration) { return proc.TreeCPUSplit(p.pid) }
 
+// minorFaults is the server's minor page faults so far, summed over the
+// process and its descendants; 0 without a pid.
+func (p *probe) minorFaults() int64 { return proc.MinorFaults(p.pid) }
+
 // selfCPU is the load client's own user plus system CPU time so far.
 func selfCPU() time.Duration {
 	var ru syscall.Rusage

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +59,7 @@ type writesResult struct {
 	ok, failed           int64
 	serverCPU, clientCPU time.Duration
 	serverSys            time.Duration // the system part of serverCPU
+	serverFaults         int64         // the server's minor page faults
 	firstFailure         string        // reason of the first failed reply of the whole phase
 	capped               bool          // maxOps was reached: the rate is too low
 }
@@ -172,6 +174,7 @@ func runWrites(d *dialer, p *probe, cfg writesConfig, ph phase, run string) (wri
 	time.Sleep(cfg.warmup)
 	ok0, f0, t0 := ok.Load(), failed.Load(), time.Now()
 	su0, ss0 := p.cpuSplit()
+	sf0 := p.minorFaults()
 	cc0 := selfCPU()
 	var runErr error
 	select {
@@ -182,6 +185,7 @@ func runWrites(d *dialer, p *probe, cfg writesConfig, ph phase, run string) (wri
 	res.ok, res.failed, res.elapsed = ok.Load()-ok0, failed.Load()-f0, time.Since(t0)
 	su1, ss1 := p.cpuSplit()
 	res.serverCPU, res.serverSys, res.clientCPU = su1+ss1-su0-ss0, ss1-ss0, selfCPU()-cc0
+	res.serverFaults = p.minorFaults() - sf0
 	res.capped = issued.Load() > cfg.maxOps
 	if runErr != nil {
 		return res, runErr
@@ -206,11 +210,12 @@ func (r writesResult) print(w io.Writer, base *writesResult) {
 		fmt.Fprintf(w, " succeeded (%d failed)", r.failed)
 	}
 	if base != nil {
-		fmt.Fprintf(w, "  ratio to notify@%d %.3f", base.conns, float64(r.ok)/float64(base.ok+base.failed)*base.elapsed.Seconds()/secs)
+		fmt.Fprintf(w, "  ratio to notify@%d %.3f", base.conns, r.ratio(*base))
 	}
 	if r.serverCPU > 0 {
-		fmt.Fprintf(w, "  server CPU %.2f µs/op (system %.0f%%)", float64(r.serverCPU.Microseconds())/float64(max(r.ok+r.failed, 1)),
-			100*float64(r.serverSys)/float64(r.serverCPU))
+		ops := float64(max(r.ok+r.failed, 1))
+		fmt.Fprintf(w, "  server CPU %.2f µs/op (system %.0f%%, %.4f page faults/op)", float64(r.serverCPU.Microseconds())/ops,
+			100*float64(r.serverSys)/float64(r.serverCPU), float64(r.serverFaults)/ops)
 	}
 	fmt.Fprintf(w, "  client CPU %.2f µs/op  %s", float64(r.clientCPU.Microseconds())/float64(max(r.ok+r.failed, 1)), what)
 	if r.capped {
@@ -220,6 +225,71 @@ func (r writesResult) print(w io.Writer, base *writesResult) {
 		fmt.Fprintf(w, " (first failure: %s)", r.firstFailure)
 	}
 	fmt.Fprintln(w)
+}
+
+// ratio is r's successful operations per second over base's requests
+// per second (a notify phase, whose replies all fail with "no
+// subscriber").
+func (r writesResult) ratio(base writesResult) float64 {
+	return float64(r.ok) / float64(base.ok+base.failed) * base.elapsed.Seconds() / r.elapsed.Seconds()
+}
+
+// runWritesRounds measures the phases in order, rounds times over, each
+// phase after a pause and on connections of its own, prints each phase's
+// line (compared with the notify phase before it) and, for more than one
+// round, each mode's ratios to notify over the rounds. The first round's
+// are apart: its phases grow the server's heap into memory the process
+// never touched, each new page a fault (bench/pagefault prices one), where
+// the later rounds reuse what the first round's connections left when
+// they closed, as a server that has been running does.
+func runWritesRounds(w io.Writer, d *dialer, p *probe, cfg writesConfig, ps []phase, rounds int, run string, pause time.Duration) error {
+	ratios := map[string][]float64{}
+	var modes []string
+	for r := 1; r <= rounds; r++ {
+		if rounds > 1 {
+			fmt.Fprintf(w, "round %d\n", r)
+		}
+		var base *writesResult
+		for i, ph := range ps {
+			if r > 1 || i > 0 {
+				time.Sleep(pause)
+			}
+			res, err := runWrites(d, p, cfg, ph, run+"r"+strconv.Itoa(r))
+			if err != nil {
+				return fmt.Errorf("round %d, %s@%d: %w", r, ph.mode, ph.conns, err)
+			}
+			if ph.mode == "notify" {
+				res.print(w, nil)
+				base = &res
+				continue
+			}
+			res.print(w, base)
+			if base != nil {
+				if ratios[ph.mode] == nil {
+					modes = append(modes, ph.mode)
+				}
+				ratios[ph.mode] = append(ratios[ph.mode], res.ratio(*base))
+			}
+		}
+	}
+	if rounds < 2 {
+		return nil
+	}
+	for _, m := range modes {
+		rs := ratios[m]
+		fmt.Fprintf(w, "%s ÷ notify over %d rounds: round 1 (a heap growing into fresh memory) %.3f; later rounds", m, rounds, rs[0])
+		for _, x := range rs[1:] {
+			fmt.Fprintf(w, " %.3f", x)
+		}
+		later := slices.Clone(rs[1:])
+		slices.Sort(later)
+		med := later[len(later)/2]
+		if len(later)%2 == 0 {
+			med = (later[len(later)/2-1] + med) / 2
+		}
+		fmt.Fprintf(w, ", median %.3f\n", med)
+	}
+	return nil
 }
 
 // appendPut appends the PUT of request n to base/key with entity {"n":n}
