@@ -58,11 +58,23 @@ build_channel() {
   go build -o "$dir/chload" ./bench/channel
 }
 
+# start_bare DIR: builds bench/wsbare into DIR and starts it there (the
+# bare server of bench/wsbare, for the phases it speaks: NOTIFY, PUT,
+# SUBSCRIBE); sets $addr, $pid and $debug as start_reso does.
+start_bare() {
+  local dir=$1
+  go build -o "$dir/wsbare" ./bench/wsbare
+  start_server "$dir/wsbare" "$dir/bare.log" 'bare listening addr=' -addr 127.0.0.1:0 -admin-addr 127.0.0.1:0
+  debug=$(grep -o 'bare admin listening addr=[^ ]*' "$dir/bare.log" | head -n1 | sed 's/.*addr=//')
+  echo "bare $addr (pid $pid, pprof $debug)"
+}
+
 # channel_bench CMD [FLAGS...] -- ARGS...: the whole of a
 # bench/channel-*.sh script. It builds reso and the load client into a
 # temporary directory (removed at exit), starts reso with the server
 # arguments of ARGS (after their "--") and runs the load client's CMD
-# against it with FLAGS and the client arguments of ARGS.
+# against it with FLAGS and the client arguments of ARGS. With BARE=1 the
+# server is bench/wsbare instead of reso (start_bare).
 channel_bench() {
   local cmd=$1
   shift
@@ -77,6 +89,10 @@ channel_bench() {
   split_args "$@"
   raise_nofile
   build_channel "$out"
-  start_reso "$out"
+  if [ -n "${BARE:-}" ]; then
+    start_bare "$out"
+  else
+    start_reso "$out"
+  fi
   "$out/chload" "$cmd" -url "ws://$addr/channel" -pid "$pid" -debug "$debug" "${flags[@]}" "${client_args[@]}"
 }

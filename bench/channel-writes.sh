@@ -14,6 +14,9 @@
 # transient phase grows the server's heap into memory the process never
 # touched (a fault a page, bench/pagefault), the later ones reuse what the
 # connections of the rounds before left, as a server that has run does.
+# BARE=1 measures bench/wsbare instead of reso (notify and transient
+# phases: a map of the entities PUT, dropped with their connections), what
+# the simplest server pays for the same phases on this machine.
 # Targets (issue 30): persistent 30,000/s, transient 100,000/s; issue 38:
 # transient at least 0.8 of notify.
 #   bench/channel-writes.sh [client flags...] [-- reso flags...]

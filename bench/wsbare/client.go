@@ -16,7 +16,8 @@ type client struct {
 	ws    *websocket.Conn
 	nc    *corkConn
 	id    string
-	rooms []*room // the reader's own
+	rooms []*room  // the reader's own
+	puts  []string // resources PUT, the reader's own (see hub.put)
 
 	mu      sync.Mutex
 	q       [][]byte
@@ -37,6 +38,7 @@ func (c *client) readLoop() {
 			c.h.leave(c, r)
 		}
 		c.rooms = nil
+		c.h.dropKept(c)
 		c.close()
 		c.ws.Close()
 	}()

@@ -10,7 +10,8 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// hub holds the rooms, one per resource with subscribers.
+// hub holds the rooms, one per resource with subscribers, and the
+// entities PUT by the connections.
 type hub struct {
 	epoch      string
 	queueBytes int
@@ -18,6 +19,19 @@ type hub struct {
 
 	mu    sync.RWMutex
 	rooms map[string]*room
+
+	// kept are the entities PUT, by resource, each dropped when the
+	// connection that PUT it last closes (as a transient resource of
+	// reso's dies with its connection): the simplest server that keeps
+	// what it is sent, for bench/channel-writes.sh's transient phase.
+	keptMu sync.Mutex
+	kept   map[string]keptEntity
+}
+
+// keptEntity is an entity PUT and the connection that PUT it.
+type keptEntity struct {
+	entity []byte
+	owner  *client
 }
 
 // room is the subscribers of one resource and the seq of its last
@@ -34,6 +48,7 @@ func newHub(epoch string, queueBytes int) *hub {
 		epoch:      epoch,
 		queueBytes: queueBytes,
 		rooms:      map[string]*room{},
+		kept:       map[string]keptEntity{},
 		// reso's sizes (websocket/transport.go); the default
 		// origin check (the request's own host), as reso's default.
 		upgrader: websocket.Upgrader{
@@ -63,6 +78,7 @@ type request struct {
 	Resource string          `json:"resource"`
 	MsgID    json.RawMessage `json:"msg_id"`
 	Data     json.RawMessage `json:"data"`
+	Entity   json.RawMessage `json:"entity"`
 }
 
 // exec executes one message of c.
@@ -102,9 +118,37 @@ func (h *hub) exec(c *client, typ int, msg []byte) {
 		b = append(b, `,"sent_count":`...)
 		b = strconv.AppendInt(b, int64(n), 10)
 		c.send(append(b, '}'))
+	case m.Method == "PUT":
+		if len(m.Entity) == 0 || m.Entity[0] != '{' {
+			c.send(failed(m.MsgID, "invalid entity"))
+			return
+		}
+		h.put(c, m.Resource, m.Entity)
+		c.send(append(replyStart(m.MsgID, 1), '}'))
 	default:
 		c.send(failed(m.MsgID, "unknown method"))
 	}
+}
+
+// put keeps entity (a copy of the message's, as encoding/json makes
+// it) at path for c, which owns it from then on.
+func (h *hub) put(c *client, path string, entity []byte) {
+	h.keptMu.Lock()
+	h.kept[path] = keptEntity{entity, c}
+	h.keptMu.Unlock()
+	c.puts = append(c.puts, path) // the reader's own
+}
+
+// dropKept drops the entities c owns still.
+func (h *hub) dropKept(c *client) {
+	h.keptMu.Lock()
+	for _, path := range c.puts {
+		if k, ok := h.kept[path]; ok && k.owner == c {
+			delete(h.kept, path)
+		}
+	}
+	h.keptMu.Unlock()
+	c.puts = nil
 }
 
 // subscribe adds c to the room of path.

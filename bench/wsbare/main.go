@@ -12,6 +12,9 @@
 //     "from":"<client id>","seq":N} to every subscriber of /p, encoded
 //     once and shared, then {"msg_id":ID,"code":"success","sent_count":N}
 //     to the publisher, or "no subscriber" when there was none;
+//   - PUT /p with an entity (an object): {"msg_id":ID,"code":"success"},
+//     the entity kept at /p (in a map) until the connection that PUT it
+//     last closes, as a transient resource of reso's; nothing is notified;
 //   - anything else: a failed reply (invalid JSON, missing resource,
 //     invalid resource, invalid entity, unknown method).
 //

@@ -74,7 +74,7 @@ func TestFrames(t *testing.T) {
 	for _, tt := range []struct{ msg, want string }{
 		{`{"method":"NOTIFY","resource":"/none","data":1,"msg_id":8}`, `{"msg_id":8,"code":"failed","reason":"no subscriber"}`},
 		{`{"method":"NOTIFY","resource":"/r","msg_id":9}`, `{"msg_id":9,"code":"failed","reason":"invalid entity"}`},
-		{`{"method":"PUT","resource":"/r","msg_id":10}`, `{"msg_id":10,"code":"failed","reason":"unknown method"}`},
+		{`{"method":"GET","resource":"/r","msg_id":10}`, `{"msg_id":10,"code":"failed","reason":"unknown method"}`},
 		{`{"method":"NOTIFY","resource":"r","data":1,"msg_id":11}`, `{"msg_id":11,"code":"failed","reason":"invalid resource"}`},
 		{`{"method":"NOTIFY","msg_id":12}`, `{"msg_id":12,"code":"failed","reason":"missing resource"}`},
 		{`{"method":`, `{"code":"failed","reason":"invalid JSON"}`},
@@ -142,6 +142,50 @@ func TestFrameLengths(t *testing.T) {
 		got := next(t, sub)
 		if !strings.Contains(got, `"data":`+data+`,`) {
 			t.Fatalf("notification of %d bytes: %d bytes received, without the data", n, len(got))
+		}
+	}
+}
+
+// A PUT keeps its entity until the connection that PUT it last closes.
+func TestPut(t *testing.T) {
+	h, url := serve(t, 1<<20)
+	a, b := dial(t, url), dial(t, url)
+	kept := func(path string) string {
+		h.keptMu.Lock()
+		defer h.keptMu.Unlock()
+		return string(h.kept[path].entity)
+	}
+	for _, tc := range []struct {
+		c         *websocket.Conn
+		msg, want string
+	}{
+		{a, `{"method":"PUT","resource":"/p/1","msg_id":1,"entity":{"n":1}}`, `{"msg_id":1,"code":"success"}`},
+		{a, `{"method":"PUT","resource":"/p/2","msg_id":2,"entity":{"n":2}}`, `{"msg_id":2,"code":"success"}`},
+		{b, `{"method":"PUT","resource":"/p/2","msg_id":3,"entity":{"n":3}}`, `{"msg_id":3,"code":"success"}`},
+		{b, `{"method":"PUT","resource":"/p/3","msg_id":4,"entity":7}`, `{"msg_id":4,"code":"failed","reason":"invalid entity"}`},
+		{b, `{"method":"PUT","resource":"/p/3","msg_id":5}`, `{"msg_id":5,"code":"failed","reason":"invalid entity"}`},
+	} {
+		if got := roundTrip(t, tc.c, tc.msg); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.msg, got, tc.want)
+		}
+	}
+	if kept("/p/1") != `{"n":1}` || kept("/p/2") != `{"n":3}` || kept("/p/3") != "" {
+		t.Fatalf("kept %q %q %q", kept("/p/1"), kept("/p/2"), kept("/p/3"))
+	}
+	// a's /p/1 goes with it; /p/2 is b's since b PUT it last.
+	a.Close()
+	for deadline := time.Now().Add(10 * time.Second); kept("/p/1") != ""; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("/p/1 kept after its connection closed")
+		}
+	}
+	if kept("/p/2") != `{"n":3}` {
+		t.Errorf("/p/2 dropped with a connection that no longer owned it")
+	}
+	b.Close()
+	for deadline := time.Now().Add(10 * time.Second); kept("/p/2") != ""; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("/p/2 kept after its connection closed")
 		}
 	}
 }
