@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/pluginrpc"
@@ -106,6 +107,11 @@ func setupPlugins(ctx context.Context, cfg *options, entries []pluginhost.Entry,
 				// The GETs kept open of the plugin's doors run here,
 				// on the tree, without crossing per notification.
 				Watch: doors.Watch,
+				// The sessions of its WebSocket doors onto the tree
+				// are served here too: none of their messages crosses.
+				Door: func(tree core.Tree, maxMessage int) core.SessionHandler {
+					return &doors.Session{Tree: tree, MaxMessage: maxMessage}
+				},
 			})
 		})
 	}

@@ -46,6 +46,12 @@ type Session struct {
 	MaxMessage int
 }
 
+// TreeDoor returns the tree h attaches its sessions to and the largest
+// message it accepts: an isolated plugin whose session route is h, over
+// the host's tree, has the host serve its sessions with a Session of its
+// own (pluginrpc.Config.Door), as compiled in.
+func (h *Session) TreeDoor() (core.Tree, int) { return h.Tree, h.MaxMessage }
+
 // ServeSession serves one session until the client or the tree ends it.
 func (h *Session) ServeSession(ctx context.Context, req *core.Request, s core.Session) error {
 	c, spliced, err := connect(ctx, h.Tree, s, identity(req))

@@ -57,6 +57,15 @@ type Config struct {
 	// many of them then crosses the boundary no time at all (watch.go).
 	// Nil: the plugin runs its streams itself, as an older host makes it.
 	Watch WatchFunc
+	// Door, when set, serves in the host the sessions of the plugin's
+	// door routes: a route whose session handler is the WebSocket door
+	// onto the host's tree (doors.Session over plugins.Services.Tree),
+	// which the plugin declares as such. The application passes a
+	// function that returns doors.Session. None of those sessions'
+	// messages then crosses the boundary, and they outlive the plugin's
+	// process (door.go). Nil: the plugin serves them, as an older host
+	// makes it.
+	Door DoorFunc
 }
 
 // Client is the host's end of a plugin running in a child process: a

@@ -68,6 +68,7 @@ type remoteHost struct {
 	client pluginv3.HostClient
 	trees  treeCalls // the Trees calls of the plugin's tree clients
 	watch  bool      // the host runs GETs kept open (capWatch)
+	doors  bool      // the host serves door routes (capDoor)
 }
 
 // view returns the services the plugin sees: exactly those the host named
@@ -81,6 +82,7 @@ func (h *remoteHost) view(capabilities []string) plugins.Services {
 	if slices.Contains(capabilities, capTree) {
 		s.Tree = treeHost{h}
 		h.watch = slices.Contains(capabilities, capWatch)
+		h.doors = slices.Contains(capabilities, capDoor)
 	}
 	return s
 }

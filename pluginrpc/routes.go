@@ -29,7 +29,7 @@ func (c *Client) bind(ctx context.Context, cn *conn, host plugins.Services) ([]*
 		pluginv3.RegisterHostServer(s, hs)
 		return s
 	})
-	resp, err := cn.rpc.Routes(ctx, &pluginv3.RoutesRequest{HostBrokerId: id, Capabilities: capabilities(host, c.cfg.Watch != nil)})
+	resp, err := cn.rpc.Routes(ctx, &pluginv3.RoutesRequest{HostBrokerId: id, Capabilities: capabilities(host, c.cfg.Watch != nil, c.cfg.Door != nil)})
 	if err != nil {
 		return nil, fmt.Errorf("pluginrpc: plugin %q: routes: %s", c.cfg.Name, status.Convert(err).Message())
 	}
@@ -67,7 +67,7 @@ func (c *Client) Routes(ctx context.Context, host plugins.Services) ([]plugins.R
 			built[i].Handler = &remoteHandler{c: c, route: uint32(i)}
 		}
 		if r.GetHasSession() {
-			built[i].Session = &remoteSession{c: c, route: uint32(i)}
+			built[i].Session = c.sessionHandler(host, r, uint32(i))
 		}
 	}
 	c.built = built
@@ -100,6 +100,7 @@ func (s *server) routes(ctx context.Context, cc *grpc.ClientConn, capabilities [
 	for i, r := range rs {
 		handlers[i], sessions[i] = r.Handler, r.Session
 		out.Routes[i] = encodeRoute(r)
+		out.Routes[i].Door = host.door(r.Session)
 	}
 	s.mu.Lock()
 	old := s.hostConn

@@ -23,7 +23,14 @@ import (
 // newTreeServer is a test server whose host offers tree, serving p.
 func newTreeServer(t *testing.T, tree plugins.Tree, p plugins.Plugin) *testServer {
 	t.Helper()
-	settings := pluginhost.NewSettings(nil)
+	return newTreeServerWith(t, tree, p, nil)
+}
+
+// newTreeServerWith is newTreeServer with the host's shared settings
+// starting as initial.
+func newTreeServerWith(t *testing.T, tree plugins.Tree, p plugins.Plugin, initial map[string]string) *testServer {
+	t.Helper()
+	settings := pluginhost.NewSettings(initial)
 	pipes := make(chan core.Session, 16)
 	m := &pluginhost.Host{
 		Services: plugins.Services{Settings: settings, Tree: tree},

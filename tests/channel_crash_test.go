@@ -10,19 +10,16 @@ import (
 )
 
 // TestChannelPluginCrash: with the channel plugin in a process of its own
-// (-isolate all), kill -9 of that process ends its WebSocket connections,
-// and the transient resources they owned are gone once the plugin is back
-// (the tree is the host's, which releases a session's resources whatever
-// became of the plugin); persistent ones stay (issue 9, lifecycle).
+// (-isolate all), kill -9 of that process does not end the connections of
+// its WebSocket door: the host serves them itself, on its own tree
+// (docs/plugins.md, "The door's sessions are served by the host"), so a
+// connection goes on, with its transient resource, while the plugin is
+// restarted and after; once it closes, its transient resources are gone
+// and the persistent ones stay (issue 9, lifecycle; issue 38).
 func TestChannelPluginCrash(t *testing.T) {
 	t.Parallel()
 	cs := startChannel(t, isolatedMode)
-	var pid int
-	for _, p := range children(t, cs.cmd.Process.Pid) {
-		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); bytes.Contains(b, []byte("plugin\x00channel")) {
-			pid = p
-		}
-	}
+	pid := channelPluginPID(t, cs)
 	if pid == 0 {
 		t.Fatal("no channel plugin process")
 	}
@@ -35,26 +32,41 @@ func TestChannelPluginCrash(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	code, reason := a.closed()
-	t.Logf("the connection ended: %d %q", code, reason)
-
-	want := `{"msg_id":3,"code":"success","resource":` + R + `,"type":"application/json","entity":["k"]}`
-	// Until the plugin is back, handshakes may fail and connections may
-	// end at once.
-	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
-		got := ""
-		b, _, err := g.dialRaw(wsOptions{})
-		if err == nil {
-			b.label = "$B"
-			b.startReading()
-			got, err = b.tryCall(`{"method":"GET","resource":` + R + `,"msg_id":3}`)
-			b.close()
+	both := `{"msg_id":3,"code":"success","resource":` + R + `,"type":"application/json","entity":["t","k"]}`
+	if got := a.call(`{"method":"GET","resource":` + R + `,"msg_id":3}`); got != both {
+		t.Fatalf("$A after the kill: %s, want %s", got, both)
+	}
+	for deadline := time.Now().Add(wait); channelPluginPID(t, cs) == pid || channelPluginPID(t, cs) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the channel plugin was not restarted")
 		}
-		if err == nil && got == want {
+	}
+	if got := a.call(`{"method":"GET","resource":` + R + `,"msg_id":3}`); got != both {
+		t.Fatalf("$A after the restart: %s, want %s", got, both)
+	}
+	a.closeNormal()
+
+	want := `{"msg_id":4,"code":"success","resource":` + R + `,"type":"application/json","entity":["k"]}`
+	b := g.dial("$B")
+	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
+		got := b.call(`{"method":"GET","resource":` + R + `,"msg_id":4}`)
+		if got == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after the crash: %s %v, want %s", got, err, want)
+			t.Fatalf("after $A closed: %s, want %s", got, want)
 		}
 	}
+}
+
+// channelPluginPID returns the pid of the channel plugin's process of
+// cs's server, 0 when there is none.
+func channelPluginPID(t *testing.T, cs *chanServer) int {
+	t.Helper()
+	for _, p := range children(t, cs.cmd.Process.Pid) {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); bytes.Contains(b, []byte("plugin\x00channel")) {
+			return p
+		}
+	}
+	return 0
 }

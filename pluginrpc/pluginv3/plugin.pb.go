@@ -262,7 +262,9 @@ type RoutesRequest struct {
 	// capability interfaces): "settings", "tree". The plugin's host offers exactly
 	// these, so a type assertion gives the same answer as in process.
 	// "watch" says that the host runs GETs kept open of its tree for the
-	// plugin (Host.Watch); a host older than it never names it.
+	// plugin (Host.Watch); a host older than it never names it. "door" says
+	// that the host serves, itself, the sessions of a route whose handler is
+	// the WebSocket door onto the host's tree (Route.door).
 	Capabilities  [][]byte `protobuf:"bytes,20,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -383,7 +385,13 @@ type Route struct {
 	// has_handler is false for a rewrite-only route.
 	HasHandler bool `protobuf:"varint,5,opt,name=has_handler,json=hasHandler,proto3" json:"has_handler,omitempty"`
 	// has_session is true for a session route (plugins.Route.Session).
-	HasSession    bool `protobuf:"varint,20,opt,name=has_session,json=hasSession,proto3" json:"has_session,omitempty"`
+	HasSession bool `protobuf:"varint,20,opt,name=has_session,json=hasSession,proto3" json:"has_session,omitempty"`
+	// door, when set (only for a host whose capabilities name "door"), says
+	// that the route's session handler is the WebSocket door onto the
+	// host's tree (doors.Session over plugins.Services.Tree), which holds
+	// nothing of the plugin's: the host serves the route's sessions itself,
+	// as compiled in, and none of their messages crosses the boundary.
+	Door          *RouteDoor `protobuf:"bytes,21,opt,name=door,proto3" json:"door,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -467,6 +475,59 @@ func (x *Route) GetHasSession() bool {
 	return false
 }
 
+func (x *Route) GetDoor() *RouteDoor {
+	if x != nil {
+		return x.Door
+	}
+	return nil
+}
+
+// RouteDoor is what the host needs to serve a door route's sessions.
+type RouteDoor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// max_message is the largest message a client may send, in bytes.
+	MaxMessage    int64 `protobuf:"varint,1,opt,name=max_message,json=maxMessage,proto3" json:"max_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RouteDoor) Reset() {
+	*x = RouteDoor{}
+	mi := &file_plugin_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RouteDoor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RouteDoor) ProtoMessage() {}
+
+func (x *RouteDoor) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RouteDoor.ProtoReflect.Descriptor instead.
+func (*RouteDoor) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RouteDoor) GetMaxMessage() int64 {
+	if x != nil {
+		return x.MaxMessage
+	}
+	return 0
+}
+
 type HandleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Index of the route (in the RoutesResponse) whose handler answers.
@@ -478,7 +539,7 @@ type HandleRequest struct {
 
 func (x *HandleRequest) Reset() {
 	*x = HandleRequest{}
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -490,7 +551,7 @@ func (x *HandleRequest) String() string {
 func (*HandleRequest) ProtoMessage() {}
 
 func (x *HandleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -503,7 +564,7 @@ func (x *HandleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleRequest.ProtoReflect.Descriptor instead.
 func (*HandleRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{3}
+	return file_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HandleRequest) GetRoute() uint32 {
@@ -541,7 +602,7 @@ type Request struct {
 
 func (x *Request) Reset() {
 	*x = Request{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -553,7 +614,7 @@ func (x *Request) String() string {
 func (*Request) ProtoMessage() {}
 
 func (x *Request) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -566,7 +627,7 @@ func (x *Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Request.ProtoReflect.Descriptor instead.
 func (*Request) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Request) GetMethod() []byte {
@@ -649,7 +710,7 @@ type Body struct {
 
 func (x *Body) Reset() {
 	*x = Body{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -661,7 +722,7 @@ func (x *Body) String() string {
 func (*Body) ProtoMessage() {}
 
 func (x *Body) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -674,7 +735,7 @@ func (x *Body) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Body.ProtoReflect.Descriptor instead.
 func (*Body) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Body) GetPresent() bool {
@@ -718,7 +779,7 @@ type BodyError struct {
 
 func (x *BodyError) Reset() {
 	*x = BodyError{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -730,7 +791,7 @@ func (x *BodyError) String() string {
 func (*BodyError) ProtoMessage() {}
 
 func (x *BodyError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -743,7 +804,7 @@ func (x *BodyError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BodyError.ProtoReflect.Descriptor instead.
 func (*BodyError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *BodyError) GetTooLargeLimit() int64 {
@@ -771,7 +832,7 @@ type Var struct {
 
 func (x *Var) Reset() {
 	*x = Var{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +844,7 @@ func (x *Var) String() string {
 func (*Var) ProtoMessage() {}
 
 func (x *Var) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +857,7 @@ func (x *Var) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Var.ProtoReflect.Descriptor instead.
 func (*Var) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Var) GetName() []byte {
@@ -823,7 +884,7 @@ type Header struct {
 
 func (x *Header) Reset() {
 	*x = Header{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -835,7 +896,7 @@ func (x *Header) String() string {
 func (*Header) ProtoMessage() {}
 
 func (x *Header) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -848,7 +909,7 @@ func (x *Header) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Header.ProtoReflect.Descriptor instead.
 func (*Header) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Header) GetName() []byte {
@@ -875,7 +936,7 @@ type Identity struct {
 
 func (x *Identity) Reset() {
 	*x = Identity{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +948,7 @@ func (x *Identity) String() string {
 func (*Identity) ProtoMessage() {}
 
 func (x *Identity) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +961,7 @@ func (x *Identity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Identity.ProtoReflect.Descriptor instead.
 func (*Identity) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Identity) GetId() int64 {
@@ -929,7 +990,7 @@ type HandleResponse struct {
 
 func (x *HandleResponse) Reset() {
 	*x = HandleResponse{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +1002,7 @@ func (x *HandleResponse) String() string {
 func (*HandleResponse) ProtoMessage() {}
 
 func (x *HandleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -954,7 +1015,7 @@ func (x *HandleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleResponse.ProtoReflect.Descriptor instead.
 func (*HandleResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HandleResponse) GetResponse() *Response {
@@ -982,7 +1043,7 @@ type RequestBatch struct {
 
 func (x *RequestBatch) Reset() {
 	*x = RequestBatch{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -994,7 +1055,7 @@ func (x *RequestBatch) String() string {
 func (*RequestBatch) ProtoMessage() {}
 
 func (x *RequestBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1007,7 +1068,7 @@ func (x *RequestBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestBatch.ProtoReflect.Descriptor instead.
 func (*RequestBatch) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RequestBatch) GetRequests() []*TaggedRequest {
@@ -1035,7 +1096,7 @@ type TaggedRequest struct {
 
 func (x *TaggedRequest) Reset() {
 	*x = TaggedRequest{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1108,7 @@ func (x *TaggedRequest) String() string {
 func (*TaggedRequest) ProtoMessage() {}
 
 func (x *TaggedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1121,7 @@ func (x *TaggedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaggedRequest.ProtoReflect.Descriptor instead.
 func (*TaggedRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TaggedRequest) GetId() uint64 {
@@ -1102,7 +1163,7 @@ type AnswerBatch struct {
 
 func (x *AnswerBatch) Reset() {
 	*x = AnswerBatch{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1114,7 +1175,7 @@ func (x *AnswerBatch) String() string {
 func (*AnswerBatch) ProtoMessage() {}
 
 func (x *AnswerBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1127,7 +1188,7 @@ func (x *AnswerBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerBatch.ProtoReflect.Descriptor instead.
 func (*AnswerBatch) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AnswerBatch) GetAnswers() []*TaggedAnswer {
@@ -1150,7 +1211,7 @@ type TaggedAnswer struct {
 
 func (x *TaggedAnswer) Reset() {
 	*x = TaggedAnswer{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1162,7 +1223,7 @@ func (x *TaggedAnswer) String() string {
 func (*TaggedAnswer) ProtoMessage() {}
 
 func (x *TaggedAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1175,7 +1236,7 @@ func (x *TaggedAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaggedAnswer.ProtoReflect.Descriptor instead.
 func (*TaggedAnswer) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TaggedAnswer) GetId() uint64 {
@@ -1216,7 +1277,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1228,7 +1289,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1241,7 +1302,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Error) GetCode() int32 {
@@ -1297,7 +1358,7 @@ type Response struct {
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1370,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1383,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Response) GetCode() int32 {
@@ -1412,7 +1473,7 @@ type Cookie struct {
 
 func (x *Cookie) Reset() {
 	*x = Cookie{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1485,7 @@ func (x *Cookie) String() string {
 func (*Cookie) ProtoMessage() {}
 
 func (x *Cookie) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1498,7 @@ func (x *Cookie) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cookie.ProtoReflect.Descriptor instead.
 func (*Cookie) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Cookie) GetName() []byte {
@@ -1551,7 +1612,7 @@ type Time struct {
 
 func (x *Time) Reset() {
 	*x = Time{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1563,7 +1624,7 @@ func (x *Time) String() string {
 func (*Time) ProtoMessage() {}
 
 func (x *Time) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1576,7 +1637,7 @@ func (x *Time) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Time.ProtoReflect.Descriptor instead.
 func (*Time) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Time) GetSeconds() int64 {
@@ -1607,7 +1668,7 @@ type Content struct {
 
 func (x *Content) Reset() {
 	*x = Content{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1619,7 +1680,7 @@ func (x *Content) String() string {
 func (*Content) ProtoMessage() {}
 
 func (x *Content) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1632,7 +1693,7 @@ func (x *Content) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Content.ProtoReflect.Descriptor instead.
 func (*Content) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Content) GetHandle() uint64 {
@@ -1674,7 +1735,7 @@ type ReadRequest struct {
 
 func (x *ReadRequest) Reset() {
 	*x = ReadRequest{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +1747,7 @@ func (x *ReadRequest) String() string {
 func (*ReadRequest) ProtoMessage() {}
 
 func (x *ReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +1760,7 @@ func (x *ReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadRequest.ProtoReflect.Descriptor instead.
 func (*ReadRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReadRequest) GetHandle() uint64 {
@@ -1732,7 +1793,7 @@ type ReadChunk struct {
 
 func (x *ReadChunk) Reset() {
 	*x = ReadChunk{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1744,7 +1805,7 @@ func (x *ReadChunk) String() string {
 func (*ReadChunk) ProtoMessage() {}
 
 func (x *ReadChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1757,7 +1818,7 @@ func (x *ReadChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadChunk.ProtoReflect.Descriptor instead.
 func (*ReadChunk) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReadChunk) GetData() []byte {
@@ -1776,7 +1837,7 @@ type CloseContentRequest struct {
 
 func (x *CloseContentRequest) Reset() {
 	*x = CloseContentRequest{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1788,7 +1849,7 @@ func (x *CloseContentRequest) String() string {
 func (*CloseContentRequest) ProtoMessage() {}
 
 func (x *CloseContentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1801,7 +1862,7 @@ func (x *CloseContentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContentRequest.ProtoReflect.Descriptor instead.
 func (*CloseContentRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CloseContentRequest) GetHandle() uint64 {
@@ -1819,7 +1880,7 @@ type CloseContentResponse struct {
 
 func (x *CloseContentResponse) Reset() {
 	*x = CloseContentResponse{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1831,7 +1892,7 @@ func (x *CloseContentResponse) String() string {
 func (*CloseContentResponse) ProtoMessage() {}
 
 func (x *CloseContentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1844,7 +1905,7 @@ func (x *CloseContentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseContentResponse.ProtoReflect.Descriptor instead.
 func (*CloseContentResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 type SettingRequest struct {
@@ -1856,7 +1917,7 @@ type SettingRequest struct {
 
 func (x *SettingRequest) Reset() {
 	*x = SettingRequest{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1868,7 +1929,7 @@ func (x *SettingRequest) String() string {
 func (*SettingRequest) ProtoMessage() {}
 
 func (x *SettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1881,7 +1942,7 @@ func (x *SettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettingRequest.ProtoReflect.Descriptor instead.
 func (*SettingRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SettingRequest) GetName() []byte {
@@ -1902,7 +1963,7 @@ type SettingResponse struct {
 
 func (x *SettingResponse) Reset() {
 	*x = SettingResponse{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1914,7 +1975,7 @@ func (x *SettingResponse) String() string {
 func (*SettingResponse) ProtoMessage() {}
 
 func (x *SettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1927,7 +1988,7 @@ func (x *SettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettingResponse.ProtoReflect.Descriptor instead.
 func (*SettingResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SettingResponse) GetValue() []byte {
@@ -1954,7 +2015,7 @@ type SetSettingRequest struct {
 
 func (x *SetSettingRequest) Reset() {
 	*x = SetSettingRequest{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1966,7 +2027,7 @@ func (x *SetSettingRequest) String() string {
 func (*SetSettingRequest) ProtoMessage() {}
 
 func (x *SetSettingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1979,7 +2040,7 @@ func (x *SetSettingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSettingRequest.ProtoReflect.Descriptor instead.
 func (*SetSettingRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SetSettingRequest) GetName() []byte {
@@ -2006,7 +2067,7 @@ type SetSettingResponse struct {
 
 func (x *SetSettingResponse) Reset() {
 	*x = SetSettingResponse{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +2079,7 @@ func (x *SetSettingResponse) String() string {
 func (*SetSettingResponse) ProtoMessage() {}
 
 func (x *SetSettingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +2092,7 @@ func (x *SetSettingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetSettingResponse.ProtoReflect.Descriptor instead.
 func (*SetSettingResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SetSettingResponse) GetError() *Error {
@@ -2052,7 +2113,7 @@ type ReadBodyRequest struct {
 
 func (x *ReadBodyRequest) Reset() {
 	*x = ReadBodyRequest{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2064,7 +2125,7 @@ func (x *ReadBodyRequest) String() string {
 func (*ReadBodyRequest) ProtoMessage() {}
 
 func (x *ReadBodyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2077,7 +2138,7 @@ func (x *ReadBodyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBodyRequest.ProtoReflect.Descriptor instead.
 func (*ReadBodyRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ReadBodyRequest) GetToken() uint64 {
@@ -2107,7 +2168,7 @@ type ReadBodyResponse struct {
 
 func (x *ReadBodyResponse) Reset() {
 	*x = ReadBodyResponse{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2119,7 +2180,7 @@ func (x *ReadBodyResponse) String() string {
 func (*ReadBodyResponse) ProtoMessage() {}
 
 func (x *ReadBodyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2132,7 +2193,7 @@ func (x *ReadBodyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadBodyResponse.ProtoReflect.Descriptor instead.
 func (*ReadBodyResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ReadBodyResponse) GetData() []byte {
@@ -2165,7 +2226,7 @@ type EventsRequest struct {
 
 func (x *EventsRequest) Reset() {
 	*x = EventsRequest{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2177,7 +2238,7 @@ func (x *EventsRequest) String() string {
 func (*EventsRequest) ProtoMessage() {}
 
 func (x *EventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2190,7 +2251,7 @@ func (x *EventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventsRequest.ProtoReflect.Descriptor instead.
 func (*EventsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *EventsRequest) GetHandle() uint64 {
@@ -2213,7 +2274,7 @@ type EventMessage struct {
 
 func (x *EventMessage) Reset() {
 	*x = EventMessage{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2225,7 +2286,7 @@ func (x *EventMessage) String() string {
 func (*EventMessage) ProtoMessage() {}
 
 func (x *EventMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2238,7 +2299,7 @@ func (x *EventMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventMessage.ProtoReflect.Descriptor instead.
 func (*EventMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *EventMessage) GetId() []byte {
@@ -2271,7 +2332,7 @@ type CloseEventsRequest struct {
 
 func (x *CloseEventsRequest) Reset() {
 	*x = CloseEventsRequest{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2283,7 +2344,7 @@ func (x *CloseEventsRequest) String() string {
 func (*CloseEventsRequest) ProtoMessage() {}
 
 func (x *CloseEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2296,7 +2357,7 @@ func (x *CloseEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseEventsRequest.ProtoReflect.Descriptor instead.
 func (*CloseEventsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CloseEventsRequest) GetHandle() uint64 {
@@ -2314,7 +2375,7 @@ type CloseEventsResponse struct {
 
 func (x *CloseEventsResponse) Reset() {
 	*x = CloseEventsResponse{}
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2326,7 +2387,7 @@ func (x *CloseEventsResponse) String() string {
 func (*CloseEventsResponse) ProtoMessage() {}
 
 func (x *CloseEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2339,7 +2400,7 @@ func (x *CloseEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseEventsResponse.ProtoReflect.Descriptor instead.
 func (*CloseEventsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 // SessionUp is what the host sends on a Sessions call.
@@ -2361,7 +2422,7 @@ type SessionUp struct {
 
 func (x *SessionUp) Reset() {
 	*x = SessionUp{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2373,7 +2434,7 @@ func (x *SessionUp) String() string {
 func (*SessionUp) ProtoMessage() {}
 
 func (x *SessionUp) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2386,7 +2447,7 @@ func (x *SessionUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionUp.ProtoReflect.Descriptor instead.
 func (*SessionUp) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SessionUp) GetSession() uint64 {
@@ -2496,7 +2557,7 @@ type Credit struct {
 
 func (x *Credit) Reset() {
 	*x = Credit{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2508,7 +2569,7 @@ func (x *Credit) String() string {
 func (*Credit) ProtoMessage() {}
 
 func (x *Credit) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2521,7 +2582,7 @@ func (x *Credit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Credit.ProtoReflect.Descriptor instead.
 func (*Credit) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Credit) GetBytes() uint64 {
@@ -2540,7 +2601,7 @@ type SessionCancel struct {
 
 func (x *SessionCancel) Reset() {
 	*x = SessionCancel{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2552,7 +2613,7 @@ func (x *SessionCancel) String() string {
 func (*SessionCancel) ProtoMessage() {}
 
 func (x *SessionCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2565,7 +2626,7 @@ func (x *SessionCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionCancel.ProtoReflect.Descriptor instead.
 func (*SessionCancel) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 // SessionOpen starts a session: the route, the request that opened it and
@@ -2581,7 +2642,7 @@ type SessionOpen struct {
 
 func (x *SessionOpen) Reset() {
 	*x = SessionOpen{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2593,7 +2654,7 @@ func (x *SessionOpen) String() string {
 func (*SessionOpen) ProtoMessage() {}
 
 func (x *SessionOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2606,7 +2667,7 @@ func (x *SessionOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionOpen.ProtoReflect.Descriptor instead.
 func (*SessionOpen) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SessionOpen) GetRoute() uint32 {
@@ -2641,7 +2702,7 @@ type SessionMessage struct {
 
 func (x *SessionMessage) Reset() {
 	*x = SessionMessage{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +2714,7 @@ func (x *SessionMessage) String() string {
 func (*SessionMessage) ProtoMessage() {}
 
 func (x *SessionMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +2727,7 @@ func (x *SessionMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionMessage.ProtoReflect.Descriptor instead.
 func (*SessionMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SessionMessage) GetBinary() bool {
@@ -2694,7 +2755,7 @@ type SessionClose struct {
 
 func (x *SessionClose) Reset() {
 	*x = SessionClose{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2706,7 +2767,7 @@ func (x *SessionClose) String() string {
 func (*SessionClose) ProtoMessage() {}
 
 func (x *SessionClose) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2719,7 +2780,7 @@ func (x *SessionClose) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionClose.ProtoReflect.Descriptor instead.
 func (*SessionClose) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SessionClose) GetCode() int32 {
@@ -2754,7 +2815,7 @@ type SessionDown struct {
 
 func (x *SessionDown) Reset() {
 	*x = SessionDown{}
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2766,7 +2827,7 @@ func (x *SessionDown) String() string {
 func (*SessionDown) ProtoMessage() {}
 
 func (x *SessionDown) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2779,7 +2840,7 @@ func (x *SessionDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionDown.ProtoReflect.Descriptor instead.
 func (*SessionDown) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{40}
+	return file_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SessionDown) GetSession() uint64 {
@@ -2873,7 +2934,7 @@ type SessionEnd struct {
 
 func (x *SessionEnd) Reset() {
 	*x = SessionEnd{}
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2885,7 +2946,7 @@ func (x *SessionEnd) String() string {
 func (*SessionEnd) ProtoMessage() {}
 
 func (x *SessionEnd) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2898,7 +2959,7 @@ func (x *SessionEnd) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionEnd.ProtoReflect.Descriptor instead.
 func (*SessionEnd) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{41}
+	return file_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SessionEnd) GetError() *Error {
@@ -2916,7 +2977,7 @@ type ClosePluginRequest struct {
 
 func (x *ClosePluginRequest) Reset() {
 	*x = ClosePluginRequest{}
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2928,7 +2989,7 @@ func (x *ClosePluginRequest) String() string {
 func (*ClosePluginRequest) ProtoMessage() {}
 
 func (x *ClosePluginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2941,7 +3002,7 @@ func (x *ClosePluginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClosePluginRequest.ProtoReflect.Descriptor instead.
 func (*ClosePluginRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{42}
+	return file_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 type ClosePluginResponse struct {
@@ -2954,7 +3015,7 @@ type ClosePluginResponse struct {
 
 func (x *ClosePluginResponse) Reset() {
 	*x = ClosePluginResponse{}
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2966,7 +3027,7 @@ func (x *ClosePluginResponse) String() string {
 func (*ClosePluginResponse) ProtoMessage() {}
 
 func (x *ClosePluginResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2979,7 +3040,7 @@ func (x *ClosePluginResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClosePluginResponse.ProtoReflect.Descriptor instead.
 func (*ClosePluginResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{43}
+	return file_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ClosePluginResponse) GetError() *Error {
@@ -3012,7 +3073,7 @@ type TreeConnectRequest struct {
 
 func (x *TreeConnectRequest) Reset() {
 	*x = TreeConnectRequest{}
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3024,7 +3085,7 @@ func (x *TreeConnectRequest) String() string {
 func (*TreeConnectRequest) ProtoMessage() {}
 
 func (x *TreeConnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3037,7 +3098,7 @@ func (x *TreeConnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeConnectRequest.ProtoReflect.Descriptor instead.
 func (*TreeConnectRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{44}
+	return file_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *TreeConnectRequest) GetId() []byte {
@@ -3079,7 +3140,7 @@ type TreeUp struct {
 
 func (x *TreeUp) Reset() {
 	*x = TreeUp{}
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3091,7 +3152,7 @@ func (x *TreeUp) String() string {
 func (*TreeUp) ProtoMessage() {}
 
 func (x *TreeUp) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3104,7 +3165,7 @@ func (x *TreeUp) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeUp.ProtoReflect.Descriptor instead.
 func (*TreeUp) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{45}
+	return file_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *TreeUp) GetClient() uint64 {
@@ -3207,7 +3268,7 @@ type TreeMessage struct {
 
 func (x *TreeMessage) Reset() {
 	*x = TreeMessage{}
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3219,7 +3280,7 @@ func (x *TreeMessage) String() string {
 func (*TreeMessage) ProtoMessage() {}
 
 func (x *TreeMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3232,7 +3293,7 @@ func (x *TreeMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeMessage.ProtoReflect.Descriptor instead.
 func (*TreeMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{46}
+	return file_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *TreeMessage) GetMsg() []byte {
@@ -3251,7 +3312,7 @@ type TreeRelease struct {
 
 func (x *TreeRelease) Reset() {
 	*x = TreeRelease{}
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3263,7 +3324,7 @@ func (x *TreeRelease) String() string {
 func (*TreeRelease) ProtoMessage() {}
 
 func (x *TreeRelease) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3276,7 +3337,7 @@ func (x *TreeRelease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeRelease.ProtoReflect.Descriptor instead.
 func (*TreeRelease) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{47}
+	return file_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 // TreeDown is what the host sends on a Trees call.
@@ -3297,7 +3358,7 @@ type TreeDown struct {
 
 func (x *TreeDown) Reset() {
 	*x = TreeDown{}
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3309,7 +3370,7 @@ func (x *TreeDown) String() string {
 func (*TreeDown) ProtoMessage() {}
 
 func (x *TreeDown) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3322,7 +3383,7 @@ func (x *TreeDown) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDown.ProtoReflect.Descriptor instead.
 func (*TreeDown) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{48}
+	return file_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *TreeDown) GetClient() uint64 {
@@ -3424,7 +3485,7 @@ type TreeConnected struct {
 
 func (x *TreeConnected) Reset() {
 	*x = TreeConnected{}
-	mi := &file_plugin_proto_msgTypes[49]
+	mi := &file_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3436,7 +3497,7 @@ func (x *TreeConnected) String() string {
 func (*TreeConnected) ProtoMessage() {}
 
 func (x *TreeConnected) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[49]
+	mi := &file_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3449,7 +3510,7 @@ func (x *TreeConnected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeConnected.ProtoReflect.Descriptor instead.
 func (*TreeConnected) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{49}
+	return file_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *TreeConnected) GetError() *Error {
@@ -3483,7 +3544,7 @@ type TreeFrames struct {
 
 func (x *TreeFrames) Reset() {
 	*x = TreeFrames{}
-	mi := &file_plugin_proto_msgTypes[50]
+	mi := &file_plugin_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3495,7 +3556,7 @@ func (x *TreeFrames) String() string {
 func (*TreeFrames) ProtoMessage() {}
 
 func (x *TreeFrames) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[50]
+	mi := &file_plugin_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3508,7 +3569,7 @@ func (x *TreeFrames) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeFrames.ProtoReflect.Descriptor instead.
 func (*TreeFrames) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{50}
+	return file_plugin_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *TreeFrames) GetFrames() []*TreeFrame {
@@ -3529,7 +3590,7 @@ type TreeFrame struct {
 
 func (x *TreeFrame) Reset() {
 	*x = TreeFrame{}
-	mi := &file_plugin_proto_msgTypes[51]
+	mi := &file_plugin_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3541,7 +3602,7 @@ func (x *TreeFrame) String() string {
 func (*TreeFrame) ProtoMessage() {}
 
 func (x *TreeFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[51]
+	mi := &file_plugin_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3554,7 +3615,7 @@ func (x *TreeFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeFrame.ProtoReflect.Descriptor instead.
 func (*TreeFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{51}
+	return file_plugin_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TreeFrame) GetSeq() uint64 {
@@ -3582,7 +3643,7 @@ type TreeGone struct {
 
 func (x *TreeGone) Reset() {
 	*x = TreeGone{}
-	mi := &file_plugin_proto_msgTypes[52]
+	mi := &file_plugin_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3594,7 +3655,7 @@ func (x *TreeGone) String() string {
 func (*TreeGone) ProtoMessage() {}
 
 func (x *TreeGone) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[52]
+	mi := &file_plugin_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3607,7 +3668,7 @@ func (x *TreeGone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeGone.ProtoReflect.Descriptor instead.
 func (*TreeGone) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{52}
+	return file_plugin_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *TreeGone) GetCode() int32 {
@@ -3634,7 +3695,7 @@ type TreeExecRequest struct {
 
 func (x *TreeExecRequest) Reset() {
 	*x = TreeExecRequest{}
-	mi := &file_plugin_proto_msgTypes[53]
+	mi := &file_plugin_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3646,7 +3707,7 @@ func (x *TreeExecRequest) String() string {
 func (*TreeExecRequest) ProtoMessage() {}
 
 func (x *TreeExecRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[53]
+	mi := &file_plugin_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3659,7 +3720,7 @@ func (x *TreeExecRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeExecRequest.ProtoReflect.Descriptor instead.
 func (*TreeExecRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{53}
+	return file_plugin_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *TreeExecRequest) GetId() []byte {
@@ -3687,7 +3748,7 @@ type TreeExecResponse struct {
 
 func (x *TreeExecResponse) Reset() {
 	*x = TreeExecResponse{}
-	mi := &file_plugin_proto_msgTypes[54]
+	mi := &file_plugin_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3699,7 +3760,7 @@ func (x *TreeExecResponse) String() string {
 func (*TreeExecResponse) ProtoMessage() {}
 
 func (x *TreeExecResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[54]
+	mi := &file_plugin_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3712,7 +3773,7 @@ func (x *TreeExecResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeExecResponse.ProtoReflect.Descriptor instead.
 func (*TreeExecResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{54}
+	return file_plugin_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *TreeExecResponse) GetError() *Error {
@@ -3731,7 +3792,7 @@ type TreeDisconnectRequest struct {
 
 func (x *TreeDisconnectRequest) Reset() {
 	*x = TreeDisconnectRequest{}
-	mi := &file_plugin_proto_msgTypes[55]
+	mi := &file_plugin_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3743,7 +3804,7 @@ func (x *TreeDisconnectRequest) String() string {
 func (*TreeDisconnectRequest) ProtoMessage() {}
 
 func (x *TreeDisconnectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[55]
+	mi := &file_plugin_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3756,7 +3817,7 @@ func (x *TreeDisconnectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDisconnectRequest.ProtoReflect.Descriptor instead.
 func (*TreeDisconnectRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{55}
+	return file_plugin_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *TreeDisconnectRequest) GetId() []byte {
@@ -3774,7 +3835,7 @@ type TreeDisconnectResponse struct {
 
 func (x *TreeDisconnectResponse) Reset() {
 	*x = TreeDisconnectResponse{}
-	mi := &file_plugin_proto_msgTypes[56]
+	mi := &file_plugin_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3786,7 +3847,7 @@ func (x *TreeDisconnectResponse) String() string {
 func (*TreeDisconnectResponse) ProtoMessage() {}
 
 func (x *TreeDisconnectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[56]
+	mi := &file_plugin_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3799,7 +3860,7 @@ func (x *TreeDisconnectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeDisconnectResponse.ProtoReflect.Descriptor instead.
 func (*TreeDisconnectResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{56}
+	return file_plugin_proto_rawDescGZIP(), []int{57}
 }
 
 type TreeCallRequest struct {
@@ -3813,7 +3874,7 @@ type TreeCallRequest struct {
 
 func (x *TreeCallRequest) Reset() {
 	*x = TreeCallRequest{}
-	mi := &file_plugin_proto_msgTypes[57]
+	mi := &file_plugin_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3825,7 +3886,7 @@ func (x *TreeCallRequest) String() string {
 func (*TreeCallRequest) ProtoMessage() {}
 
 func (x *TreeCallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[57]
+	mi := &file_plugin_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3838,7 +3899,7 @@ func (x *TreeCallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeCallRequest.ProtoReflect.Descriptor instead.
 func (*TreeCallRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{57}
+	return file_plugin_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *TreeCallRequest) GetFrom() []byte {
@@ -3873,7 +3934,7 @@ type TreeCallResponse struct {
 
 func (x *TreeCallResponse) Reset() {
 	*x = TreeCallResponse{}
-	mi := &file_plugin_proto_msgTypes[58]
+	mi := &file_plugin_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3885,7 +3946,7 @@ func (x *TreeCallResponse) String() string {
 func (*TreeCallResponse) ProtoMessage() {}
 
 func (x *TreeCallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[58]
+	mi := &file_plugin_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3898,7 +3959,7 @@ func (x *TreeCallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TreeCallResponse.ProtoReflect.Descriptor instead.
 func (*TreeCallResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{58}
+	return file_plugin_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *TreeCallResponse) GetReply() []byte {
@@ -3931,7 +3992,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_plugin_proto_msgTypes[59]
+	mi := &file_plugin_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3943,7 +4004,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[59]
+	mi := &file_plugin_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3956,7 +4017,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{59}
+	return file_plugin_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *WatchRequest) GetRequest() uint64 {
@@ -3991,7 +4052,7 @@ type WatchResponse struct {
 
 func (x *WatchResponse) Reset() {
 	*x = WatchResponse{}
-	mi := &file_plugin_proto_msgTypes[60]
+	mi := &file_plugin_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4003,7 +4064,7 @@ func (x *WatchResponse) String() string {
 func (*WatchResponse) ProtoMessage() {}
 
 func (x *WatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[60]
+	mi := &file_plugin_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4016,7 +4077,7 @@ func (x *WatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchResponse.ProtoReflect.Descriptor instead.
 func (*WatchResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{60}
+	return file_plugin_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *WatchResponse) GetError() *Error {
@@ -4036,7 +4097,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\fcapabilities\x18\x14 \x03(\fR\fcapabilities\"l\n" +
 	"\x0eRoutesResponse\x12-\n" +
 	"\x06routes\x18\x01 \x03(\v2\x15.reso.plugin.v3.RouteR\x06routes\x12+\n" +
-	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"\xdf\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x15.reso.plugin.v3.ErrorR\x05error\"\x8e\x02\n" +
 	"\x05Route\x12\x14\n" +
 	"\x05match\x18\x01 \x01(\fR\x05match\x12\x18\n" +
 	"\arewrite\x18\x02 \x01(\fR\arewrite\x12\x16\n" +
@@ -4046,7 +4107,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\vhas_handler\x18\x05 \x01(\bR\n" +
 	"hasHandler\x12\x1f\n" +
 	"\vhas_session\x18\x14 \x01(\bR\n" +
-	"hasSession\"X\n" +
+	"hasSession\x12-\n" +
+	"\x04door\x18\x15 \x01(\v2\x19.reso.plugin.v3.RouteDoorR\x04door\",\n" +
+	"\tRouteDoor\x12\x1f\n" +
+	"\vmax_message\x18\x01 \x01(\x03R\n" +
+	"maxMessage\"X\n" +
 	"\rHandleRequest\x12\x14\n" +
 	"\x05route\x18\x01 \x01(\rR\x05route\x121\n" +
 	"\arequest\x18\x02 \x01(\v2\x17.reso.plugin.v3.RequestR\arequest\"\xc7\x02\n" +
@@ -4310,7 +4375,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_plugin_proto_goTypes = []any{
 	(IdentityMode)(0),              // 0: reso.plugin.v3.IdentityMode
 	(Cause)(0),                     // 1: reso.plugin.v3.Cause
@@ -4319,155 +4384,157 @@ var file_plugin_proto_goTypes = []any{
 	(*RoutesRequest)(nil),          // 4: reso.plugin.v3.RoutesRequest
 	(*RoutesResponse)(nil),         // 5: reso.plugin.v3.RoutesResponse
 	(*Route)(nil),                  // 6: reso.plugin.v3.Route
-	(*HandleRequest)(nil),          // 7: reso.plugin.v3.HandleRequest
-	(*Request)(nil),                // 8: reso.plugin.v3.Request
-	(*Body)(nil),                   // 9: reso.plugin.v3.Body
-	(*BodyError)(nil),              // 10: reso.plugin.v3.BodyError
-	(*Var)(nil),                    // 11: reso.plugin.v3.Var
-	(*Header)(nil),                 // 12: reso.plugin.v3.Header
-	(*Identity)(nil),               // 13: reso.plugin.v3.Identity
-	(*HandleResponse)(nil),         // 14: reso.plugin.v3.HandleResponse
-	(*RequestBatch)(nil),           // 15: reso.plugin.v3.RequestBatch
-	(*TaggedRequest)(nil),          // 16: reso.plugin.v3.TaggedRequest
-	(*AnswerBatch)(nil),            // 17: reso.plugin.v3.AnswerBatch
-	(*TaggedAnswer)(nil),           // 18: reso.plugin.v3.TaggedAnswer
-	(*Error)(nil),                  // 19: reso.plugin.v3.Error
-	(*Response)(nil),               // 20: reso.plugin.v3.Response
-	(*Cookie)(nil),                 // 21: reso.plugin.v3.Cookie
-	(*Time)(nil),                   // 22: reso.plugin.v3.Time
-	(*Content)(nil),                // 23: reso.plugin.v3.Content
-	(*ReadRequest)(nil),            // 24: reso.plugin.v3.ReadRequest
-	(*ReadChunk)(nil),              // 25: reso.plugin.v3.ReadChunk
-	(*CloseContentRequest)(nil),    // 26: reso.plugin.v3.CloseContentRequest
-	(*CloseContentResponse)(nil),   // 27: reso.plugin.v3.CloseContentResponse
-	(*SettingRequest)(nil),         // 28: reso.plugin.v3.SettingRequest
-	(*SettingResponse)(nil),        // 29: reso.plugin.v3.SettingResponse
-	(*SetSettingRequest)(nil),      // 30: reso.plugin.v3.SetSettingRequest
-	(*SetSettingResponse)(nil),     // 31: reso.plugin.v3.SetSettingResponse
-	(*ReadBodyRequest)(nil),        // 32: reso.plugin.v3.ReadBodyRequest
-	(*ReadBodyResponse)(nil),       // 33: reso.plugin.v3.ReadBodyResponse
-	(*EventsRequest)(nil),          // 34: reso.plugin.v3.EventsRequest
-	(*EventMessage)(nil),           // 35: reso.plugin.v3.EventMessage
-	(*CloseEventsRequest)(nil),     // 36: reso.plugin.v3.CloseEventsRequest
-	(*CloseEventsResponse)(nil),    // 37: reso.plugin.v3.CloseEventsResponse
-	(*SessionUp)(nil),              // 38: reso.plugin.v3.SessionUp
-	(*Credit)(nil),                 // 39: reso.plugin.v3.Credit
-	(*SessionCancel)(nil),          // 40: reso.plugin.v3.SessionCancel
-	(*SessionOpen)(nil),            // 41: reso.plugin.v3.SessionOpen
-	(*SessionMessage)(nil),         // 42: reso.plugin.v3.SessionMessage
-	(*SessionClose)(nil),           // 43: reso.plugin.v3.SessionClose
-	(*SessionDown)(nil),            // 44: reso.plugin.v3.SessionDown
-	(*SessionEnd)(nil),             // 45: reso.plugin.v3.SessionEnd
-	(*ClosePluginRequest)(nil),     // 46: reso.plugin.v3.ClosePluginRequest
-	(*ClosePluginResponse)(nil),    // 47: reso.plugin.v3.ClosePluginResponse
-	(*TreeConnectRequest)(nil),     // 48: reso.plugin.v3.TreeConnectRequest
-	(*TreeUp)(nil),                 // 49: reso.plugin.v3.TreeUp
-	(*TreeMessage)(nil),            // 50: reso.plugin.v3.TreeMessage
-	(*TreeRelease)(nil),            // 51: reso.plugin.v3.TreeRelease
-	(*TreeDown)(nil),               // 52: reso.plugin.v3.TreeDown
-	(*TreeConnected)(nil),          // 53: reso.plugin.v3.TreeConnected
-	(*TreeFrames)(nil),             // 54: reso.plugin.v3.TreeFrames
-	(*TreeFrame)(nil),              // 55: reso.plugin.v3.TreeFrame
-	(*TreeGone)(nil),               // 56: reso.plugin.v3.TreeGone
-	(*TreeExecRequest)(nil),        // 57: reso.plugin.v3.TreeExecRequest
-	(*TreeExecResponse)(nil),       // 58: reso.plugin.v3.TreeExecResponse
-	(*TreeDisconnectRequest)(nil),  // 59: reso.plugin.v3.TreeDisconnectRequest
-	(*TreeDisconnectResponse)(nil), // 60: reso.plugin.v3.TreeDisconnectResponse
-	(*TreeCallRequest)(nil),        // 61: reso.plugin.v3.TreeCallRequest
-	(*TreeCallResponse)(nil),       // 62: reso.plugin.v3.TreeCallResponse
-	(*WatchRequest)(nil),           // 63: reso.plugin.v3.WatchRequest
-	(*WatchResponse)(nil),          // 64: reso.plugin.v3.WatchResponse
+	(*RouteDoor)(nil),              // 7: reso.plugin.v3.RouteDoor
+	(*HandleRequest)(nil),          // 8: reso.plugin.v3.HandleRequest
+	(*Request)(nil),                // 9: reso.plugin.v3.Request
+	(*Body)(nil),                   // 10: reso.plugin.v3.Body
+	(*BodyError)(nil),              // 11: reso.plugin.v3.BodyError
+	(*Var)(nil),                    // 12: reso.plugin.v3.Var
+	(*Header)(nil),                 // 13: reso.plugin.v3.Header
+	(*Identity)(nil),               // 14: reso.plugin.v3.Identity
+	(*HandleResponse)(nil),         // 15: reso.plugin.v3.HandleResponse
+	(*RequestBatch)(nil),           // 16: reso.plugin.v3.RequestBatch
+	(*TaggedRequest)(nil),          // 17: reso.plugin.v3.TaggedRequest
+	(*AnswerBatch)(nil),            // 18: reso.plugin.v3.AnswerBatch
+	(*TaggedAnswer)(nil),           // 19: reso.plugin.v3.TaggedAnswer
+	(*Error)(nil),                  // 20: reso.plugin.v3.Error
+	(*Response)(nil),               // 21: reso.plugin.v3.Response
+	(*Cookie)(nil),                 // 22: reso.plugin.v3.Cookie
+	(*Time)(nil),                   // 23: reso.plugin.v3.Time
+	(*Content)(nil),                // 24: reso.plugin.v3.Content
+	(*ReadRequest)(nil),            // 25: reso.plugin.v3.ReadRequest
+	(*ReadChunk)(nil),              // 26: reso.plugin.v3.ReadChunk
+	(*CloseContentRequest)(nil),    // 27: reso.plugin.v3.CloseContentRequest
+	(*CloseContentResponse)(nil),   // 28: reso.plugin.v3.CloseContentResponse
+	(*SettingRequest)(nil),         // 29: reso.plugin.v3.SettingRequest
+	(*SettingResponse)(nil),        // 30: reso.plugin.v3.SettingResponse
+	(*SetSettingRequest)(nil),      // 31: reso.plugin.v3.SetSettingRequest
+	(*SetSettingResponse)(nil),     // 32: reso.plugin.v3.SetSettingResponse
+	(*ReadBodyRequest)(nil),        // 33: reso.plugin.v3.ReadBodyRequest
+	(*ReadBodyResponse)(nil),       // 34: reso.plugin.v3.ReadBodyResponse
+	(*EventsRequest)(nil),          // 35: reso.plugin.v3.EventsRequest
+	(*EventMessage)(nil),           // 36: reso.plugin.v3.EventMessage
+	(*CloseEventsRequest)(nil),     // 37: reso.plugin.v3.CloseEventsRequest
+	(*CloseEventsResponse)(nil),    // 38: reso.plugin.v3.CloseEventsResponse
+	(*SessionUp)(nil),              // 39: reso.plugin.v3.SessionUp
+	(*Credit)(nil),                 // 40: reso.plugin.v3.Credit
+	(*SessionCancel)(nil),          // 41: reso.plugin.v3.SessionCancel
+	(*SessionOpen)(nil),            // 42: reso.plugin.v3.SessionOpen
+	(*SessionMessage)(nil),         // 43: reso.plugin.v3.SessionMessage
+	(*SessionClose)(nil),           // 44: reso.plugin.v3.SessionClose
+	(*SessionDown)(nil),            // 45: reso.plugin.v3.SessionDown
+	(*SessionEnd)(nil),             // 46: reso.plugin.v3.SessionEnd
+	(*ClosePluginRequest)(nil),     // 47: reso.plugin.v3.ClosePluginRequest
+	(*ClosePluginResponse)(nil),    // 48: reso.plugin.v3.ClosePluginResponse
+	(*TreeConnectRequest)(nil),     // 49: reso.plugin.v3.TreeConnectRequest
+	(*TreeUp)(nil),                 // 50: reso.plugin.v3.TreeUp
+	(*TreeMessage)(nil),            // 51: reso.plugin.v3.TreeMessage
+	(*TreeRelease)(nil),            // 52: reso.plugin.v3.TreeRelease
+	(*TreeDown)(nil),               // 53: reso.plugin.v3.TreeDown
+	(*TreeConnected)(nil),          // 54: reso.plugin.v3.TreeConnected
+	(*TreeFrames)(nil),             // 55: reso.plugin.v3.TreeFrames
+	(*TreeFrame)(nil),              // 56: reso.plugin.v3.TreeFrame
+	(*TreeGone)(nil),               // 57: reso.plugin.v3.TreeGone
+	(*TreeExecRequest)(nil),        // 58: reso.plugin.v3.TreeExecRequest
+	(*TreeExecResponse)(nil),       // 59: reso.plugin.v3.TreeExecResponse
+	(*TreeDisconnectRequest)(nil),  // 60: reso.plugin.v3.TreeDisconnectRequest
+	(*TreeDisconnectResponse)(nil), // 61: reso.plugin.v3.TreeDisconnectResponse
+	(*TreeCallRequest)(nil),        // 62: reso.plugin.v3.TreeCallRequest
+	(*TreeCallResponse)(nil),       // 63: reso.plugin.v3.TreeCallResponse
+	(*WatchRequest)(nil),           // 64: reso.plugin.v3.WatchRequest
+	(*WatchResponse)(nil),          // 65: reso.plugin.v3.WatchResponse
 }
 var file_plugin_proto_depIdxs = []int32{
 	6,  // 0: reso.plugin.v3.RoutesResponse.routes:type_name -> reso.plugin.v3.Route
-	19, // 1: reso.plugin.v3.RoutesResponse.error:type_name -> reso.plugin.v3.Error
+	20, // 1: reso.plugin.v3.RoutesResponse.error:type_name -> reso.plugin.v3.Error
 	0,  // 2: reso.plugin.v3.Route.identity:type_name -> reso.plugin.v3.IdentityMode
-	8,  // 3: reso.plugin.v3.HandleRequest.request:type_name -> reso.plugin.v3.Request
-	11, // 4: reso.plugin.v3.Request.vars:type_name -> reso.plugin.v3.Var
-	12, // 5: reso.plugin.v3.Request.header:type_name -> reso.plugin.v3.Header
-	9,  // 6: reso.plugin.v3.Request.body:type_name -> reso.plugin.v3.Body
-	13, // 7: reso.plugin.v3.Request.identity:type_name -> reso.plugin.v3.Identity
-	10, // 8: reso.plugin.v3.Body.error:type_name -> reso.plugin.v3.BodyError
-	20, // 9: reso.plugin.v3.HandleResponse.response:type_name -> reso.plugin.v3.Response
-	19, // 10: reso.plugin.v3.HandleResponse.error:type_name -> reso.plugin.v3.Error
-	16, // 11: reso.plugin.v3.RequestBatch.requests:type_name -> reso.plugin.v3.TaggedRequest
-	8,  // 12: reso.plugin.v3.TaggedRequest.request:type_name -> reso.plugin.v3.Request
-	18, // 13: reso.plugin.v3.AnswerBatch.answers:type_name -> reso.plugin.v3.TaggedAnswer
-	20, // 14: reso.plugin.v3.TaggedAnswer.response:type_name -> reso.plugin.v3.Response
-	19, // 15: reso.plugin.v3.TaggedAnswer.error:type_name -> reso.plugin.v3.Error
-	1,  // 16: reso.plugin.v3.Error.cause:type_name -> reso.plugin.v3.Cause
-	12, // 17: reso.plugin.v3.Response.header:type_name -> reso.plugin.v3.Header
-	21, // 18: reso.plugin.v3.Response.cookies:type_name -> reso.plugin.v3.Cookie
-	23, // 19: reso.plugin.v3.Response.content:type_name -> reso.plugin.v3.Content
-	22, // 20: reso.plugin.v3.Cookie.expires:type_name -> reso.plugin.v3.Time
-	22, // 21: reso.plugin.v3.Content.mod_time:type_name -> reso.plugin.v3.Time
-	19, // 22: reso.plugin.v3.SettingResponse.error:type_name -> reso.plugin.v3.Error
-	19, // 23: reso.plugin.v3.SetSettingResponse.error:type_name -> reso.plugin.v3.Error
-	10, // 24: reso.plugin.v3.ReadBodyResponse.error:type_name -> reso.plugin.v3.BodyError
-	41, // 25: reso.plugin.v3.SessionUp.open:type_name -> reso.plugin.v3.SessionOpen
-	42, // 26: reso.plugin.v3.SessionUp.message:type_name -> reso.plugin.v3.SessionMessage
-	43, // 27: reso.plugin.v3.SessionUp.closed:type_name -> reso.plugin.v3.SessionClose
-	39, // 28: reso.plugin.v3.SessionUp.credit:type_name -> reso.plugin.v3.Credit
-	40, // 29: reso.plugin.v3.SessionUp.cancel:type_name -> reso.plugin.v3.SessionCancel
-	8,  // 30: reso.plugin.v3.SessionOpen.request:type_name -> reso.plugin.v3.Request
-	42, // 31: reso.plugin.v3.SessionDown.message:type_name -> reso.plugin.v3.SessionMessage
-	43, // 32: reso.plugin.v3.SessionDown.close:type_name -> reso.plugin.v3.SessionClose
-	45, // 33: reso.plugin.v3.SessionDown.end:type_name -> reso.plugin.v3.SessionEnd
-	39, // 34: reso.plugin.v3.SessionDown.credit:type_name -> reso.plugin.v3.Credit
-	19, // 35: reso.plugin.v3.SessionEnd.error:type_name -> reso.plugin.v3.Error
-	19, // 36: reso.plugin.v3.ClosePluginResponse.error:type_name -> reso.plugin.v3.Error
-	48, // 37: reso.plugin.v3.TreeUp.connect:type_name -> reso.plugin.v3.TreeConnectRequest
-	39, // 38: reso.plugin.v3.TreeUp.credit:type_name -> reso.plugin.v3.Credit
-	51, // 39: reso.plugin.v3.TreeUp.release:type_name -> reso.plugin.v3.TreeRelease
-	50, // 40: reso.plugin.v3.TreeUp.exec:type_name -> reso.plugin.v3.TreeMessage
-	53, // 41: reso.plugin.v3.TreeDown.connected:type_name -> reso.plugin.v3.TreeConnected
-	54, // 42: reso.plugin.v3.TreeDown.frames:type_name -> reso.plugin.v3.TreeFrames
-	56, // 43: reso.plugin.v3.TreeDown.gone:type_name -> reso.plugin.v3.TreeGone
-	39, // 44: reso.plugin.v3.TreeDown.credit:type_name -> reso.plugin.v3.Credit
-	19, // 45: reso.plugin.v3.TreeConnected.error:type_name -> reso.plugin.v3.Error
-	55, // 46: reso.plugin.v3.TreeFrames.frames:type_name -> reso.plugin.v3.TreeFrame
-	19, // 47: reso.plugin.v3.TreeExecResponse.error:type_name -> reso.plugin.v3.Error
-	19, // 48: reso.plugin.v3.TreeCallResponse.error:type_name -> reso.plugin.v3.Error
-	19, // 49: reso.plugin.v3.WatchResponse.error:type_name -> reso.plugin.v3.Error
-	4,  // 50: reso.plugin.v3.Plugin.Routes:input_type -> reso.plugin.v3.RoutesRequest
-	7,  // 51: reso.plugin.v3.Plugin.Exchange:input_type -> reso.plugin.v3.HandleRequest
-	15, // 52: reso.plugin.v3.Plugin.Requests:input_type -> reso.plugin.v3.RequestBatch
-	24, // 53: reso.plugin.v3.Plugin.Read:input_type -> reso.plugin.v3.ReadRequest
-	26, // 54: reso.plugin.v3.Plugin.CloseContent:input_type -> reso.plugin.v3.CloseContentRequest
-	34, // 55: reso.plugin.v3.Plugin.Events:input_type -> reso.plugin.v3.EventsRequest
-	36, // 56: reso.plugin.v3.Plugin.CloseEvents:input_type -> reso.plugin.v3.CloseEventsRequest
-	38, // 57: reso.plugin.v3.Plugin.Sessions:input_type -> reso.plugin.v3.SessionUp
-	46, // 58: reso.plugin.v3.Plugin.Close:input_type -> reso.plugin.v3.ClosePluginRequest
-	28, // 59: reso.plugin.v3.Host.Setting:input_type -> reso.plugin.v3.SettingRequest
-	30, // 60: reso.plugin.v3.Host.SetSetting:input_type -> reso.plugin.v3.SetSettingRequest
-	32, // 61: reso.plugin.v3.Host.ReadBody:input_type -> reso.plugin.v3.ReadBodyRequest
-	49, // 62: reso.plugin.v3.Host.Trees:input_type -> reso.plugin.v3.TreeUp
-	57, // 63: reso.plugin.v3.Host.TreeExec:input_type -> reso.plugin.v3.TreeExecRequest
-	59, // 64: reso.plugin.v3.Host.TreeDisconnect:input_type -> reso.plugin.v3.TreeDisconnectRequest
-	61, // 65: reso.plugin.v3.Host.TreeCall:input_type -> reso.plugin.v3.TreeCallRequest
-	63, // 66: reso.plugin.v3.Host.Watch:input_type -> reso.plugin.v3.WatchRequest
-	5,  // 67: reso.plugin.v3.Plugin.Routes:output_type -> reso.plugin.v3.RoutesResponse
-	14, // 68: reso.plugin.v3.Plugin.Exchange:output_type -> reso.plugin.v3.HandleResponse
-	17, // 69: reso.plugin.v3.Plugin.Requests:output_type -> reso.plugin.v3.AnswerBatch
-	25, // 70: reso.plugin.v3.Plugin.Read:output_type -> reso.plugin.v3.ReadChunk
-	27, // 71: reso.plugin.v3.Plugin.CloseContent:output_type -> reso.plugin.v3.CloseContentResponse
-	35, // 72: reso.plugin.v3.Plugin.Events:output_type -> reso.plugin.v3.EventMessage
-	37, // 73: reso.plugin.v3.Plugin.CloseEvents:output_type -> reso.plugin.v3.CloseEventsResponse
-	44, // 74: reso.plugin.v3.Plugin.Sessions:output_type -> reso.plugin.v3.SessionDown
-	47, // 75: reso.plugin.v3.Plugin.Close:output_type -> reso.plugin.v3.ClosePluginResponse
-	29, // 76: reso.plugin.v3.Host.Setting:output_type -> reso.plugin.v3.SettingResponse
-	31, // 77: reso.plugin.v3.Host.SetSetting:output_type -> reso.plugin.v3.SetSettingResponse
-	33, // 78: reso.plugin.v3.Host.ReadBody:output_type -> reso.plugin.v3.ReadBodyResponse
-	52, // 79: reso.plugin.v3.Host.Trees:output_type -> reso.plugin.v3.TreeDown
-	58, // 80: reso.plugin.v3.Host.TreeExec:output_type -> reso.plugin.v3.TreeExecResponse
-	60, // 81: reso.plugin.v3.Host.TreeDisconnect:output_type -> reso.plugin.v3.TreeDisconnectResponse
-	62, // 82: reso.plugin.v3.Host.TreeCall:output_type -> reso.plugin.v3.TreeCallResponse
-	64, // 83: reso.plugin.v3.Host.Watch:output_type -> reso.plugin.v3.WatchResponse
-	67, // [67:84] is the sub-list for method output_type
-	50, // [50:67] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	7,  // 3: reso.plugin.v3.Route.door:type_name -> reso.plugin.v3.RouteDoor
+	9,  // 4: reso.plugin.v3.HandleRequest.request:type_name -> reso.plugin.v3.Request
+	12, // 5: reso.plugin.v3.Request.vars:type_name -> reso.plugin.v3.Var
+	13, // 6: reso.plugin.v3.Request.header:type_name -> reso.plugin.v3.Header
+	10, // 7: reso.plugin.v3.Request.body:type_name -> reso.plugin.v3.Body
+	14, // 8: reso.plugin.v3.Request.identity:type_name -> reso.plugin.v3.Identity
+	11, // 9: reso.plugin.v3.Body.error:type_name -> reso.plugin.v3.BodyError
+	21, // 10: reso.plugin.v3.HandleResponse.response:type_name -> reso.plugin.v3.Response
+	20, // 11: reso.plugin.v3.HandleResponse.error:type_name -> reso.plugin.v3.Error
+	17, // 12: reso.plugin.v3.RequestBatch.requests:type_name -> reso.plugin.v3.TaggedRequest
+	9,  // 13: reso.plugin.v3.TaggedRequest.request:type_name -> reso.plugin.v3.Request
+	19, // 14: reso.plugin.v3.AnswerBatch.answers:type_name -> reso.plugin.v3.TaggedAnswer
+	21, // 15: reso.plugin.v3.TaggedAnswer.response:type_name -> reso.plugin.v3.Response
+	20, // 16: reso.plugin.v3.TaggedAnswer.error:type_name -> reso.plugin.v3.Error
+	1,  // 17: reso.plugin.v3.Error.cause:type_name -> reso.plugin.v3.Cause
+	13, // 18: reso.plugin.v3.Response.header:type_name -> reso.plugin.v3.Header
+	22, // 19: reso.plugin.v3.Response.cookies:type_name -> reso.plugin.v3.Cookie
+	24, // 20: reso.plugin.v3.Response.content:type_name -> reso.plugin.v3.Content
+	23, // 21: reso.plugin.v3.Cookie.expires:type_name -> reso.plugin.v3.Time
+	23, // 22: reso.plugin.v3.Content.mod_time:type_name -> reso.plugin.v3.Time
+	20, // 23: reso.plugin.v3.SettingResponse.error:type_name -> reso.plugin.v3.Error
+	20, // 24: reso.plugin.v3.SetSettingResponse.error:type_name -> reso.plugin.v3.Error
+	11, // 25: reso.plugin.v3.ReadBodyResponse.error:type_name -> reso.plugin.v3.BodyError
+	42, // 26: reso.plugin.v3.SessionUp.open:type_name -> reso.plugin.v3.SessionOpen
+	43, // 27: reso.plugin.v3.SessionUp.message:type_name -> reso.plugin.v3.SessionMessage
+	44, // 28: reso.plugin.v3.SessionUp.closed:type_name -> reso.plugin.v3.SessionClose
+	40, // 29: reso.plugin.v3.SessionUp.credit:type_name -> reso.plugin.v3.Credit
+	41, // 30: reso.plugin.v3.SessionUp.cancel:type_name -> reso.plugin.v3.SessionCancel
+	9,  // 31: reso.plugin.v3.SessionOpen.request:type_name -> reso.plugin.v3.Request
+	43, // 32: reso.plugin.v3.SessionDown.message:type_name -> reso.plugin.v3.SessionMessage
+	44, // 33: reso.plugin.v3.SessionDown.close:type_name -> reso.plugin.v3.SessionClose
+	46, // 34: reso.plugin.v3.SessionDown.end:type_name -> reso.plugin.v3.SessionEnd
+	40, // 35: reso.plugin.v3.SessionDown.credit:type_name -> reso.plugin.v3.Credit
+	20, // 36: reso.plugin.v3.SessionEnd.error:type_name -> reso.plugin.v3.Error
+	20, // 37: reso.plugin.v3.ClosePluginResponse.error:type_name -> reso.plugin.v3.Error
+	49, // 38: reso.plugin.v3.TreeUp.connect:type_name -> reso.plugin.v3.TreeConnectRequest
+	40, // 39: reso.plugin.v3.TreeUp.credit:type_name -> reso.plugin.v3.Credit
+	52, // 40: reso.plugin.v3.TreeUp.release:type_name -> reso.plugin.v3.TreeRelease
+	51, // 41: reso.plugin.v3.TreeUp.exec:type_name -> reso.plugin.v3.TreeMessage
+	54, // 42: reso.plugin.v3.TreeDown.connected:type_name -> reso.plugin.v3.TreeConnected
+	55, // 43: reso.plugin.v3.TreeDown.frames:type_name -> reso.plugin.v3.TreeFrames
+	57, // 44: reso.plugin.v3.TreeDown.gone:type_name -> reso.plugin.v3.TreeGone
+	40, // 45: reso.plugin.v3.TreeDown.credit:type_name -> reso.plugin.v3.Credit
+	20, // 46: reso.plugin.v3.TreeConnected.error:type_name -> reso.plugin.v3.Error
+	56, // 47: reso.plugin.v3.TreeFrames.frames:type_name -> reso.plugin.v3.TreeFrame
+	20, // 48: reso.plugin.v3.TreeExecResponse.error:type_name -> reso.plugin.v3.Error
+	20, // 49: reso.plugin.v3.TreeCallResponse.error:type_name -> reso.plugin.v3.Error
+	20, // 50: reso.plugin.v3.WatchResponse.error:type_name -> reso.plugin.v3.Error
+	4,  // 51: reso.plugin.v3.Plugin.Routes:input_type -> reso.plugin.v3.RoutesRequest
+	8,  // 52: reso.plugin.v3.Plugin.Exchange:input_type -> reso.plugin.v3.HandleRequest
+	16, // 53: reso.plugin.v3.Plugin.Requests:input_type -> reso.plugin.v3.RequestBatch
+	25, // 54: reso.plugin.v3.Plugin.Read:input_type -> reso.plugin.v3.ReadRequest
+	27, // 55: reso.plugin.v3.Plugin.CloseContent:input_type -> reso.plugin.v3.CloseContentRequest
+	35, // 56: reso.plugin.v3.Plugin.Events:input_type -> reso.plugin.v3.EventsRequest
+	37, // 57: reso.plugin.v3.Plugin.CloseEvents:input_type -> reso.plugin.v3.CloseEventsRequest
+	39, // 58: reso.plugin.v3.Plugin.Sessions:input_type -> reso.plugin.v3.SessionUp
+	47, // 59: reso.plugin.v3.Plugin.Close:input_type -> reso.plugin.v3.ClosePluginRequest
+	29, // 60: reso.plugin.v3.Host.Setting:input_type -> reso.plugin.v3.SettingRequest
+	31, // 61: reso.plugin.v3.Host.SetSetting:input_type -> reso.plugin.v3.SetSettingRequest
+	33, // 62: reso.plugin.v3.Host.ReadBody:input_type -> reso.plugin.v3.ReadBodyRequest
+	50, // 63: reso.plugin.v3.Host.Trees:input_type -> reso.plugin.v3.TreeUp
+	58, // 64: reso.plugin.v3.Host.TreeExec:input_type -> reso.plugin.v3.TreeExecRequest
+	60, // 65: reso.plugin.v3.Host.TreeDisconnect:input_type -> reso.plugin.v3.TreeDisconnectRequest
+	62, // 66: reso.plugin.v3.Host.TreeCall:input_type -> reso.plugin.v3.TreeCallRequest
+	64, // 67: reso.plugin.v3.Host.Watch:input_type -> reso.plugin.v3.WatchRequest
+	5,  // 68: reso.plugin.v3.Plugin.Routes:output_type -> reso.plugin.v3.RoutesResponse
+	15, // 69: reso.plugin.v3.Plugin.Exchange:output_type -> reso.plugin.v3.HandleResponse
+	18, // 70: reso.plugin.v3.Plugin.Requests:output_type -> reso.plugin.v3.AnswerBatch
+	26, // 71: reso.plugin.v3.Plugin.Read:output_type -> reso.plugin.v3.ReadChunk
+	28, // 72: reso.plugin.v3.Plugin.CloseContent:output_type -> reso.plugin.v3.CloseContentResponse
+	36, // 73: reso.plugin.v3.Plugin.Events:output_type -> reso.plugin.v3.EventMessage
+	38, // 74: reso.plugin.v3.Plugin.CloseEvents:output_type -> reso.plugin.v3.CloseEventsResponse
+	45, // 75: reso.plugin.v3.Plugin.Sessions:output_type -> reso.plugin.v3.SessionDown
+	48, // 76: reso.plugin.v3.Plugin.Close:output_type -> reso.plugin.v3.ClosePluginResponse
+	30, // 77: reso.plugin.v3.Host.Setting:output_type -> reso.plugin.v3.SettingResponse
+	32, // 78: reso.plugin.v3.Host.SetSetting:output_type -> reso.plugin.v3.SetSettingResponse
+	34, // 79: reso.plugin.v3.Host.ReadBody:output_type -> reso.plugin.v3.ReadBodyResponse
+	53, // 80: reso.plugin.v3.Host.Trees:output_type -> reso.plugin.v3.TreeDown
+	59, // 81: reso.plugin.v3.Host.TreeExec:output_type -> reso.plugin.v3.TreeExecResponse
+	61, // 82: reso.plugin.v3.Host.TreeDisconnect:output_type -> reso.plugin.v3.TreeDisconnectResponse
+	63, // 83: reso.plugin.v3.Host.TreeCall:output_type -> reso.plugin.v3.TreeCallResponse
+	65, // 84: reso.plugin.v3.Host.Watch:output_type -> reso.plugin.v3.WatchResponse
+	68, // [68:85] is the sub-list for method output_type
+	51, // [51:68] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -4475,26 +4542,26 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[34].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[35].OneofWrappers = []any{
 		(*SessionUp_Open)(nil),
 		(*SessionUp_Message)(nil),
 		(*SessionUp_Closed)(nil),
 		(*SessionUp_Credit)(nil),
 		(*SessionUp_Cancel)(nil),
 	}
-	file_plugin_proto_msgTypes[40].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[41].OneofWrappers = []any{
 		(*SessionDown_Message)(nil),
 		(*SessionDown_Close)(nil),
 		(*SessionDown_End)(nil),
 		(*SessionDown_Credit)(nil),
 	}
-	file_plugin_proto_msgTypes[45].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[46].OneofWrappers = []any{
 		(*TreeUp_Connect)(nil),
 		(*TreeUp_Credit)(nil),
 		(*TreeUp_Release)(nil),
 		(*TreeUp_Exec)(nil),
 	}
-	file_plugin_proto_msgTypes[48].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[49].OneofWrappers = []any{
 		(*TreeDown_Connected)(nil),
 		(*TreeDown_Frames)(nil),
 		(*TreeDown_Gone)(nil),
@@ -4506,7 +4573,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   61,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
