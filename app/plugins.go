@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/reso-project/reso/core"
 	"github.com/reso-project/reso/doors"
 	"github.com/reso-project/reso/pluginhost"
 	"github.com/reso-project/reso/pluginrpc"
@@ -109,9 +108,7 @@ func setupPlugins(ctx context.Context, cfg *options, entries []pluginhost.Entry,
 				Watch: doors.Watch,
 				// The sessions of its WebSocket doors onto the tree
 				// are served here too: none of their messages crosses.
-				Door: func(tree core.Tree, maxMessage int) core.SessionHandler {
-					return &doors.Session{Tree: tree, MaxMessage: maxMessage}
-				},
+				Door: doors.NewSession,
 			})
 		})
 	}

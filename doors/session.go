@@ -46,6 +46,14 @@ type Session struct {
 	MaxMessage int
 }
 
+// NewSession returns the door onto tree whose clients may send messages
+// of at most maxMessage bytes, as a session handler: what
+// pluginrpc.Config.Door takes, for the host to serve an isolated plugin's
+// door itself.
+func NewSession(tree core.Tree, maxMessage int) core.SessionHandler {
+	return &Session{Tree: tree, MaxMessage: maxMessage}
+}
+
 // TreeDoor returns the tree h attaches its sessions to and the largest
 // message it accepts: an isolated plugin whose session route is h, over
 // the host's tree, has the host serve its sessions with a Session of its

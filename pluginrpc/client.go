@@ -60,8 +60,8 @@ type Config struct {
 	// Door, when set, serves in the host the sessions of the plugin's
 	// door routes: a route whose session handler is the WebSocket door
 	// onto the host's tree (doors.Session over plugins.Services.Tree),
-	// which the plugin declares as such. The application passes a
-	// function that returns doors.Session. None of those sessions'
+	// which the plugin declares as such. The application passes
+	// doors.NewSession. None of those sessions'
 	// messages then crosses the boundary, and they outlive the plugin's
 	// process (door.go). Nil: the plugin serves them, as an older host
 	// makes it.

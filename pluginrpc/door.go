@@ -24,8 +24,7 @@ import (
 
 // DoorFunc returns the session handler of a door onto tree whose clients
 // may send messages of at most maxMessage bytes: the application passes
-// a function that returns &doors.Session{Tree: tree, MaxMessage:
-// maxMessage}.
+// doors.NewSession.
 type DoorFunc func(tree core.Tree, maxMessage int) core.SessionHandler
 
 // treeDoor is a session handler that is the WebSocket door onto a tree

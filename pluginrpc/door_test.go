@@ -23,11 +23,6 @@ type ownSession struct{}
 
 func (ownSession) ServeSession(context.Context, *core.Request, core.Session) error { return nil }
 
-// testDoor is Config.Door as the application sets it.
-func testDoor(tree core.Tree, maxMessage int) core.SessionHandler {
-	return &doors.Session{Tree: tree, MaxMessage: maxMessage}
-}
-
 // TestDoorDeclared: a plugin declares a route a door onto the host's tree
 // only for a host that serves door routes and only for the WebSocket door
 // onto the tree the host gave it, with the door's largest message; the
@@ -58,7 +53,7 @@ func TestDoorDeclared(t *testing.T) {
 	var gotMax int
 	c := &Client{cfg: Config{Door: func(tree core.Tree, maxMessage int) core.SessionHandler {
 		gotMax = maxMessage
-		return testDoor(tree, maxMessage)
+		return doors.NewSession(tree, maxMessage)
 	}}}
 	tree := channelhost.TreeOf(nil)
 	door := &pluginv3.Route{HasSession: true, Door: &pluginv3.RouteDoor{MaxMessage: 100}}
@@ -86,7 +81,7 @@ func TestDoorServedByHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tree.Close() })
-	c := load(t, Config{Name: "channel", Cmd: childCmd("channel"), Door: testDoor})
+	c := load(t, Config{Name: "channel", Cmd: childCmd("channel"), Door: doors.NewSession})
 	s := newTreeServerWith(t, channelhost.TreeOf(tree), c, map[string]string{channelplugin.SettingMaxMessage: "1000"})
 
 	pub, _ := openSession(t, s, "/channel")

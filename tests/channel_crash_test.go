@@ -36,7 +36,10 @@ func TestChannelPluginCrash(t *testing.T) {
 	if got := a.call(`{"method":"GET","resource":` + R + `,"msg_id":3}`); got != both {
 		t.Fatalf("$A after the kill: %s, want %s", got, both)
 	}
-	for deadline := time.Now().Add(wait); channelPluginPID(t, cs) == pid || channelPluginPID(t, cs) == 0; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(wait); ; time.Sleep(20 * time.Millisecond) {
+		if p := channelPluginPID(t, cs); p != 0 && p != pid {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the channel plugin was not restarted")
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -281,13 +280,7 @@ func runWritesRounds(w io.Writer, d *dialer, p *probe, cfg writesConfig, ps []ph
 		for _, x := range rs[1:] {
 			fmt.Fprintf(w, " %.3f", x)
 		}
-		later := slices.Clone(rs[1:])
-		slices.Sort(later)
-		med := later[len(later)/2]
-		if len(later)%2 == 0 {
-			med = (later[len(later)/2-1] + med) / 2
-		}
-		fmt.Fprintf(w, ", median %.3f\n", med)
+		fmt.Fprintf(w, ", median %.3f\n", median(rs[1:]))
 	}
 	return nil
 }
